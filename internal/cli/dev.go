@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flotilla-dev/flotilla/internal/devenv"
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+)
+
+func newDevCommand() *cobra.Command {
+	dev := &cobra.Command{
+		Use:     "dev",
+		Short:   "Run a local fleet for trying and developing Flotilla",
+		GroupID: groupDev,
+	}
+	dev.AddCommand(newDevUpCommand())
+	return dev
+}
+
+func newDevUpCommand() *cobra.Command {
+	opts := devenv.Options{Dir: ".flotilla/dev", Spokes: 3, Nodes: 2}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start a local hub and spokes on this machine and keep them running until Ctrl-C",
+		Long: `Start a local fleet: a hub and N spoke clusters, each a real etcd and kube-apiserver on
+127.0.0.1. Spokes also run kube-controller-manager, kube-scheduler and kwok with fake Nodes, so
+Deployments on them become Available without running containers.
+
+Spokes are named spoke-1, spoke-2, ... and labelled with a region (eu-west, us-east, ap-south)
+and an env (prod, staging) in turn. A kubeconfig for every plane is written to --dir.
+
+The command builds nothing: the Kubernetes binaries come from 'make tools' (make dev runs it).
+It prints a line starting with "ready:" and the commands to try, and runs until interrupted;
+Ctrl-C or SIGTERM stops every process it started and removes --dir's contents.`,
+		Example: `  # Three spokes (the default), kubeconfigs in .flotilla/dev
+  flotilla dev up
+
+  # One spoke with five fake nodes, kubeconfigs in /tmp/fleet
+  flotilla dev up --spokes 1 --nodes 5 --dir /tmp/fleet`,
+		Args: cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error {
+			_, err := devenv.Layout(opts.Spokes, opts.Nodes)
+			return usageError(err)
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			opts.Out = cmd.OutOrStdout()
+			// A second Ctrl-C while stopping ends the process at once; its children get SIGKILL.
+			go func() { <-ctx.Done(); stop() }()
+			return devenv.Up(ctx, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&opts.Spokes, "spokes", opts.Spokes, "number of spoke clusters (1 to 10)")
+	f.IntVar(&opts.Nodes, "nodes", opts.Nodes, "fake Nodes per spoke (1 to 50)")
+	f.StringVar(&opts.Dir, "dir", opts.Dir, "directory for kubeconfigs and plane data")
+	f.StringVar(&opts.BinDir, "bin-dir", "", "directory with the Kubernetes binaries (default: beside flotilla, or $"+localfleet.BinDirEnv+")")
+	return cmd
+}
+

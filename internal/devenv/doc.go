@@ -1,0 +1,8 @@
+// Package devenv is the local development fleet behind `flotilla dev up`: a hub and a few full
+// spokes on this machine, with kubeconfigs in one directory and the next commands to try.
+//
+// It owns the choices that make the dev fleet useful for trying Flotilla (spoke names, the
+// region and env labels that placement examples select on, where kubeconfigs go) and the
+// guard against two runs sharing a directory. Starting and stopping the planes is localfleet's
+// job.
+package devenv

@@ -1,0 +1,119 @@
+package devenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+)
+
+// Options configures Up.
+type Options struct {
+	Dir    string // where kubeconfigs and plane data go
+	Spokes int
+	Nodes  int // fake Nodes per spoke
+	BinDir string
+	Out    io.Writer
+}
+
+// Up starts the dev fleet, prints a line starting with "ready:" and the commands to try, and
+// runs until ctx is cancelled; then it stops every process it started and removes the
+// directory's contents.
+func Up(ctx context.Context, opts Options) error {
+	planes, err := Layout(opts.Spokes, opts.Nodes)
+	if err != nil {
+		return err
+	}
+	out := opts.Out
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return err
+	}
+	if err := claimDir(dir, out); err != nil {
+		return err
+	}
+	defer cleanDir(dir)
+
+	started := time.Now()
+	_, _ = fmt.Fprintf(out, "starting a hub and %d spokes in %s (etcd, kube-apiserver, controllers, kwok fake nodes)...\n", opts.Spokes, opts.Dir)
+	fleet, err := localfleet.Start(ctx, localfleet.Options{
+		Dir:      filepath.Join(dir, "planes"),
+		BinDir:   opts.BinDir,
+		Planes:   planes,
+		Progress: out,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		_, _ = fmt.Fprintln(out, "stopping every process of the dev fleet...")
+		fleet.Stop()
+		_, _ = fmt.Fprintln(out, "stopped.")
+	}()
+	if err := writeKubeconfigs(fleet, dir); err != nil {
+		return err
+	}
+	printReady(out, fleet, opts.Dir, time.Since(started))
+	<-ctx.Done()
+	return nil
+}
+
+// KubeconfigPath returns where Up writes the kubeconfig of the named plane.
+func KubeconfigPath(dir, plane string) string { return filepath.Join(dir, plane+".kubeconfig") }
+
+func writeKubeconfigs(fleet *localfleet.Fleet, dir string) error {
+	for _, p := range fleet.Planes() {
+		if err := p.WriteKubeconfig(KubeconfigPath(dir, p.Name())); err != nil {
+			return fmt.Errorf("write kubeconfig of %s: %w", p.Name(), err)
+		}
+	}
+	return nil
+}
+
+func printReady(out io.Writer, fleet *localfleet.Fleet, dir string, took time.Duration) {
+	spokes := fleet.Spokes()
+	_, _ = fmt.Fprintf(out, "ready: hub and %d spokes running (started in %.1fs)\n\n", len(spokes), took.Seconds())
+	_, _ = fmt.Fprintf(out, "  %-10s %-28s %-26s %s\n", "PLANE", "SERVER", "LABELS", "KUBECONFIG")
+	for _, p := range fleet.Planes() {
+		_, _ = fmt.Fprintf(out, "  %-10s %-28s %-26s %s\n", p.Name(), p.Server(), labelString(p.Spec().Labels), KubeconfigPath(dir, p.Name()))
+	}
+	first := KubeconfigPath(dir, spokes[0].Name())
+	_, _ = fmt.Fprintf(out, `
+Try:
+  kubectl --kubeconfig %[1]s get nodes
+  kubectl --kubeconfig %[1]s create deployment web --image=nginx --replicas=2
+  kubectl --kubeconfig %[1]s get deployment web --watch
+  kubectl --kubeconfig %[2]s get namespaces
+
+Press Ctrl-C to stop the fleet; nothing is left running.
+`, first, KubeconfigPath(dir, "hub"))
+}
+
+func labelString(labels map[string]string) string {
+	if len(labels) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(labels))
+	for k, v := range labels {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// cleanDir removes what Up put in dir; the directory itself stays.
+func cleanDir(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}

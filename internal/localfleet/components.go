@@ -1,0 +1,118 @@
+package localfleet
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The service network of every plane; the first address is the in-cluster API server Service.
+const (
+	serviceCIDR = "10.96.0.0/16"
+	serviceIP   = "10.96.0.1"
+	podCIDR     = "10.244.0.1/16"
+)
+
+// Controllers the hub's kube-controller-manager runs: deletion must cascade and namespaces must
+// empty out, but no workload controller may act on hub Deployments.
+var hubControllers = []string{"garbage-collector-controller", "namespace-controller"}
+
+// component is one binary of a plane and how to run it.
+type component struct {
+	name string
+	bin  string
+	args []string
+}
+
+// components returns, in start order, what the plane runs.
+func (p *Plane) components() []component {
+	cs := []component{p.etcd(), p.apiServer()}
+	switch {
+	case p.spec.Role == RoleHub:
+		cs = append(cs, p.controllerManager(strings.Join(hubControllers, ",")))
+	case p.spec.Mode == ModeFull:
+		cs = append(cs, p.controllerManager("*"), p.scheduler(), p.kwok())
+	}
+	return cs
+}
+
+func (p *Plane) etcd() component {
+	client := "http://127.0.0.1:" + strconv.Itoa(p.ports.etcdClient)
+	peer := "http://127.0.0.1:" + strconv.Itoa(p.ports.etcdPeer)
+	return component{name: binEtcd, bin: binEtcd, args: []string{
+		"--name=" + p.spec.Name,
+		"--data-dir=" + filepath.Join(p.dir, "etcd"),
+		"--listen-client-urls=" + client,
+		"--advertise-client-urls=" + client,
+		"--listen-peer-urls=" + peer,
+		"--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=" + p.spec.Name + "=" + peer,
+		// A local, throwaway store: durability across power loss is not worth the latency.
+		"--unsafe-no-fsync=true",
+		"--log-level=warn",
+	}}
+}
+
+func (p *Plane) apiServer() component {
+	k := p.pki
+	args := []string{
+		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(p.ports.etcdClient),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(p.ports.apiServer),
+		"--cert-dir=" + k.dir,
+		"--tls-cert-file=" + k.path(servingCertFile),
+		"--tls-private-key-file=" + k.path(servingKeyFile),
+		"--client-ca-file=" + k.path(caCertFile),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + k.path(saPubFile),
+		"--service-account-signing-key-file=" + k.path(saKeyFile),
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--authorization-mode=RBAC",
+		"--allow-privileged=true",
+		"--profiling=false",
+	}
+	return component{name: binAPIServer, bin: binAPIServer, args: append(args, p.spec.ExtraAPIServerArgs...)}
+}
+
+func (p *Plane) controllerManager(controllers string) component {
+	k := p.pki
+	return component{name: binControllerManager, bin: binControllerManager, args: []string{
+		"--kubeconfig=" + p.KubeconfigPath(),
+		"--controllers=" + controllers,
+		"--service-account-private-key-file=" + k.path(saKeyFile),
+		"--root-ca-file=" + k.path(caCertFile),
+		"--cluster-signing-cert-file=" + k.path(caCertFile),
+		"--cluster-signing-key-file=" + k.path(caKeyFile),
+		"--leader-elect=false",
+		"--secure-port=0",
+	}}
+}
+
+func (p *Plane) scheduler() component {
+	return component{name: binScheduler, bin: binScheduler, args: []string{
+		"--kubeconfig=" + p.KubeconfigPath(),
+		"--leader-elect=false",
+		"--secure-port=0",
+	}}
+}
+
+// kwokConfig keeps kwok from reading a configuration in the user's home directory; with no
+// stages configured it uses its built-in node and pod lifecycles.
+const kwokConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options: {}
+`
+
+func (p *Plane) kwokConfigPath() string { return filepath.Join(p.dir, "kwok.yaml") }
+
+func (p *Plane) kwok() component {
+	return component{name: binKwok, bin: binKwok, args: []string{
+		"--kubeconfig=" + p.KubeconfigPath(),
+		"--config=" + p.kwokConfigPath(),
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=" + fakeNodeAnnotation + "=fake",
+		"--cidr=" + podCIDR,
+		"--node-ip=127.0.0.1",
+	}}
+}

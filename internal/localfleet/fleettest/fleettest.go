@@ -1,0 +1,73 @@
+package fleettest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+)
+
+// startTimeout bounds how long a test waits for its fleet.
+const startTimeout = 3 * time.Minute
+
+// Start starts the planes and registers their shutdown with t.Cleanup. The fleet's directory is
+// a fresh temporary directory; when the test fails, the path of every plane's logs is reported.
+func Start(t testing.TB, planes ...localfleet.PlaneSpec) *localfleet.Fleet {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "flotilla-fleet-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	fleet, err := localfleet.Start(ctx, localfleet.Options{Dir: dir, Planes: planes, Progress: testWriter{t}})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		t.Fatalf("start local fleet: %v", err)
+	}
+	t.Cleanup(func() {
+		fleet.Stop()
+		if t.Failed() {
+			t.Logf("fleet logs kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return fleet
+}
+
+// Hub is the spec of a hub plane.
+func Hub() localfleet.PlaneSpec {
+	return localfleet.PlaneSpec{Name: "hub", Role: localfleet.RoleHub}
+}
+
+// APIOnlySpoke is the spec of a spoke that runs etcd and kube-apiserver only.
+func APIOnlySpoke(name string) localfleet.PlaneSpec {
+	return localfleet.PlaneSpec{Name: name, Role: localfleet.RoleSpoke, Mode: localfleet.ModeAPIOnly}
+}
+
+// FullSpoke is the spec of a spoke with controllers, a scheduler and fake Nodes.
+func FullSpoke(name string, labels map[string]string) localfleet.PlaneSpec {
+	return localfleet.PlaneSpec{Name: name, Role: localfleet.RoleSpoke, Mode: localfleet.ModeFull, Labels: labels}
+}
+
+// KubectlPath returns the kubectl built by `make tools`, which tests use as their client so they
+// do not depend on whatever kubectl the machine has.
+func KubectlPath(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(localfleet.FindBinDir(), "kubectl")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("kubectl not found at %s: run `make tools` first", path)
+	}
+	return path
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Logf("%s", p)
+	return len(p), nil
+}

@@ -1,0 +1,76 @@
+package localfleet
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFreePortsAreDistinct(t *testing.T) {
+	ports, err := freePorts(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p <= 0 || seen[p] {
+			t.Fatalf("port %d invalid or repeated in %v", p, ports)
+		}
+		seen[p] = true
+	}
+}
+
+func TestProcessStopEndsProcessAndReportsExit(t *testing.T) {
+	dir := t.TempDir()
+	// A process that ignores SIGTERM must still be gone after stop.
+	p, err := startProcess(dir, "stubborn", "/bin/sh", []string{"-c", "trap '' TERM; echo started; while :; do sleep 0.05; done"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile, err := os.ReadFile(filepath.Join(dir, "stubborn.pid"))
+	if err != nil || strings.TrimSpace(string(pidFile)) == "" {
+		t.Fatalf("pid file not written: %v", err)
+	}
+	if !ProcessAlive(p.PID()) {
+		t.Fatal("process not alive after start")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(tailFile(p.logPath, 1), "started") {
+		if time.Now().After(deadline) {
+			t.Fatal("process never logged that it started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	p.stop(200 * time.Millisecond)
+	if ProcessAlive(p.PID()) {
+		t.Fatal("process still alive after stop")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("stop took %s", took)
+	}
+	err = p.exitError()
+	if !strings.Contains(err.Error(), "stubborn exited") || !strings.Contains(err.Error(), "started") {
+		t.Fatalf("exit error %q lacks the name or the log tail", err)
+	}
+}
+
+func TestTailFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	var lines []string
+	for i := range 30 {
+		lines = append(lines, strings.Repeat("x", i))
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(tailFile(path, 3), "\n")
+	if len(got) != 3 || strings.TrimSpace(got[2]) != lines[29] {
+		t.Fatalf("tail = %q", got)
+	}
+	if !strings.Contains(tailFile(filepath.Join(t.TempDir(), "missing"), 3), "no log") {
+		t.Fatal("missing file not reported")
+	}
+}
