@@ -1,0 +1,159 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ClusterSpec is how Flotilla reaches a spoke cluster and whether it may place work there.
+type ClusterSpec struct {
+	// credentials points at the Secret on the hub that holds a kubeconfig for the spoke.
+	// `flotilla join` creates it with a token of a dedicated ServiceAccount on the spoke.
+	// Changing the Secret's content re-connects to the spoke without a controller restart;
+	// deleting it disconnects Flotilla but leaves everything on the spoke in place.
+	// +required
+	Credentials KubeconfigSecretRef `json:"credentials"`
+
+	// taints keep placements that do not tolerate them off this cluster.
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
+	// +kubebuilder:validation:MaxItems=32
+	Taints []ClusterTaint `json:"taints,omitempty"`
+
+	// unschedulable cordons the cluster: it takes no new placements, and what runs there stays.
+	// +optional
+	Unschedulable bool `json:"unschedulable,omitempty"`
+}
+
+// KubeconfigSecretRef names a key of a Secret on the hub that holds a kubeconfig.
+type KubeconfigSecretRef struct {
+	// namespace of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace"`
+
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// key in the Secret's data that holds the kubeconfig.
+	// +optional
+	// +kubebuilder:default=kubeconfig
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key,omitempty"`
+}
+
+// TaintEffect is what a taint does to placements that do not tolerate it.
+// +kubebuilder:validation:Enum=NoSchedule;NoExecute
+type TaintEffect string
+
+const (
+	// TaintEffectNoSchedule keeps new placements off the cluster; what runs there stays.
+	TaintEffectNoSchedule TaintEffect = "NoSchedule"
+	// TaintEffectNoExecute also moves away what already runs there.
+	TaintEffectNoExecute TaintEffect = "NoExecute"
+)
+
+// ClusterTaint marks a cluster so that only placements tolerating it select the cluster.
+type ClusterTaint struct {
+	// key of the taint, a qualified name such as example.com/maintenance.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	Key string `json:"key"`
+
+	// value of the taint.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Value string `json:"value,omitempty"`
+
+	// effect of the taint: NoSchedule or NoExecute.
+	// +required
+	Effect TaintEffect `json:"effect"`
+}
+
+// ClusterStatus is what Flotilla last observed of the spoke. It is written only when something
+// changes, never on a timer: in a steady fleet Flotilla makes no writes to the hub.
+type ClusterStatus struct {
+	// conditions: Ready is True when the spoke answers health probes with valid credentials,
+	// False when it answers but something is wrong (the reason says what to fix), and Unknown
+	// when it cannot be reached.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// kubernetesVersion is the spoke API server's version, e.g. v1.34.1.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+
+	// nodeCount is the number of Nodes on the spoke.
+	// +optional
+	NodeCount int32 `json:"nodeCount"`
+
+	// readyNodeCount is the number of Ready, schedulable Nodes.
+	// +optional
+	ReadyNodeCount int32 `json:"readyNodeCount"`
+
+	// allocatable sums cpu, memory and pods allocatable over Ready, schedulable Nodes.
+	// +optional
+	Allocatable corev1.ResourceList `json:"allocatable,omitempty"`
+
+	// lastProbeTime is when a health probe last found a change worth recording. Probes run far
+	// more often; their freshness is exported as the metric
+	// flotilla_cluster_last_probe_timestamp_seconds rather than written here.
+	// +optional
+	LastProbeTime *metav1.Time `json:"lastProbeTime,omitempty"`
+
+	// observedGeneration is the metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// Cluster is a spoke Kubernetes cluster of the fleet. Its labels are what placements select.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=fcl,categories=flotilla
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.kubernetesVersion`
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodeCount`
+// +kubebuilder:printcolumn:name="CPU",type=string,JSONPath=`.status.allocatable.cpu`
+// +kubebuilder:printcolumn:name="Memory",type=string,JSONPath=`.status.allocatable.memory`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Pods",type=string,priority=1,JSONPath=`.status.allocatable.pods`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Cluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says how to reach the spoke and whether it takes placements.
+	// +required
+	Spec ClusterSpec `json:"spec"`
+
+	// status is what Flotilla last observed of the spoke.
+	// +optional
+	Status ClusterStatus `json:"status,omitempty"`
+}
+
+// ClusterList is a list of Clusters.
+//
+// +kubebuilder:object:root=true
+type ClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Cluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Cluster{}, &ClusterList{})
+}

@@ -1,0 +1,70 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+
+	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/inventory"
+)
+
+// Options configures the hub controller.
+type Options struct {
+	// MetricsAddr serves Prometheus metrics ("0" disables).
+	MetricsAddr string
+	// HealthAddr serves /healthz and /readyz ("0" disables).
+	HealthAddr string
+	// LeaderElection makes replicas elect one active controller through a Lease in
+	// LeaderElectionNamespace.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	// Inventory tunes probing of spokes.
+	Inventory inventory.Options
+}
+
+// leaderElectionID names the Lease replicas compete for.
+const leaderElectionID = "flotilla-hub"
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// Run runs the hub controller against the hub API server until ctx ends.
+func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	scheme := install.Scheme()
+	provider := inventory.New(scheme, opts.Inventory)
+	mgr, err := mcmanager.New(cfg, provider, manager.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.HealthAddr,
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionID:              leaderElectionID,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       ptr(10 * time.Second),
+	})
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	if err := provider.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("set up cluster inventory: %w", err)
+	}
+	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+			return err
+		}
+	}
+	ctrl.LoggerFrom(ctx).Info("Starting Flotilla hub controller", "hub", cfg.Host)
+	return mgr.Start(ctx)
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,19 @@
+// Package inventory is the first stage of Flotilla's pipeline: it turns Cluster objects on the
+// hub into engaged spokes and tells the truth about each spoke's health and capacity.
+//
+// It is a sigs.k8s.io/multicluster-runtime Provider. A Cluster whose credentials Secret holds a
+// usable kubeconfig gets a prober; once a probe succeeds, the spoke is engaged, so every other
+// Flotilla controller starts watching it through mcmanager. Rotated credentials (a changed
+// Secret) re-engage the spoke without a restart. A deleted Cluster or Secret, or credentials the
+// spoke rejects, disengage it: disengaging cancels watches and never deletes anything on the
+// spoke. An unreachable spoke stays engaged so that its watches resume the moment it returns.
+//
+// Health comes from a cheap probe (GET /readyz; /version now and then) on an interval;
+// capacity comes from a watch on the spoke's Nodes, never from listing them per probe. One
+// reconciler writes Cluster status, and only when what it would write differs from what is
+// there: a steady fleet causes no writes to the hub. Probe freshness is exported as metrics.
+//
+// Credentials never leave this package: they are read with an uncached GET when needed, the
+// hub cache holds Secrets as metadata only, and no error, condition, Event or metric carries
+// them.
+package inventory

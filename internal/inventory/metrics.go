@@ -1,0 +1,61 @@
+package inventory
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	clusterReady = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "flotilla_cluster_ready",
+		Help: "Whether a spoke cluster is Ready: 1 True, 0 False, -1 Unknown (unreachable).",
+	}, []string{"cluster"})
+	clusterEngaged = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "flotilla_cluster_engaged",
+		Help: "Whether Flotilla's controllers are connected to (watching) a spoke cluster: 1 or 0.",
+	}, []string{"cluster"})
+	probesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "flotilla_cluster_probes_total",
+		Help: "Health probes of spoke clusters, by result (the Ready reason).",
+	}, []string{"cluster", "result"})
+	lastProbe = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "flotilla_cluster_last_probe_timestamp_seconds",
+		Help: "Unix time of the last completed health probe of a spoke cluster.",
+	}, []string{"cluster"})
+	probeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "flotilla_cluster_probe_duration_seconds",
+		Help:    "Duration of spoke health probes.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 8),
+	}, []string{"cluster"})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(clusterReady, clusterEngaged, probesTotal, lastProbe, probeDuration)
+}
+
+// forgetMetrics drops every series of a cluster that is no longer a member.
+func forgetMetrics(cluster string) {
+	clusterReady.DeleteLabelValues(cluster)
+	clusterEngaged.DeleteLabelValues(cluster)
+	lastProbe.DeleteLabelValues(cluster)
+	probeDuration.DeleteLabelValues(cluster)
+	probesTotal.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
+}
+
+// observeProbe records one finished probe.
+func observeProbe(cluster string, obs observation, start time.Time) {
+	probeDuration.WithLabelValues(cluster).Observe(time.Since(start).Seconds())
+	probesTotal.WithLabelValues(cluster, obs.reason).Inc()
+	lastProbe.WithLabelValues(cluster).SetToCurrentTime()
+	switch obs.status {
+	case metav1.ConditionTrue:
+		clusterReady.WithLabelValues(cluster).Set(1)
+	case metav1.ConditionFalse:
+		clusterReady.WithLabelValues(cluster).Set(0)
+	default:
+		clusterReady.WithLabelValues(cluster).Set(-1)
+	}
+}

@@ -1,0 +1,194 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+// Options tunes the provider.
+type Options struct {
+	// ProbeInterval is how often each spoke is probed (default 10s). An unreachable spoke turns
+	// Ready=Unknown within ProbeInterval+ProbeTimeout and back within one interval of returning.
+	ProbeInterval time.Duration
+	// ProbeTimeout bounds one probe (default 5s, at most ProbeInterval).
+	ProbeTimeout time.Duration
+	// QPS and Burst limit each spoke's client on its own, so a slow spoke never throttles
+	// another (defaults 50 and 100).
+	QPS   float32
+	Burst int
+	// UserAgent identifies Flotilla in the spokes' request metrics and audit logs.
+	UserAgent string
+}
+
+func (o Options) withDefaults() Options {
+	if o.ProbeInterval <= 0 {
+		o.ProbeInterval = 10 * time.Second
+	}
+	if o.ProbeTimeout <= 0 {
+		o.ProbeTimeout = 5 * time.Second
+	}
+	o.ProbeTimeout = min(o.ProbeTimeout, o.ProbeInterval)
+	if o.QPS == 0 {
+		o.QPS = 50
+	}
+	if o.Burst == 0 {
+		o.Burst = 100
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = "flotilla"
+	}
+	return o
+}
+
+var _ multicluster.Provider = &Provider{}
+
+// Provider is the multicluster-runtime provider backed by Cluster objects on the hub.
+type Provider struct {
+	opts   Options
+	scheme *runtime.Scheme
+	log    logr.Logger
+
+	mgr    mcmanager.Manager // nil in tests that drive the provider without a manager
+	events chan event.GenericEvent
+
+	mu       sync.RWMutex
+	members  map[string]*member
+	indexers []index
+}
+
+type index struct {
+	obj     client.Object
+	field   string
+	extract client.IndexerFunc
+}
+
+// New returns a provider whose spoke clusters decode objects with scheme.
+func New(scheme *runtime.Scheme, opts Options) *Provider {
+	return &Provider{
+		opts:    opts.withDefaults(),
+		scheme:  scheme,
+		log:     ctrllog.Log.WithName("inventory"),
+		events:  make(chan event.GenericEvent, 1024),
+		members: map[string]*member{},
+	}
+}
+
+// Get returns the engaged spoke with this name, or multicluster.ErrClusterNotFound when the
+// spoke is unknown, has unusable credentials, or has not answered a probe yet.
+func (p *Provider) Get(_ context.Context, name string) (cluster.Cluster, error) {
+	p.mu.RLock()
+	m, ok := p.members[name]
+	p.mu.RUnlock()
+	if ok {
+		if cl := m.engagedCluster(); cl != nil {
+			return cl, nil
+		}
+	}
+	return nil, fmt.Errorf("cluster %q: %w", name, multicluster.ErrClusterNotFound)
+}
+
+// IndexField adds a field index on every engaged spoke, now and later.
+func (p *Provider) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	p.mu.Lock()
+	p.indexers = append(p.indexers, index{obj: obj, field: field, extract: extract})
+	members := make([]*member, 0, len(p.members))
+	for _, m := range p.members {
+		members = append(members, m)
+	}
+	p.mu.Unlock()
+	for _, m := range members {
+		if cl := m.engagedCluster(); cl != nil {
+			if err := cl.GetFieldIndexer().IndexField(ctx, obj, field, extract); err != nil {
+				return fmt.Errorf("index %s on cluster %s: %w", field, m.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Provider) applyIndexers(ctx context.Context, cl cluster.Cluster) error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, idx := range p.indexers {
+		if err := cl.GetFieldIndexer().IndexField(ctx, idx.obj, idx.field, idx.extract); err != nil {
+			return fmt.Errorf("index %s: %w", idx.field, err)
+		}
+	}
+	return nil
+}
+
+// restConfigFor applies Flotilla's per-spoke client settings to a kubeconfig's config.
+func (p *Provider) restConfigFor(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = p.opts.QPS, p.opts.Burst
+	cfg.UserAgent = p.opts.UserAgent
+	return cfg
+}
+
+// ensureMember starts probing a Cluster with these credentials, replacing a member that uses
+// other credentials (rotation re-engages the spoke).
+func (p *Provider) ensureMember(ctx context.Context, name string, creds *credentials) *member {
+	p.mu.Lock()
+	old, ok := p.members[name]
+	if ok && old.creds.hash == creds.hash {
+		p.mu.Unlock()
+		return old
+	}
+	memberCtx, cancel := context.WithCancel(ctx)
+	m := &member{name: name, creds: creds, cancel: cancel, done: make(chan struct{})}
+	p.members[name] = m
+	p.mu.Unlock()
+	if ok {
+		p.log.Info("Credentials changed; reconnecting to the spoke", "cluster", name)
+		old.cancel()
+		<-old.done
+	}
+	go p.run(memberCtx, m)
+	return m
+}
+
+// removeMember stops probing and watching a spoke. Nothing on the spoke is touched.
+func (p *Provider) removeMember(name string) {
+	p.mu.Lock()
+	m, ok := p.members[name]
+	delete(p.members, name)
+	p.mu.Unlock()
+	if !ok {
+		return
+	}
+	m.cancel()
+	<-m.done
+	forgetMetrics(name)
+}
+
+// notify asks the status writer to look at a Cluster again.
+func (p *Provider) notify(ctx context.Context, name string) {
+	obj := &flotillav1.Cluster{}
+	obj.SetName(name)
+	select {
+	case p.events <- event.GenericEvent{Object: obj}:
+	case <-ctx.Done():
+	}
+}
+
+// member returns the member of this name, if any.
+func (p *Provider) member(name string) (*member, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	m, ok := p.members[name]
+	return m, ok
+}

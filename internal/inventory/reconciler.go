@@ -1,0 +1,145 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+// credentialsIndex indexes Clusters by the namespace/name of their credentials Secret.
+const credentialsIndex = "spec.credentials.secret"
+
+// reconciler turns Cluster objects into members of the provider and is the only writer of
+// Cluster status.
+type reconciler struct {
+	provider *Provider
+	hub      client.Client
+	reader   client.Reader // uncached: credentials are never cached on the hub
+	events   record.EventRecorder
+	ctx      context.Context
+}
+
+// +kubebuilder:rbac:groups=flotilla.dev,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=flotilla.dev,resources=clusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the Cluster controller on the hub and makes the provider engage
+// spokes through mgr. ctx bounds the provider's probers.
+func (p *Provider) SetupWithManager(ctx context.Context, mgr mcmanager.Manager) error {
+	p.mgr = mgr
+	local := mgr.GetLocalManager()
+	if err := local.GetFieldIndexer().IndexField(ctx, &flotillav1.Cluster{}, credentialsIndex, func(obj client.Object) []string {
+		ref := obj.(*flotillav1.Cluster).Spec.Credentials
+		return []string{ref.Namespace + "/" + ref.Name}
+	}); err != nil {
+		return err
+	}
+	r := &reconciler{
+		provider: p,
+		hub:      local.GetClient(),
+		reader:   local.GetAPIReader(),
+		events:   local.GetEventRecorderFor("flotilla-inventory"),
+		ctx:      ctx,
+	}
+	secret := &metav1.PartialObjectMetadata{}
+	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return ctrl.NewControllerManagedBy(local).
+		Named("cluster-inventory").
+		For(&flotillav1.Cluster{}).
+		Watches(secret, handler.EnqueueRequestsFromMapFunc(r.clustersUsingSecret), builder.OnlyMetadata).
+		WatchesRawSource(source.Channel(p.events, &handler.EnqueueRequestForObject{})).
+		Complete(r)
+}
+
+func (r *reconciler) clustersUsingSecret(ctx context.Context, obj client.Object) []reconcile.Request {
+	var clusters flotillav1.ClusterList
+	if err := r.hub.List(ctx, &clusters, client.MatchingFields{credentialsIndex: obj.GetNamespace() + "/" + obj.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(clusters.Items))
+	for _, c := range clusters.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
+	}
+	return reqs
+}
+
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("cluster", req.Name)
+	c := &flotillav1.Cluster{}
+	if err := r.hub.Get(ctx, req.NamespacedName, c); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Deleting a Cluster only disconnects: the spoke keeps everything it runs.
+			r.provider.removeMember(req.Name)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	if !c.DeletionTimestamp.IsZero() {
+		r.provider.removeMember(req.Name)
+		return reconcile.Result{}, nil
+	}
+	creds, bad, err := loadCredentials(ctx, r.reader, c)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	var snap snapshot
+	if bad != nil {
+		r.provider.removeMember(c.Name)
+		snap = snapshot{obs: *bad}
+	} else {
+		// The prober outlives this reconcile: it runs under the provider's context.
+		snap = r.provider.ensureMember(r.ctx, c.Name, creds).snapshot()
+		if snap.obs == (observation{}) {
+			return reconcile.Result{}, nil // the first probe's result will bring us back
+		}
+	}
+	return reconcile.Result{}, r.writeStatus(ctx, c, snap, log)
+}
+
+// writeStatus patches the Cluster's status if, and only if, it changed, and records an Event
+// when readiness changes.
+func (r *reconciler) writeStatus(ctx context.Context, c *flotillav1.Cluster, snap snapshot, log interface{ Info(string, ...any) }) error {
+	want, changed := desiredStatus(c, snap, metav1.Now())
+	if !changed {
+		return nil
+	}
+	before := c.DeepCopy()
+	prev := readyCondition(before)
+	c.Status = want
+	if err := r.hub.Status().Patch(ctx, c, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("update status of cluster %s: %w", c.Name, err)
+	}
+	if prev == nil || prev.Status != snap.obs.status || prev.Reason != snap.obs.reason {
+		eventType := corev1.EventTypeNormal
+		if snap.obs.status != metav1.ConditionTrue {
+			eventType = corev1.EventTypeWarning
+		}
+		r.events.Event(c, eventType, snap.obs.reason, snap.obs.message)
+		log.Info("Cluster readiness changed", "ready", snap.obs.status, "reason", snap.obs.reason)
+	}
+	return nil
+}
+
+func readyCondition(c *flotillav1.Cluster) *metav1.Condition {
+	for i := range c.Status.Conditions {
+		if c.Status.Conditions[i].Type == flotillav1.ClusterReady {
+			return &c.Status.Conditions[i]
+		}
+	}
+	return nil
+}

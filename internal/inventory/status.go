@@ -1,0 +1,39 @@
+package inventory
+
+import (
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+// desiredStatus returns the status a Cluster should have given what is known of its spoke, and
+// whether it differs from the current one. Fields the snapshot does not know (no version read
+// yet, Nodes not listed yet, the spoke disconnected) keep their last recorded values.
+func desiredStatus(c *flotillav1.Cluster, snap snapshot, now metav1.Time) (flotillav1.ClusterStatus, bool) {
+	cur := c.Status
+	want := *cur.DeepCopy()
+	meta.SetStatusCondition(&want.Conditions, metav1.Condition{
+		Type:               flotillav1.ClusterReady,
+		Status:             snap.obs.status,
+		Reason:             snap.obs.reason,
+		Message:            snap.obs.message,
+		ObservedGeneration: c.Generation,
+	})
+	if snap.version != "" {
+		want.KubernetesVersion = snap.version
+	}
+	if snap.capacity != nil {
+		want.NodeCount = snap.capacity.nodes
+		want.ReadyNodeCount = snap.capacity.readyNodes
+		want.Allocatable = snap.capacity.allocatable
+	}
+	want.ObservedGeneration = c.Generation
+	want.LastProbeTime = cur.LastProbeTime
+	if equality.Semantic.DeepEqual(want, cur) {
+		return cur, false
+	}
+	want.LastProbeTime = &now
+	return want, true
+}
