@@ -6,7 +6,9 @@ import (
 
 // Command groups, by audience.
 const (
-	groupDev = "dev"
+	groupFleet   = "fleet"
+	groupOperate = "operate"
+	groupDev     = "dev"
 )
 
 // NewRootCommand returns the flotilla command with every subcommand.
@@ -23,7 +25,17 @@ Start a local hub with three spokes to try it:
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.AddGroup(&cobra.Group{ID: groupDev, Title: "Local development:"})
-	root.AddCommand(newDevCommand(), newVersionCommand())
+	hf := &hubFlags{}
+	hf.register(root)
+	root.AddGroup(
+		&cobra.Group{ID: groupFleet, Title: "Fleet (for platform teams):"},
+		&cobra.Group{ID: groupOperate, Title: "Hub (for operators of Flotilla):"},
+		&cobra.Group{ID: groupDev, Title: "Local development:"},
+	)
+	root.AddCommand(
+		newJoinCommand(hf), newUnjoinCommand(hf), newGetCommand(hf),
+		newInstallCommand(hf), newHubCommand(hf),
+		newDevCommand(), newVersionCommand(),
+	)
 	return root
 }

@@ -59,9 +59,25 @@ func Up(ctx context.Context, opts Options) error {
 	if err := writeKubeconfigs(fleet, dir); err != nil {
 		return err
 	}
+	hubCtx, stopHub := context.WithCancel(ctx)
+	hubDone, err := startHub(hubCtx, fleet, dir, out)
+	defer func() {
+		stopHub()
+		if hubDone != nil {
+			<-hubDone
+		}
+	}()
+	if err != nil {
+		return err
+	}
 	printReady(out, fleet, opts.Dir, time.Since(started))
-	<-ctx.Done()
-	return nil
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-hubDone:
+		hubDone = nil
+		return fmt.Errorf("hub controller stopped: %w (see %s)", err, filepath.Join(opts.Dir, hubLogFile))
+	}
 }
 
 // KubeconfigPath returns where Up writes the kubeconfig of the named plane.
@@ -86,6 +102,7 @@ func printReady(out io.Writer, fleet *localfleet.Fleet, dir string, took time.Du
 	first := KubeconfigPath(dir, spokes[0].Name())
 	_, _ = fmt.Fprintf(out, `
 Try:
+  kubectl --kubeconfig %[2]s get clusters
   kubectl --kubeconfig %[1]s get nodes
   kubectl --kubeconfig %[1]s create deployment web --image=nginx --replicas=2
   kubectl --kubeconfig %[1]s get deployment web --watch

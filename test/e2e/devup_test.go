@@ -76,6 +76,13 @@ func TestDevUp(t *testing.T) {
 		t.Fatalf("spoke-2 nodes labelled region=us-east,env=staging: %q", nodes)
 	}
 
+	// The spokes are joined to the hub and Ready, with their version and capacity.
+	clusters := mustKubectl(t, filepath.Join(dir, "hub.kubeconfig"), "get", "clusters", "-o",
+		`jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status} {.status.kubernetesVersion} {.status.nodeCount} {.metadata.labels.region}{"\n"}{end}`)
+	if want := "spoke-1 True v1.34.1 1 eu-west\nspoke-2 True v1.34.1 1 us-east\n"; clusters != want {
+		t.Fatalf("clusters on the hub:\n%s\nwant:\n%s", clusters, want)
+	}
+
 	second := exec.Command(flotilla, "dev", "up", "--dir", dir, "--bin-dir", binDir())
 	secondOut, err := second.CombinedOutput()
 	if err == nil || !strings.Contains(string(secondOut), "in use by another `flotilla dev up`") {

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/flotilla-dev/flotilla/internal/hub"
+)
+
+func newHubCommand(hf *hubFlags) *cobra.Command {
+	opts := hub.Options{
+		MetricsAddr:             ":8080",
+		HealthAddr:              ":8081",
+		LeaderElection:          true,
+		LeaderElectionNamespace: "flotilla-system",
+	}
+	var zapOpts zap.Options
+	cmd := &cobra.Command{
+		Use:     "hub",
+		Short:   "Run the Flotilla hub controller",
+		GroupID: groupOperate,
+		Long: `Run the hub controller against the hub API server: it connects to every joined spoke,
+probes its health and capacity, and reports them on the Cluster objects.
+
+Run it where it can reach the hub and every spoke. Replicas elect one leader through a Lease in
+--leader-election-namespace; the others wait. Install the CRDs first with 'flotilla install'.`,
+		Example: `  # Against the hub of 'flotilla dev up', without leader election
+  flotilla hub --hub-kubeconfig .flotilla/dev/hub.kubeconfig --leader-elect=false`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			cfg, err := hf.restConfig()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return hub.Run(ctx, cfg, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", opts.MetricsAddr, "address of the Prometheus metrics endpoint; 0 disables it")
+	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", opts.HealthAddr, "address of /healthz and /readyz; 0 disables them")
+	f.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect one active replica through a Lease")
+	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "namespace of the leader election Lease")
+	f.DurationVar(&opts.Inventory.ProbeInterval, "probe-interval", 10*time.Second, "how often each spoke's health is probed")
+	f.DurationVar(&opts.Inventory.ProbeTimeout, "probe-timeout", 5*time.Second, "how long one probe may take")
+	goFlags := newGoFlagSet()
+	zapOpts.BindFlags(goFlags)
+	f.AddGoFlagSet(goFlags)
+	return cmd
+}
