@@ -1,0 +1,48 @@
+package inventory
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+func TestDesiredStatus(t *testing.T) {
+	ready := observation{metav1.ConditionTrue, flotillav1.ReasonProbed, "ok"}
+	unreachable := observation{metav1.ConditionUnknown, flotillav1.ReasonUnreachable, "refused"}
+	caps := &capacity{nodes: 2, readyNodes: 2, allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	t1 := metav1.NewTime(t0.Add(time.Minute))
+
+	c := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "a", Generation: 3}}
+	first, changed := desiredStatus(c, snapshot{obs: ready, version: "v1.34.1", capacity: caps}, t0)
+	if !changed || first.LastProbeTime == nil || !first.LastProbeTime.Equal(&t0) || first.ObservedGeneration != 3 ||
+		first.KubernetesVersion != "v1.34.1" || first.NodeCount != 2 {
+		t.Fatalf("first status = %+v, changed=%v", first, changed)
+	}
+
+	c.Status = first
+	if _, changed := desiredStatus(c, snapshot{obs: ready, version: "v1.34.1", capacity: caps}, t1); changed {
+		t.Fatal("the same observation caused a write: steady state must not write")
+	}
+	if _, changed := desiredStatus(c, snapshot{obs: ready}, t1); changed {
+		t.Fatal("a snapshot without version or capacity must keep the recorded ones, not write")
+	}
+
+	down, changed := desiredStatus(c, snapshot{obs: unreachable}, t1)
+	if !changed || !down.LastProbeTime.Equal(&t1) || down.KubernetesVersion != "v1.34.1" || down.NodeCount != 2 {
+		t.Fatalf("unreachable status = %+v, changed=%v", down, changed)
+	}
+	if down.Conditions[0].Status != metav1.ConditionUnknown || down.Conditions[0].Reason != flotillav1.ReasonUnreachable {
+		t.Fatalf("condition = %+v", down.Conditions[0])
+	}
+
+	c.Generation = 4
+	if bumped, changed := desiredStatus(c, snapshot{obs: ready, version: "v1.34.1", capacity: caps}, t1); !changed || bumped.ObservedGeneration != 4 {
+		t.Fatal("a new generation must be recorded")
+	}
+}

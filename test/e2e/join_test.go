@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+)
+
+// TestJoinWithTheCLI drives the fleet commands as an operator would: install the CRDs, run
+// `flotilla hub` as its own process, join a spoke, read the inventory with kubectl and with
+// `flotilla get clusters`, then unjoin.
+func TestJoinWithTheCLI(t *testing.T) {
+	flotilla := buildFlotilla(t)
+	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.FullSpoke("spoke-1", nil))
+	hubKC := fleet.Hub().KubeconfigPath()
+	spokeKC := fleet.Plane("spoke-1").KubeconfigPath()
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(flotilla, append(args, "--hub-kubeconfig", hubKC)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	mustRun := func(args ...string) string {
+		t.Helper()
+		out, err := run(args...)
+		if err != nil {
+			t.Fatalf("flotilla %v: %v\n%s", args, err, out)
+		}
+		return out
+	}
+
+	// The kustomize manifests install cleanly: CRDs, least-privilege RBAC and the Deployment
+	// (which nothing runs on this hub: it has no workload controllers).
+	mustKubectl(t, hubKC, "apply", "-k", "../../config/default")
+	controllerKC := serviceAccountKubeconfig(t, fleet.Hub().KubeconfigPath(), "flotilla-system", "flotilla-hub")
+
+	out := mustRun("install")
+	if !strings.Contains(out, "clusters.flotilla.dev serverside-applied and established") {
+		t.Fatalf("install output:\n%s", out)
+	}
+	mustRun("install") // idempotent
+
+	var hubLog bytes.Buffer
+	// The controller runs as its own ServiceAccount, so the generated RBAC is proven sufficient,
+	// with leader election on as in production.
+	hubProc := exec.Command(flotilla, "hub", "--hub-kubeconfig", controllerKC, "--leader-elect=true",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s")
+	hubProc.Stdout, hubProc.Stderr = &hubLog, &hubLog
+	if err := hubProc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hubExited := make(chan error, 1)
+	go func() { hubExited <- hubProc.Wait() }()
+	t.Cleanup(func() {
+		_ = hubProc.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-hubExited:
+		case <-time.After(15 * time.Second):
+			_ = hubProc.Process.Kill()
+			<-hubExited
+			t.Error("flotilla hub did not stop within 15s of SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("flotilla hub log:\n%s", hubLog.String())
+		}
+	})
+
+	out = mustRun("join", "eu-1", "--kubeconfig", spokeKC, "--label", "region=eu-west", "--label", "env=prod")
+	if !strings.Contains(out, "cluster.flotilla.dev/eu-1 joined") {
+		t.Fatalf("join output:\n%s", out)
+	}
+	fleettest.Eventually(t, 30*time.Second, "eu-1 Ready in kubectl get clusters", func() error {
+		out, err := kubectl(t, hubKC, "get", "clusters", "eu-1", "--no-headers")
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		fields := strings.Fields(out)
+		// NAME READY VERSION NODES CPU MEMORY AGE
+		if len(fields) < 7 || fields[1] != "True" || fields[2] != "v1.34.1" || fields[3] != "2" || fields[4] != "16" || fields[5] != "64Gi" {
+			return fmt.Errorf("got %q", out)
+		}
+		return nil
+	})
+
+	wide := mustRun("get", "clusters", "-o", "wide")
+	for _, want := range []string{"NAME", "READY", "PODS", "eu-1", "True", "Probed", "env=prod,region=eu-west"} {
+		if !strings.Contains(wide, want) {
+			t.Errorf("`flotilla get clusters -o wide` lacks %q:\n%s", want, wide)
+		}
+	}
+	if yaml := mustRun("get", "clusters", "-o", "yaml"); !strings.Contains(yaml, "kind: Cluster") || !strings.Contains(yaml, "kubernetesVersion: v1.34.1") {
+		t.Errorf("`flotilla get clusters -o yaml`:\n%s", yaml)
+	}
+	if out, err := run("get", "clusters", "-o", "table"); err == nil || !strings.Contains(out, "want wide, yaml or json") {
+		t.Errorf("a bad --output was not refused clearly: %v\n%s", err, out)
+	}
+	if out, err := run("join", "Bad_Name", "--kubeconfig", spokeKC); err == nil || !strings.Contains(out, "Bad_Name") {
+		t.Errorf("an invalid cluster name was not refused clearly: %v\n%s", err, out)
+	}
+
+	out = mustRun("unjoin", "eu-1")
+	if !strings.Contains(out, "cluster.flotilla.dev/eu-1 deleted") {
+		t.Fatalf("unjoin output:\n%s", out)
+	}
+	if out := mustRun("get", "clusters"); !strings.Contains(out, "No clusters joined") {
+		t.Fatalf("clusters after unjoin:\n%s", out)
+	}
+	// The spoke's own objects are untouched.
+	mustKubectl(t, spokeKC, "get", "namespace", "flotilla-system")
+	if out, err := kubectl(t, spokeKC, "get", "serviceaccount", "flotilla", "-n", "flotilla-system"); err == nil {
+		t.Fatalf("Flotilla's ServiceAccount survived unjoin:\n%s", out)
+	}
+}
+
+// serviceAccountKubeconfig writes a kubeconfig for a ServiceAccount of the plane behind
+// adminKubeconfig, with a token from `kubectl create token`.
+func serviceAccountKubeconfig(t *testing.T, adminKubeconfig, namespace, name string) string {
+	t.Helper()
+	token := strings.TrimSpace(mustKubectl(t, adminKubeconfig, "create", "token", name, "-n", namespace, "--duration=1h"))
+	cfg, err := clientcmd.LoadFromFile(adminKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, auth := range cfg.AuthInfos {
+		auth.ClientCertificateData, auth.ClientKeyData, auth.Token = nil, nil, token
+	}
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
