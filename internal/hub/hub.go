@@ -14,6 +14,7 @@ import (
 
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
+	"github.com/flotilla-dev/flotilla/internal/placement"
 )
 
 // Options configures the hub controller.
@@ -54,6 +55,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	if err := provider.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up cluster inventory: %w", err)
+	}
+	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
+		return fmt.Errorf("set up placement scheduling: %w", err)
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

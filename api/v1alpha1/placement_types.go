@@ -1,0 +1,147 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PlacementSpec says which clusters to place on. A cluster is chosen when it is named in
+// clusterNames or matches clusterSelector; with neither set, nothing is chosen (use
+// `clusterSelector: {}` for every cluster). A cordoned cluster, or one with a NoSchedule taint
+// the placement does not tolerate, is not newly chosen but keeps what it already has; a
+// NoExecute taint that is not tolerated removes the cluster.
+// +kubebuilder:validation:XValidation:rule="has(self.clusterNames) || has(self.clusterSelector)",message="set clusterNames, clusterSelector, or both"
+type PlacementSpec struct {
+	// clusterNames lists clusters by name.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=253
+	ClusterNames []string `json:"clusterNames,omitempty"`
+
+	// clusterSelector chooses clusters by their labels; {} chooses every cluster.
+	// +optional
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+
+	// tolerations let the placement choose clusters with matching taints.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Tolerations []Toleration `json:"tolerations,omitempty"`
+}
+
+// TolerationOperator says how a toleration matches a taint's value.
+// +kubebuilder:validation:Enum=Equal;Exists
+type TolerationOperator string
+
+const (
+	// TolerationOpEqual matches a taint with the same key and value.
+	TolerationOpEqual TolerationOperator = "Equal"
+	// TolerationOpExists matches a taint with the same key, whatever its value.
+	TolerationOpExists TolerationOperator = "Exists"
+)
+
+// Toleration lets a placement choose clusters carrying a matching taint.
+// +kubebuilder:validation:XValidation:rule="self.operator != 'Exists' || !has(self.value) || self.value == ''",message="value must be empty when operator is Exists"
+type Toleration struct {
+	// key of the taint; empty with operator Exists matches every taint.
+	// +optional
+	// +kubebuilder:validation:MaxLength=316
+	Key string `json:"key,omitempty"`
+
+	// operator is Equal (default) or Exists.
+	// +optional
+	// +kubebuilder:default=Equal
+	Operator TolerationOperator `json:"operator,omitempty"`
+
+	// value of the taint, with operator Equal.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Value string `json:"value,omitempty"`
+
+	// effect of the taint to tolerate; empty tolerates every effect.
+	// +optional
+	// +kubebuilder:validation:Enum=NoSchedule;NoExecute;""
+	Effect TaintEffect `json:"effect,omitempty"`
+}
+
+// ClusterDecision is one chosen cluster.
+type ClusterDecision struct {
+	// clusterName is the chosen Cluster.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	ClusterName string `json:"clusterName"`
+}
+
+// PlacementStatus is the scheduler's current choice.
+type PlacementStatus struct {
+	// decisions are the chosen clusters, sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=clusterName
+	// +kubebuilder:validation:MaxItems=10000
+	Decisions []ClusterDecision `json:"decisions,omitempty"`
+
+	// selectedClusters is the number of decisions.
+	// +optional
+	SelectedClusters int32 `json:"selectedClusters"`
+
+	// conditions: Scheduled is True when at least one cluster is chosen; when none is, its
+	// reason and message say why.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the metadata.generation the decisions are for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// Placement chooses the clusters that Propagations and labelled objects go to.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=fpl,categories=flotilla
+// +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.selectedClusters`
+// +kubebuilder:printcolumn:name="Scheduled",type=string,JSONPath=`.status.conditions[?(@.type=="Scheduled")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Scheduled")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Placement struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says which clusters to choose.
+	// +required
+	Spec PlacementSpec `json:"spec"`
+
+	// status is the current choice.
+	// +optional
+	Status PlacementStatus `json:"status,omitempty"`
+}
+
+// PlacementList is a list of Placements.
+//
+// +kubebuilder:object:root=true
+type PlacementList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Placement `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Placement{}, &PlacementList{})
+}
+
+// The condition tree of a Placement.
+//
+//	Scheduled  True   ClustersSelected  at least one cluster chosen
+//	           False  NoClustersMatch   no cluster is named or matches the selector
+//	           False  ClustersExcluded  clusters match but are cordoned or tainted
+const (
+	PlacementScheduled = "Scheduled"
+
+	ReasonClustersSelected = "ClustersSelected"
+	ReasonNoClustersMatch  = "NoClustersMatch"
+	ReasonClustersExcluded = "ClustersExcluded"
+)

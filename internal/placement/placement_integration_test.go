@@ -1,0 +1,126 @@
+package placement_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+	"github.com/flotilla-dev/flotilla/internal/placement"
+)
+
+func TestPlacementFollowsTheFleet(t *testing.T) {
+	fleet := fleettest.Start(t, fleettest.Hub())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cfg := fleet.Hub().RESTConfig()
+	if err := install.Apply(ctx, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: install.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&placement.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	c, err := client.New(cfg, client.Options{Scheme: install.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, region := range map[string]string{"a": "eu", "b": "eu", "c": "us"} {
+		cl := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"region": region}},
+			Spec: flotillav1.ClusterSpec{Credentials: flotillav1.KubeconfigSecretRef{Namespace: "x", Name: name}}}
+		if err := c.Create(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eu := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "eu", Namespace: "default"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}}
+	typo := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "typo", Namespace: "default"},
+		Spec: flotillav1.PlacementSpec{ClusterNames: []string{"eu-1"}}}
+	for _, p := range []*flotillav1.Placement{eu, typo} {
+		if err := c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect := func(name string, want []string, reason string) *flotillav1.Placement {
+		t.Helper()
+		got := &flotillav1.Placement{}
+		fleettest.Eventually(t, 20*time.Second, fmt.Sprintf("placement %s chooses %v", name, want), func() error {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, got); err != nil {
+				return err
+			}
+			var names []string
+			for _, d := range got.Status.Decisions {
+				names = append(names, d.ClusterName)
+			}
+			cond := meta.FindStatusCondition(got.Status.Conditions, flotillav1.PlacementScheduled)
+			if !slices.Equal(names, want) || cond == nil || cond.Reason != reason || got.Status.ObservedGeneration != got.Generation {
+				return fmt.Errorf("decisions %v, condition %+v", names, cond)
+			}
+			return nil
+		})
+		return got
+	}
+	expect("eu", []string{"a", "b"}, flotillav1.ReasonClustersSelected)
+	expect("typo", nil, flotillav1.ReasonNoClustersMatch)
+
+	t.Run("relabelling a cluster moves it", func(t *testing.T) {
+		patchCluster(t, c, "c", func(cl *flotillav1.Cluster) { cl.Labels["region"] = "eu" })
+		expect("eu", []string{"a", "b", "c"}, flotillav1.ReasonClustersSelected)
+	})
+
+	t.Run("a cordon keeps what a cluster has", func(t *testing.T) {
+		patchCluster(t, c, "a", func(cl *flotillav1.Cluster) { cl.Spec.Unschedulable = true })
+		fresh := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "fresh", Namespace: "default"}, Spec: eu.Spec}
+		if err := c.Create(ctx, fresh); err != nil {
+			t.Fatal(err)
+		}
+		expect("fresh", []string{"b", "c"}, flotillav1.ReasonClustersSelected)
+		expect("eu", []string{"a", "b", "c"}, flotillav1.ReasonClustersSelected)
+	})
+
+	t.Run("a NoExecute taint moves placements away", func(t *testing.T) {
+		patchCluster(t, c, "b", func(cl *flotillav1.Cluster) {
+			cl.Spec.Taints = []flotillav1.ClusterTaint{{Key: "decommission", Effect: flotillav1.TaintEffectNoExecute}}
+		})
+		expect("eu", []string{"a", "c"}, flotillav1.ReasonClustersSelected)
+	})
+
+	t.Run("nothing is written when nothing changes", func(t *testing.T) {
+		before := expect("typo", nil, flotillav1.ReasonNoClustersMatch)
+		// Both changes re-schedule every placement; only "eu" has anything new to record.
+		patchCluster(t, c, "a", func(cl *flotillav1.Cluster) { cl.Labels["owner"] = "team-x" })
+		patchCluster(t, c, "c", func(cl *flotillav1.Cluster) { cl.Labels["region"] = "us" })
+		expect("eu", []string{"a"}, flotillav1.ReasonClustersSelected)
+		after := expect("typo", nil, flotillav1.ReasonNoClustersMatch)
+		if after.ResourceVersion != before.ResourceVersion {
+			t.Fatalf("an unchanged placement was written (resourceVersion %s → %s)", before.ResourceVersion, after.ResourceVersion)
+		}
+	})
+}
+
+func patchCluster(t *testing.T, c client.Client, name string, mutate func(*flotillav1.Cluster)) {
+	t.Helper()
+	cl := &flotillav1.Cluster{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: name}, cl); err != nil {
+		t.Fatal(err)
+	}
+	before := cl.DeepCopy()
+	mutate(cl)
+	if err := c.Patch(context.Background(), cl, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+}

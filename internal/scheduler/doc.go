@@ -1,0 +1,14 @@
+// Package scheduler decides which clusters a Placement chooses. It is a pure function of the
+// Placement, the Clusters and the previous decisions: no I/O, no clock, so every rule is
+// covered by table tests.
+//
+// The rules, in order, for each Cluster:
+//   - a Cluster being deleted is never chosen;
+//   - it must be named in clusterNames or match clusterSelector (neither set: nothing matches);
+//   - a NoExecute taint the Placement does not tolerate excludes it, even if it was chosen before;
+//   - a cordon (spec.unschedulable) or an untolerated NoSchedule taint keeps it out unless it
+//     was already chosen: what runs there stays, nothing new arrives.
+//
+// Health is deliberately not a rule: a spoke that is briefly unreachable keeps its placements,
+// so decisions do not flap and nothing is moved because of a network blip.
+package scheduler
