@@ -1,0 +1,41 @@
+package v1alpha1
+
+// The condition tree of a Propagation or ClusterPropagation, written down once.
+//
+//	Applied  True   Applied            every chosen cluster has every object in its desired state
+//	         False  Progressing        deliveries are under way
+//	         False  ApplyFailed        some objects failed on some clusters (clusterResults says which)
+//	         False  Conflict           an object exists on a cluster and is not Flotilla's
+//	         False  PlacementNotFound  placementRef names no Placement
+//	         False  NoClusters         the Placement chooses no cluster
+//	         False  NothingSelected    the selectors match nothing; nothing is pruned because of it
+//	         False  InvalidSpec        a selector or manifest is malformed (the message names it)
+const (
+	PropagationApplied = "Applied"
+
+	ReasonApplied           = "Applied"
+	ReasonProgressing       = "Progressing"
+	ReasonApplyFailed       = "ApplyFailed"
+	ReasonConflict          = "Conflict"
+	ReasonPlacementNotFound = "PlacementNotFound"
+	ReasonNoClusters        = "NoClusters"
+	ReasonNothingSelected   = "NothingSelected"
+	ReasonInvalidSpec       = "InvalidSpec"
+)
+
+// Ownership markers on delivered objects. Only objects carrying LabelManagedBy and Flotilla's
+// owner label are ever updated or pruned by Flotilla.
+const (
+	// LabelManagedBy marks every object Flotilla delivered; spoke caches hold only these.
+	LabelManagedBy = "flotilla.dev/managed-by"
+	// ManagedByValue is LabelManagedBy's value.
+	ManagedByValue = "flotilla"
+	// LabelOwner holds a short hash of the owning Propagation (a label value is at most 63
+	// characters); AnnotationOwner names it in full.
+	LabelOwner      = "flotilla.dev/owner"
+	AnnotationOwner = "flotilla.dev/owner"
+	// AnnotationHash is the hash of the desired object last applied. Not an API contract.
+	AnnotationHash = "flotilla.dev/hash"
+	// FinalizerCleanup holds a Propagation until its objects are removed from the spokes.
+	FinalizerCleanup = "flotilla.dev/cleanup"
+)

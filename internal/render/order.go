@@ -1,0 +1,49 @@
+package render
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Apply phases: CustomResourceDefinitions first (their kinds must exist before their objects),
+// then Namespaces (their contents need them), then everything else. Deletion runs in reverse.
+const (
+	phaseCRD = iota
+	phaseNamespace
+	phaseRest
+)
+
+// Phase returns the apply phase of an object.
+func Phase(o *unstructured.Unstructured) int {
+	gvk := o.GroupVersionKind()
+	switch {
+	case gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition":
+		return phaseCRD
+	case gvk.Group == "" && gvk.Kind == "Namespace":
+		return phaseNamespace
+	}
+	return phaseRest
+}
+
+// Sort orders objects for applying: by phase, then by key, so the order is deterministic.
+func Sort(objs []*unstructured.Unstructured) {
+	sort.SliceStable(objs, func(i, j int) bool {
+		pi, pj := Phase(objs[i]), Phase(objs[j])
+		if pi != pj {
+			return pi < pj
+		}
+		return Key(objs[i]) < Key(objs[j])
+	})
+}
+
+// SortForDeletion orders objects for deleting: the reverse of Sort.
+func SortForDeletion(objs []*unstructured.Unstructured) {
+	Sort(objs)
+	for i, j := 0, len(objs)-1; i < j; i, j = i+1, j-1 {
+		objs[i], objs[j] = objs[j], objs[i]
+	}
+}
+
+// IsCRD reports whether an object is a CustomResourceDefinition.
+func IsCRD(o *unstructured.Unstructured) bool { return Phase(o) == phaseCRD }

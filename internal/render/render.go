@@ -1,0 +1,102 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+// hubOnlyMetadata are metadata fields that describe the hub's copy, not the desired object.
+var hubOnlyMetadata = []string{
+	"uid", "resourceVersion", "generation", "managedFields", "creationTimestamp",
+	"deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences", "finalizers", "selfLink", "generateName",
+}
+
+// hubOnlyAnnotations are annotations clients leave on the hub's copy.
+var hubOnlyAnnotations = []string{
+	"kubectl.kubernetes.io/last-applied-configuration",
+	"deployment.kubernetes.io/revision",
+}
+
+// Render returns the object desired on a spoke for a hub object: hub-only fields stripped,
+// ownership markers added, hash stamped. The input is not modified.
+func Render(hub *unstructured.Unstructured, owner Owner) (*unstructured.Unstructured, error) {
+	if hub.GetAPIVersion() == "" || hub.GetKind() == "" || hub.GetName() == "" {
+		return nil, fmt.Errorf("object %q has no apiVersion, kind or name", hub.GetName())
+	}
+	out := hub.DeepCopy()
+	delete(out.Object, "status")
+	for _, f := range hubOnlyMetadata {
+		unstructured.RemoveNestedField(out.Object, "metadata", f)
+	}
+	annotations := out.GetAnnotations()
+	for _, a := range hubOnlyAnnotations {
+		delete(annotations, a)
+	}
+	delete(annotations, flotillav1.AnnotationHash)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[flotillav1.AnnotationOwner] = owner.String()
+	labels := out.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[flotillav1.LabelManagedBy] = flotillav1.ManagedByValue
+	labels[flotillav1.LabelOwner] = owner.LabelValue()
+	out.SetLabels(labels)
+	out.SetAnnotations(annotations)
+	h, err := Hash(out)
+	if err != nil {
+		return nil, err
+	}
+	annotations[flotillav1.AnnotationHash] = h
+	out.SetAnnotations(annotations)
+	return out, nil
+}
+
+// Hash is a hash of an object's canonical JSON (encoding/json sorts map keys), without its
+// hash annotation.
+func Hash(obj *unstructured.Unstructured) (string, error) {
+	c := obj.DeepCopy()
+	if a := c.GetAnnotations(); a != nil {
+		delete(a, flotillav1.AnnotationHash)
+		if len(a) == 0 {
+			a = nil
+		}
+		c.SetAnnotations(a)
+	}
+	data, err := json.Marshal(c.Object)
+	if err != nil {
+		return "", fmt.Errorf("hash %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:16], nil
+}
+
+// Revision is a hash of a whole set of rendered objects: it changes when any object does.
+func Revision(objs []*unstructured.Unstructured) string {
+	hashes := make([]string, 0, len(objs))
+	for _, o := range objs {
+		hashes = append(hashes, Key(o)+"="+o.GetAnnotations()[flotillav1.AnnotationHash])
+	}
+	sort.Strings(hashes)
+	sum := sha256.New()
+	for _, h := range hashes {
+		sum.Write([]byte(h))
+		sum.Write([]byte{0})
+	}
+	return hex.EncodeToString(sum.Sum(nil))[:16]
+}
+
+// Key identifies an object on a cluster: group/Kind/namespace/name.
+func Key(o *unstructured.Unstructured) string {
+	gvk := o.GroupVersionKind()
+	return gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
+}
