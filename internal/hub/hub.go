@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -15,6 +16,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/placement"
+	"github.com/flotilla-dev/flotilla/internal/propagation"
 )
 
 // Options configures the hub controller.
@@ -31,6 +33,10 @@ type Options struct {
 	Inventory inventory.Options
 }
 
+// UserAgent identifies the hub controller's requests to the hub in audit logs and metrics; its
+// requests to spokes say "flotilla".
+const UserAgent = "flotilla-hub"
+
 // leaderElectionID names the Lease replicas compete for.
 const leaderElectionID = "flotilla-hub"
 
@@ -38,6 +44,8 @@ const leaderElectionID = "flotilla-hub"
 
 // Run runs the hub controller against the hub API server until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = UserAgent
 	scheme := install.Scheme()
 	provider := inventory.New(scheme, opts.Inventory)
 	mgr, err := mcmanager.New(cfg, provider, manager.Options{
@@ -49,6 +57,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       ptr(10 * time.Second),
+		// Run may be called again in one process (tests restart the controller); each run
+		// registers its controllers once.
+		Controller: config.Controller{SkipNameValidation: ptr(true)},
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
@@ -58,6 +69,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
 		return fmt.Errorf("set up placement scheduling: %w", err)
+	}
+	if err := (&propagation.Reconciler{}).SetupWithManager(ctx, mgr.GetLocalManager(), provider); err != nil {
+		return fmt.Errorf("set up propagation: %w", err)
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -137,10 +138,13 @@ func rejectsUs(reason string) bool {
 // engage builds a controller-runtime cluster for the spoke, watches its Nodes for capacity, and
 // hands it to every multicluster controller through the manager.
 func (p *Provider) engage(ctx context.Context, m *member, cfg *rest.Config, log logr.Logger) error {
+	// The spoke cache holds only what Flotilla manages (and Nodes, trimmed, for capacity):
+	// a spoke full of other objects costs the hub nothing.
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = p.scheme
 		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
-		o.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: trimNode}}
+		o.Cache.DefaultLabelSelector = labels.SelectorFromSet(labels.Set{flotillav1.LabelManagedBy: flotillav1.ManagedByValue})
+		o.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: trimNode, Label: labels.Everything()}}
 	})
 	if err != nil {
 		return err

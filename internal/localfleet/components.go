@@ -72,6 +72,13 @@ func (p *Plane) apiServer() component {
 		"--allow-privileged=true",
 		"--profiling=false",
 	}
+	if p.spec.AuditLog {
+		args = append(args,
+			"--audit-policy-file="+p.auditPolicyPath(),
+			"--audit-log-path="+p.AuditLogPath(),
+			"--audit-log-mode=blocking",
+		)
+	}
 	return component{name: binAPIServer, bin: binAPIServer, args: append(args, p.spec.ExtraAPIServerArgs...)}
 }
 

@@ -59,6 +59,9 @@ func newPlane(spec PlaneSpec, dir, binDir string) (*Plane, error) {
 	if err := os.WriteFile(p.kwokConfigPath(), []byte(kwokConfig), 0o600); err != nil {
 		return nil, err
 	}
+	if err := os.WriteFile(p.auditPolicyPath(), []byte(auditPolicy), 0o600); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

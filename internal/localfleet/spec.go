@@ -52,6 +52,9 @@ type PlaneSpec struct {
 	Nodes int
 	// NodeCapacity is each fake Node's capacity (default DefaultNodeCapacity).
 	NodeCapacity Capacity
+	// AuditLog makes kube-apiserver write every request (metadata only) to an audit log, which
+	// tests read with Plane.AuditEvents to count who wrote what.
+	AuditLog bool
 	// ExtraAPIServerArgs are appended to kube-apiserver's command line (tests use it for audit
 	// logs or to provoke a failure).
 	ExtraAPIServerArgs []string

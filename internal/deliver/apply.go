@@ -1,0 +1,207 @@
+package deliver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// FieldManager is the server-side apply field manager of every write to a spoke.
+const FieldManager = "flotilla"
+
+// maxMessage bounds a result's message, so status stays small in a large fleet.
+const maxMessage = 512
+
+// errConflict marks an object that belongs to someone else.
+var errConflict = errors.New("conflict")
+
+// deliver applies a job's objects in order and prunes what the owner no longer wants.
+func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
+	res := Result{Revision: job.Revision, Kinds: kindsOf(job.Objects)}
+	cl, err := w.d.clusters.Get(ctx, w.name)
+	if err != nil {
+		res.Disconnected = true
+		res.Message = "cluster is not connected (see its Ready condition); delivery resumes when it is"
+		return res
+	}
+	var failures []string
+	for _, obj := range job.Objects {
+		err := w.applyOne(ctx, cl, obj, job)
+		if err != nil {
+			res.Failed++
+			res.Conflict = res.Conflict || errors.Is(err, errConflict)
+			failures = append(failures, err.Error())
+			continue
+		}
+		res.Applied++
+	}
+	if len(failures) == 0 && job.Prune {
+		pruned, err := prune(ctx, cl, job)
+		res.Pruned = pruned
+		if err != nil {
+			failures = append(failures, err.Error())
+		}
+	}
+	res.Complete = len(failures) == 0
+	res.Message = joinBounded(failures)
+	return res
+}
+
+// applyOne makes one object on the spoke as desired, writing only when it is not already.
+func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, desired *unstructured.Unstructured, job Job) error {
+	ref := describe(desired)
+	key, hash := render.Key(desired), desired.GetAnnotations()[flotillav1.AnnotationHash]
+	if w.recentlyApplied(key, hash) {
+		return nil // written moments ago; the cache has not caught up yet
+	}
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(desired.GroupVersionKind())
+	err := cl.GetCache().Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	switch {
+	case err == nil:
+		if err := checkOwner(existing, job); err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		if existing.GetAnnotations()[flotillav1.AnnotationHash] == desired.GetAnnotations()[flotillav1.AnnotationHash] {
+			return nil // already as desired: no write
+		}
+	case apierrors.IsNotFound(err):
+		// Not among Flotilla's objects; it may still exist unmanaged.
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(desired.GroupVersionKind())
+		err := cl.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(desired), live)
+		if err == nil {
+			if err := checkOwner(live, job); err != nil {
+				return fmt.Errorf("%s: %w", ref, err)
+			}
+		} else if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+			return fmt.Errorf("%s: read: %w", ref, err)
+		}
+	case meta.IsNoMatchError(err):
+		return fmt.Errorf("%s: the cluster does not serve this kind; deliver its CustomResourceDefinition first", ref)
+	default:
+		return fmt.Errorf("%s: read: %w", ref, err)
+	}
+	if err := apply(ctx, cl, desired); err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	w.rememberApplied(key, hash)
+	if render.IsCRD(desired) {
+		return waitEstablished(ctx, cl, desired.GetName())
+	}
+	return nil
+}
+
+// checkOwner refuses to touch an object that is not this owner's, unless the strategy adopts
+// unmanaged objects or this owner wins over another Flotilla owner.
+func checkOwner(live *unstructured.Unstructured, job Job) error {
+	labels := live.GetLabels()
+	switch {
+	case labels[flotillav1.LabelOwner] == job.Owner.LabelValue():
+		return nil
+	case labels[flotillav1.LabelManagedBy] == flotillav1.ManagedByValue:
+		other := live.GetAnnotations()[flotillav1.AnnotationOwner]
+		if other != "" && job.Owner.String() < other {
+			return nil // two owners: the one whose name sorts first wins, every time
+		}
+		return fmt.Errorf("%w: delivered by %s, which takes precedence", errConflict, orUnknown(other))
+	case job.Conflict == flotillav1.ConflictAdopt:
+		return nil
+	default:
+		return fmt.Errorf("%w: exists on the cluster and was not created by Flotilla; set strategy.conflict: Adopt to take it over", errConflict)
+	}
+}
+
+func apply(ctx context.Context, cl cluster.Cluster, desired *unstructured.Unstructured) error {
+	obj := desired.DeepCopy()
+	err := cl.GetClient().Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership) //nolint:staticcheck // unstructured apply
+	if err == nil || desired.GetNamespace() == "" || !apierrors.IsNotFound(err) {
+		return err
+	}
+	// The target namespace is missing: create it (unmarked, so it is never pruned with its
+	// contents) and try once more.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: desired.GetNamespace(),
+		Annotations: map[string]string{flotillav1.AnnotationOwner: "created for " + desired.GetAnnotations()[flotillav1.AnnotationOwner]}}}
+	if cerr := cl.GetClient().Create(ctx, ns, client.FieldOwner(FieldManager)); cerr != nil && !apierrors.IsAlreadyExists(cerr) {
+		return fmt.Errorf("create namespace %s: %w", ns.Name, cerr)
+	}
+	obj = desired.DeepCopy()
+	return cl.GetClient().Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership) //nolint:staticcheck // unstructured apply
+}
+
+// waitEstablished waits until a delivered CRD serves its kind, so objects of that kind can
+// follow in the same delivery.
+func waitEstablished(ctx context.Context, cl cluster.Cluster, name string) error {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := cl.GetAPIReader().Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+			return false, nil //nolint:nilerr // poll until the deadline
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("CustomResourceDefinition %s applied but not Established within 30s", name)
+	}
+	return nil
+}
+
+func describe(o *unstructured.Unstructured) string {
+	kind := strings.ToLower(o.GetKind())
+	if g := o.GroupVersionKind().Group; g != "" {
+		kind += "." + g
+	}
+	if o.GetNamespace() == "" {
+		return kind + "/" + o.GetName()
+	}
+	return kind + " " + o.GetNamespace() + "/" + o.GetName()
+}
+
+func kindsOf(objs []*unstructured.Unstructured) []string {
+	seen := map[string]bool{}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		seen[gvk.Group+"/"+gvk.Version+"/"+gvk.Kind] = true
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func joinBounded(msgs []string) string {
+	r := []rune(strings.Join(msgs, "; "))
+	if len(r) > maxMessage {
+		return string(r[:maxMessage-1]) + "…"
+	}
+	return string(r)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "another owner"
+	}
+	return s
+}

@@ -1,0 +1,178 @@
+package deliver
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// ClusterGetter returns an engaged spoke; the inventory provider is one.
+type ClusterGetter interface {
+	Get(ctx context.Context, name string) (cluster.Cluster, error)
+}
+
+// Options tunes delivery.
+type Options struct {
+	// WorkersPerCluster is how many deliveries run at once on one cluster (default 4).
+	WorkersPerCluster int
+	// JobTimeout bounds one delivery (default 2m).
+	JobTimeout time.Duration
+}
+
+// Deliverer runs deliveries, one queue per cluster.
+type Deliverer struct {
+	ctx      context.Context
+	clusters ClusterGetter
+	notify   func(render.Owner)
+	opts     Options
+	log      logr.Logger
+
+	mu      sync.Mutex
+	workers map[string]*clusterWorker
+}
+
+// New returns a Deliverer whose workers run until ctx ends. notify is called with an owner
+// whenever one of its results changes.
+func New(ctx context.Context, clusters ClusterGetter, notify func(render.Owner), opts Options) *Deliverer {
+	if opts.WorkersPerCluster <= 0 {
+		opts.WorkersPerCluster = 4
+	}
+	if opts.JobTimeout <= 0 {
+		opts.JobTimeout = 2 * time.Minute
+	}
+	return &Deliverer{ctx: ctx, clusters: clusters, notify: notify, opts: opts,
+		log: ctrllog.Log.WithName("deliver"), workers: map[string]*clusterWorker{}}
+}
+
+// Submit makes job the latest desired state of its owner on its cluster and queues it. A job
+// equal to the one already delivered completely is not queued again.
+func (d *Deliverer) Submit(job Job) {
+	w := d.worker(job.Cluster)
+	w.mu.Lock()
+	if prev, ok := w.results[job.Owner]; ok && prev.Complete && prev.Revision == job.Revision && sameJob(w.jobs[job.Owner], job) {
+		w.mu.Unlock()
+		return
+	}
+	w.jobs[job.Owner] = job
+	w.mu.Unlock()
+	w.queue.Add(job.Owner)
+}
+
+// sameJob compares what a job asks for, apart from its objects (covered by the revision).
+func sameJob(a, b Job) bool {
+	return a.Prune == b.Prune && a.Deletion == b.Deletion && a.Conflict == b.Conflict && reflect.DeepEqual(a.PruneKinds, b.PruneKinds)
+}
+
+// Result returns the latest result of owner on cluster.
+func (d *Deliverer) Result(owner render.Owner, clusterName string) (Result, bool) {
+	d.mu.Lock()
+	w, ok := d.workers[clusterName]
+	d.mu.Unlock()
+	if !ok {
+		return Result{}, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, ok := w.results[owner]
+	return r, ok
+}
+
+// Forget drops what is known of owner on cluster (after its objects are gone from there).
+func (d *Deliverer) Forget(owner render.Owner, clusterName string) {
+	d.mu.Lock()
+	w, ok := d.workers[clusterName]
+	d.mu.Unlock()
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	delete(w.jobs, owner)
+	delete(w.results, owner)
+	w.mu.Unlock()
+	w.queue.Forget(owner)
+}
+
+func (d *Deliverer) worker(name string) *clusterWorker {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if w, ok := d.workers[name]; ok {
+		return w
+	}
+	w := &clusterWorker{
+		name:    name,
+		d:       d,
+		jobs:    map[pairKey]Job{},
+		results: map[pairKey]Result{},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[pairKey](200*time.Millisecond, 30*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[pairKey]{Name: "deliver-" + name}),
+	}
+	d.workers[name] = w
+	for range d.opts.WorkersPerCluster {
+		go w.run()
+	}
+	go func() {
+		<-d.ctx.Done()
+		w.queue.ShutDown()
+	}()
+	return w
+}
+
+// clusterWorker delivers to one cluster.
+type clusterWorker struct {
+	name  string
+	d     *Deliverer
+	queue workqueue.TypedRateLimitingInterface[pairKey]
+
+	mu      sync.Mutex
+	jobs    map[pairKey]Job
+	results map[pairKey]Result
+	applied map[string]appliedRecord // recent writes, by render.Key
+}
+
+func (w *clusterWorker) run() {
+	for {
+		owner, shutdown := w.queue.Get()
+		if shutdown {
+			return
+		}
+		w.process(owner)
+		w.queue.Done(owner)
+	}
+}
+
+func (w *clusterWorker) process(owner pairKey) {
+	w.mu.Lock()
+	job, ok := w.jobs[owner]
+	w.mu.Unlock()
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(w.d.ctx, w.d.opts.JobTimeout)
+	defer cancel()
+	log := w.d.log.WithValues("cluster", w.name, "owner", owner.String())
+	result := w.deliver(ctrllog.IntoContext(ctx, log), job)
+	w.mu.Lock()
+	current, stillWanted := w.jobs[owner]
+	prev := w.results[owner]
+	if stillWanted && current.Revision == job.Revision {
+		w.results[owner] = result
+	}
+	w.mu.Unlock()
+	if result.Complete {
+		w.queue.Forget(owner)
+	} else if w.d.ctx.Err() == nil {
+		w.queue.AddRateLimited(owner)
+	}
+	if !reflect.DeepEqual(prev, result) {
+		w.d.notify(owner)
+	}
+}

@@ -1,0 +1,18 @@
+// Package deliver is the only code that writes to spokes. It applies rendered objects with
+// server-side apply under one field manager, in order (CRDs, waiting until Established, then
+// Namespaces, then the rest), and prunes what a Propagation no longer selects.
+//
+// Each cluster has its own queue and workers, so a slow or unreachable spoke never delays
+// another. Work is keyed by (owner, cluster) and coalesced: a burst of changes to one
+// Propagation becomes one delivery of its latest desired set.
+//
+// Safety rules, all enforced here:
+//   - an object already carrying the desired hash (read from the spoke cache, which holds only
+//     Flotilla-managed objects) is not written: a steady fleet sees zero writes;
+//   - an object that exists without Flotilla's marker is not taken over unless the strategy
+//     says Adopt; one owned by another Propagation goes to the owner whose name sorts first,
+//     and the other reports a Conflict, so two Propagations never fight;
+//   - only objects carrying this owner's label are ever pruned, and only after every apply of
+//     the delivery succeeded; a failure to list, reach or discover anything aborts the prune
+//     and is never read as "absent".
+package deliver

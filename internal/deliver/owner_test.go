@@ -1,0 +1,55 @@
+package deliver
+
+import (
+	"errors"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+func TestCheckOwner(t *testing.T) {
+	a := render.Owner{Kind: "Propagation", Namespace: "ns", Name: "a"}
+	b := render.Owner{Kind: "Propagation", Namespace: "ns", Name: "b"}
+	live := func(owner *render.Owner) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		if owner != nil {
+			u.SetLabels(map[string]string{flotillav1.LabelManagedBy: "flotilla", flotillav1.LabelOwner: owner.LabelValue()})
+			u.SetAnnotations(map[string]string{flotillav1.AnnotationOwner: owner.String()})
+		}
+		return u
+	}
+	tests := []struct {
+		name     string
+		live     *unstructured.Unstructured
+		job      Job
+		conflict bool
+	}{
+		{"ours", live(&a), Job{Owner: a}, false},
+		{"unmanaged, rejected by default", live(nil), Job{Owner: a}, true},
+		{"unmanaged, adopted on request", live(nil), Job{Owner: a, Conflict: flotillav1.ConflictAdopt}, false},
+		{"another owner that sorts later loses to us", live(&b), Job{Owner: a}, false},
+		{"another owner that sorts first wins over us", live(&a), Job{Owner: b}, true},
+		{"another owner wins even when we adopt", live(&a), Job{Owner: b, Conflict: flotillav1.ConflictAdopt}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkOwner(tt.live, tt.job)
+			if got := errors.Is(err, errConflict); got != tt.conflict {
+				t.Fatalf("conflict = %v (%v), want %v", got, err, tt.conflict)
+			}
+		})
+	}
+}
+
+func TestJoinBounded(t *testing.T) {
+	long := make([]string, 100)
+	for i := range long {
+		long[i] = "configmap ns/some-object-name: the server rejected it"
+	}
+	if got := joinBounded(long); len(got) > maxMessage+3 {
+		t.Fatalf("message of %d bytes", len(got))
+	}
+}

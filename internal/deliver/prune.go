@@ -1,0 +1,80 @@
+package deliver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// prune deletes (or, with Orphan, leaves) the owner's objects on the cluster that the job no
+// longer wants, newest phase first. Any error reading the cluster aborts before deleting.
+func prune(ctx context.Context, cl cluster.Cluster, job Job) (int, error) {
+	want := map[string]bool{}
+	for _, o := range job.Objects {
+		want[render.Key(o)] = true
+	}
+	var stale []*unstructured.Unstructured
+	for _, gvk := range pruneKinds(job) {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		err := cl.GetCache().List(ctx, list, client.MatchingLabels{
+			flotillav1.LabelManagedBy: flotillav1.ManagedByValue,
+			flotillav1.LabelOwner:     job.Owner.LabelValue(),
+		})
+		if meta.IsNoMatchError(err) {
+			continue // the kind is not served: no object of it can exist
+		}
+		if err != nil {
+			return 0, fmt.Errorf("list %s to prune: %w (nothing was deleted)", gvk.Kind, err)
+		}
+		for i := range list.Items {
+			item := &list.Items[i]
+			if !want[render.Key(item)] && item.GetAnnotations()[flotillav1.AnnotationOwner] == job.Owner.String() {
+				stale = append(stale, item)
+			}
+		}
+	}
+	if len(stale) == 0 || job.Deletion == flotillav1.DeletionOrphan {
+		return len(stale), nil
+	}
+	render.SortForDeletion(stale)
+	var errs []error
+	for _, o := range stale {
+		uid := o.GetUID()
+		err := cl.GetClient().Delete(ctx, o, client.Preconditions{UID: &uid}, client.PropagationPolicy("Background"))
+		if err != nil && !kerrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("prune %s: %w", describe(o), err))
+		}
+	}
+	return len(stale), errors.Join(errs...)
+}
+
+// pruneKinds is every kind the owner may have objects of: what it delivered before and what
+// it delivers now.
+func pruneKinds(job Job) []schema.GroupVersionKind {
+	seen := map[schema.GroupVersionKind]bool{}
+	var out []schema.GroupVersionKind
+	add := func(gvk schema.GroupVersionKind) {
+		if !seen[gvk] {
+			seen[gvk] = true
+			out = append(out, gvk)
+		}
+	}
+	for _, gvk := range job.PruneKinds {
+		add(gvk)
+	}
+	for _, o := range job.Objects {
+		add(o.GroupVersionKind())
+	}
+	return out
+}

@@ -1,0 +1,66 @@
+package localfleet
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
+
+// auditPolicy records every request at Metadata level once it completes: who, what verb, on
+// which object, from which user agent.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: Metadata
+`
+
+func (p *Plane) auditPolicyPath() string { return filepath.Join(p.dir, "audit-policy.yaml") }
+
+// AuditLogPath is where the API server writes its audit log when PlaneSpec.AuditLog is set.
+func (p *Plane) AuditLogPath() string { return filepath.Join(p.dir, "audit.log") }
+
+// AuditEvent is one request recorded in a plane's audit log.
+type AuditEvent struct {
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	User      struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef struct {
+		Resource  string `json:"resource"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"objectRef"`
+	RequestURI string `json:"requestURI"`
+}
+
+// Mutating reports whether the request could change state.
+func (e AuditEvent) Mutating() bool {
+	switch e.Verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	return false
+}
+
+// AuditEvents returns the events recorded so far, oldest first.
+func (p *Plane) AuditEvents() ([]AuditEvent, error) {
+	f, err := os.Open(p.AuditLogPath())
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	var out []AuditEvent
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 1<<20), 16<<20)
+	for scanner.Scan() {
+		var e AuditEvent
+		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
+			continue // a line being written
+		}
+		out = append(out, e)
+	}
+	return out, scanner.Err()
+}

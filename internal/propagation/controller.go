@@ -1,0 +1,313 @@
+package propagation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// Reconciler drives Propagations and ClusterPropagations through the pipeline.
+type Reconciler struct {
+	// Hub reads hub objects through the manager's cache; HubReader reads without caching
+	// (Secrets).
+	Hub       client.Client
+	HubReader client.Reader
+	// Deliverer writes to spokes.
+	Deliverer *deliver.Deliverer
+
+	mgr        manager.Manager
+	controller controller.Controller
+	events     chan event.GenericEvent
+
+	mu           sync.Mutex
+	watched      map[schema.GroupVersionKind]bool
+	pendingSince map[render.Owner]pendingRevision
+}
+
+// +kubebuilder:rbac:groups=flotilla.dev,resources=propagations;clusterpropagations,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=flotilla.dev,resources=propagations/status;clusterpropagations/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=flotilla.dev,resources=propagations/finalizers;clusterpropagations/finalizers,verbs=update
+// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
+
+// SetupWithManager registers the controller on the hub manager and creates its deliverer,
+// which reaches spokes through clusters. ctx bounds the deliverer's workers.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager, clusters deliver.ClusterGetter) error {
+	r.mgr = mgr
+	r.Hub = mgr.GetClient()
+	r.HubReader = mgr.GetAPIReader()
+	r.events = make(chan event.GenericEvent, 4096)
+	r.watched = map[schema.GroupVersionKind]bool{}
+	r.pendingSince = map[render.Owner]pendingRevision{}
+	r.Deliverer = deliver.New(ctx, clusters, r.notify, deliver.Options{})
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		Named("propagation").
+		For(&flotillav1.Propagation{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionPredicate()))).
+		Watches(&flotillav1.ClusterPropagation{}, &handler.EnqueueRequestForObject{},
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionPredicate()))).
+		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
+		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.controller = c
+	return nil
+}
+
+// deletionPredicate passes updates that start a deletion (they do not change generation).
+func deletionPredicate() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !e.ObjectNew.GetDeletionTimestamp().IsZero()
+	}}
+}
+
+// notify asks for a status pass of an owner after its delivery results changed.
+func (r *Reconciler) notify(owner render.Owner) {
+	var obj client.Object = &flotillav1.Propagation{}
+	if owner.Kind == kindClusterPropagation {
+		obj = &flotillav1.ClusterPropagation{}
+	}
+	obj.SetNamespace(owner.Namespace)
+	obj.SetName(owner.Name)
+	r.events <- event.GenericEvent{Object: obj}
+}
+
+// watchHubKind starts watching a kind on the hub the first time a propagator selects it.
+func (r *Reconciler) watchHubKind(gvk schema.GroupVersionKind) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.watched[gvk] {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := r.controller.Watch(source.Kind(r.mgr.GetCache(), client.Object(u), handler.EnqueueRequestsFromMapFunc(r.usersOfNamespace))); err != nil {
+		return fmt.Errorf("watch %s on the hub: %w", gvk, err)
+	}
+	r.watched[gvk] = true
+	return nil
+}
+
+// usersOfNamespace maps a hub object to every propagator that might select it: the
+// Propagations of its namespace and every ClusterPropagation.
+func (r *Reconciler) usersOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	var reqs []reconcile.Request
+	if obj.GetNamespace() != "" {
+		var props flotillav1.PropagationList
+		if err := r.Hub.List(ctx, &props, client.InNamespace(obj.GetNamespace())); err == nil {
+			for i := range props.Items {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&props.Items[i])})
+			}
+		}
+	}
+	var cprops flotillav1.ClusterPropagationList
+	if err := r.Hub.List(ctx, &cprops); err == nil {
+		for i := range cprops.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&cprops.Items[i])})
+		}
+	}
+	return reqs
+}
+
+// usersOfPlacement maps a Placement to the propagators that reference it.
+func (r *Reconciler) usersOfPlacement(ctx context.Context, obj client.Object) []reconcile.Request {
+	var reqs []reconcile.Request
+	var props flotillav1.PropagationList
+	if err := r.Hub.List(ctx, &props, client.InNamespace(obj.GetNamespace())); err == nil {
+		for i := range props.Items {
+			if props.Items[i].Spec.PlacementRef.Name == obj.GetName() {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&props.Items[i])})
+			}
+		}
+	}
+	var cprops flotillav1.ClusterPropagationList
+	if err := r.Hub.List(ctx, &cprops); err == nil {
+		for i := range cprops.Items {
+			ref := cprops.Items[i].Spec.PlacementRef
+			if ref.Name == obj.GetName() && ref.Namespace == obj.GetNamespace() {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&cprops.Items[i])})
+			}
+		}
+	}
+	return reqs
+}
+
+// get loads the propagator a request names: a ClusterPropagation has no namespace.
+func (r *Reconciler) get(ctx context.Context, req reconcile.Request) (propagator, error) {
+	if req.Namespace == "" {
+		p := &flotillav1.ClusterPropagation{}
+		err := r.Hub.Get(ctx, req.NamespacedName, p)
+		return fromClusterPropagation(p), err
+	}
+	p := &flotillav1.Propagation{}
+	err := r.Hub.Get(ctx, req.NamespacedName, p)
+	return fromPropagation(p), err
+}
+
+// Reconcile runs one pass of the pipeline for a propagator.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	p, err := r.get(ctx, req)
+	if err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !p.obj.GetDeletionTimestamp().IsZero() {
+		return reconcile.Result{}, r.cleanup(ctx, p)
+	}
+	if !controllerutil.ContainsFinalizer(p.obj, flotillav1.FinalizerCleanup) {
+		before := p.deepCopy()
+		controllerutil.AddFinalizer(p.obj, flotillav1.FinalizerCleanup)
+		if err := r.Hub.Patch(ctx, p.obj, client.MergeFrom(before.obj)); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	return r.sync(ctx, p)
+}
+
+// settleTime is how long a status write waits for deliveries in flight: a change that reaches
+// every cluster within it costs one status write, not a Progressing write and then another.
+const settleTime = 2 * time.Second
+
+// settling reports whether the owner's deliveries of revision are still in flight and younger
+// than settleTime, in which case the status write waits.
+func (r *Reconciler) settling(owner render.Owner, revision string, in statusInput) bool {
+	pending := false
+	for _, c := range in.targets {
+		if res, ok := in.results[c]; !ok || res.Disconnected || (res.Revision != revision && res.Message == "") {
+			pending = true
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !pending {
+		delete(r.pendingSince, owner)
+		return false
+	}
+	p, ok := r.pendingSince[owner]
+	if !ok || p.revision != revision {
+		r.pendingSince[owner] = pendingRevision{revision: revision, since: time.Now()}
+		return true
+	}
+	return time.Since(p.since) < settleTime
+}
+
+// pendingRevision is a revision whose deliveries are in flight, and since when.
+type pendingRevision struct {
+	revision string
+	since    time.Time
+}
+
+// sync selects, renders and submits deliveries, then records the fleet-wide result.
+func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, error) {
+	in, err := r.plan(ctx, p)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if in.hold == nil && r.settling(p.owner(), in.revision, in) {
+		return reconcile.Result{RequeueAfter: settleTime}, nil
+	}
+	return reconcile.Result{}, r.writeStatus(ctx, p, in)
+}
+
+// plan selects, renders and submits deliveries, and gathers what the status is made of.
+func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error) {
+	in := statusInput{generation: p.obj.GetGeneration(), previous: *p.status}
+	decisions, err := r.decisions(ctx, p)
+	if err != nil {
+		return in, err
+	}
+	if decisions == nil {
+		in.hold = &holdReason{flotillav1.ReasonPlacementNotFound,
+			fmt.Sprintf("Placement %s does not exist; create it, or fix spec.placementRef (nothing is pruned meanwhile)", p.placementKey())}
+		return in, nil
+	}
+	hubObjects, err := r.selectObjects(ctx, p)
+	var invalid invalidSpecError
+	if errors.As(err, &invalid) {
+		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
+		return in, nil
+	}
+	if err != nil {
+		return in, err
+	}
+	owner := p.owner()
+	rendered := make([]*unstructured.Unstructured, 0, len(hubObjects))
+	for _, o := range hubObjects {
+		ro, err := render.Render(o, owner)
+		if err != nil {
+			in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
+			return in, nil
+		}
+		rendered = append(rendered, ro)
+	}
+	render.Sort(rendered)
+	in.selected = len(rendered)
+	in.revision = render.Revision(rendered)
+	in.targets = *decisions
+
+	// Selectors that suddenly match nothing hold what is delivered: only a selection that
+	// emptied while the spec stayed the same (objects deleted on the hub) is pruned.
+	prune := len(rendered) > 0 || (p.obj.GetGeneration() == p.status.ObservedGeneration && p.status.SelectedObjects > 0)
+	if !prune {
+		in.hold = &holdReason{flotillav1.ReasonNothingSelected,
+			"the selectors match no object on the hub; delivered objects are kept until the selectors match again or the Propagation is deleted"}
+	}
+	kinds := deliveredKinds(p.status.DeliveredKinds, rendered)
+	in.kinds = kinds
+	for _, c := range *decisions {
+		r.Deliverer.Submit(deliver.Job{
+			Owner: owner, Cluster: c, Objects: rendered, Revision: in.revision,
+			PruneKinds: parseKinds(kinds), Prune: prune,
+			Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
+		})
+	}
+	in.results = r.results(owner, *decisions)
+	in.dropped = r.handleDropped(ctx, p, in)
+	return in, nil
+}
+
+// decisions returns the clusters the propagator's Placement chooses, or nil if it has none.
+func (r *Reconciler) decisions(ctx context.Context, p propagator) (*[]string, error) {
+	pl := &flotillav1.Placement{}
+	if err := r.Hub.Get(ctx, p.placementKey(), pl); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	names := make([]string, 0, len(pl.Status.Decisions))
+	for _, d := range pl.Status.Decisions {
+		names = append(names, d.ClusterName)
+	}
+	return &names, nil
+}
+
+func (r *Reconciler) results(owner render.Owner, clusters []string) map[string]deliver.Result {
+	out := make(map[string]deliver.Result, len(clusters))
+	for _, c := range clusters {
+		if res, ok := r.Deliverer.Result(owner, c); ok {
+			out[c] = res
+		}
+	}
+	return out
+}

@@ -1,0 +1,15 @@
+// Package propagation reconciles Propagations and ClusterPropagations on the hub: it selects
+// hub objects and manifests, renders them per chosen cluster, hands the result to the
+// deliverer, and is the one writer of their status, which it patches only when the
+// fleet-wide result changed (deliveries notify it; one write per change burst, not one per
+// cluster or object).
+//
+// Split by concern: select.go finds what to deliver, controller.go drives the pipeline,
+// status.go summarizes results, cleanup.go removes delivered objects when a Propagation goes.
+//
+// Pruning safety: selectors that match nothing hold every delivered object in place, unless
+// the spec is unchanged and the objects really disappeared from the hub (a typo in a new
+// selector must never empty a fleet). A cluster that leaves the placement is pruned only once
+// every cluster still chosen has the current revision, so moving a workload adds it on the
+// new cluster before removing it from the old one.
+package propagation

@@ -1,0 +1,363 @@
+package propagation_test
+
+import (
+	"context"
+	"os"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/hub"
+	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/inventory"
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+	"github.com/flotilla-dev/flotilla/internal/membership"
+)
+
+const wait = 30 * time.Second
+
+// env is a hub running the controller and API-only spokes joined to it, with audit logs.
+type env struct {
+	t      *testing.T
+	fleet  *localfleet.Fleet
+	hub    client.Client
+	spokes map[string]client.Client
+	stop   func()
+}
+
+func auditedSpoke(name string) localfleet.PlaneSpec {
+	s := fleettest.APIOnlySpoke(name)
+	s.AuditLog = true
+	return s
+}
+
+func startEnv(t *testing.T, spokes map[string]string) *env {
+	t.Helper()
+	specs := []localfleet.PlaneSpec{{Name: "hub", Role: localfleet.RoleHub, AuditLog: true}}
+	for name := range spokes {
+		specs = append(specs, auditedSpoke(name))
+	}
+	fleet := fleettest.Start(t, specs...)
+	ctx := context.Background()
+	if err := install.Apply(ctx, fleet.Hub().RESTConfig(), nil); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, fleet: fleet, spokes: map[string]client.Client{}}
+	var err error
+	if e.hub, err = client.New(fleet.Hub().RESTConfig(), client.Options{Scheme: install.Scheme()}); err != nil {
+		t.Fatal(err)
+	}
+	e.startController()
+	t.Cleanup(func() { e.stop() })
+	for name, region := range spokes {
+		p := fleet.Plane(name)
+		if err := membership.Join(ctx, e.hub, membership.JoinOptions{Name: name, Spoke: p.RESTConfig(), Labels: map[string]string{"region": region}}); err != nil {
+			t.Fatal(err)
+		}
+		if e.spokes[name], err = client.New(p.RESTConfig(), client.Options{Scheme: install.Scheme()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+func (e *env) startController() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- hub.Run(ctx, e.fleet.Hub().RESTConfig(), hub.Options{MetricsAddr: "0", HealthAddr: "0",
+			Inventory: inventory.Options{ProbeInterval: 500 * time.Millisecond}})
+	}()
+	e.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			e.t.Errorf("hub controller: %v", err)
+		}
+	}
+}
+
+func (e *env) create(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := e.hub.Create(context.Background(), obj); err != nil {
+		t.Fatalf("create %s: %v", obj.GetName(), err)
+	}
+}
+
+// onSpoke waits until the spoke has the object (and check passes) or, with absent, lacks it.
+func (e *env) onSpoke(t *testing.T, spoke string, obj client.Object, absent bool, check func() error) {
+	t.Helper()
+	what := fmt.Sprintf("%T %s/%s on %s", obj, obj.GetNamespace(), obj.GetName(), spoke)
+	if absent {
+		what += " absent"
+	}
+	fleettest.Eventually(t, wait, what, func() error {
+		err := e.spokes[spoke].Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+		if absent {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("still there (%v)", err)
+		}
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			return check()
+		}
+		return nil
+	})
+}
+
+func (e *env) applied(t *testing.T, name string, wantReason string, wantClusters int32) *flotillav1.Propagation {
+	t.Helper()
+	p := &flotillav1.Propagation{}
+	fleettest.Eventually(t, wait, fmt.Sprintf("propagation %s %s on %d clusters", name, wantReason, wantClusters), func() error {
+		if err := e.hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: name}, p); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(p.Status.Conditions, flotillav1.PropagationApplied)
+		if c == nil || c.Reason != wantReason || p.Status.ObservedGeneration != p.Generation {
+			return fmt.Errorf("condition %+v", c)
+		}
+		if wantReason == flotillav1.ReasonApplied && p.Status.AppliedClusters != wantClusters {
+			return fmt.Errorf("appliedClusters %d", p.Status.AppliedClusters)
+		}
+		return nil
+	})
+	return p
+}
+
+// flotillaWrites counts mutating requests Flotilla made to a plane.
+func (e *env) flotillaWrites(t *testing.T, plane string) int {
+	t.Helper()
+	events, err := e.fleet.Plane(plane).AuditEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range events {
+		if ev.Mutating() && (strings.HasPrefix(ev.UserAgent, hub.UserAgent) || (plane != "hub" && strings.HasPrefix(ev.UserAgent, "flotilla"))) {
+			n++
+		}
+	}
+	return n
+}
+
+// updatePropagation changes a Propagation, retrying when the controller wrote in between.
+func (e *env) updatePropagation(t *testing.T, name string, mutate func(*flotillav1.Propagation)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &flotillav1.Propagation{}
+		if err := e.hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: name}, p); err != nil {
+			return err
+		}
+		mutate(p)
+		return e.hub.Update(context.Background(), p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func configMap(name string, labels map[string]string, data string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team", Labels: labels}, Data: map[string]string{"v": data}}
+}
+
+func deployment(name string) *appsv1.Deployment {
+	replicas := int32(2)
+	l := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team"},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: l},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}},
+	}
+}
+
+func TestMain(m *testing.M) {
+	fleettest.SetControllerLogger()
+	os.Exit(m.Run())
+}
+
+func TestPropagation(t *testing.T) {
+	e := startEnv(t, map[string]string{"spoke-a": "eu", "spoke-b": "us"})
+	ctx := context.Background()
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "eu", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}})
+	web := map[string]string{"app": "web"}
+	e.create(t, configMap("cfg", web, "one"))
+	e.create(t, deployment("web"))
+	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{
+			ResourceSelectors: []flotillav1.ResourceSelector{
+				{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{MatchLabels: web}},
+				{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			},
+			PlacementRef: flotillav1.PlacementRef{Name: "eu"},
+		}})
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "team"}}
+	t.Run("delivers to the chosen cluster only, creating the namespace", func(t *testing.T) {
+		e.onSpoke(t, "spoke-a", cm, false, func() error {
+			if cm.Labels[flotillav1.LabelManagedBy] != "flotilla" || cm.Annotations[flotillav1.AnnotationOwner] != "Propagation/team/web" {
+				return fmt.Errorf("markers missing: %v %v", cm.Labels, cm.Annotations)
+			}
+			return nil
+		})
+		e.onSpoke(t, "spoke-a", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}, false, nil)
+		p := e.applied(t, "web", flotillav1.ReasonApplied, 1)
+		if p.Status.SelectedObjects != 2 || p.Status.TargetClusters != 1 || len(p.Status.ClusterResults) != 1 || p.Status.ClusterResults[0].Applied != 2 {
+			t.Fatalf("status = %+v", p.Status)
+		}
+		if err := e.spokes["spoke-b"].Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("delivered to a cluster the placement does not choose: %v", err)
+		}
+	})
+
+	t.Run("a hub edit reaches the spoke", func(t *testing.T) {
+		hubCM := &corev1.ConfigMap{}
+		if err := e.hub.Get(ctx, client.ObjectKeyFromObject(cm), hubCM); err != nil {
+			t.Fatal(err)
+		}
+		hubCM.Data["v"] = "two"
+		if err := e.hub.Update(ctx, hubCM); err != nil {
+			t.Fatal(err)
+		}
+		e.onSpoke(t, "spoke-a", cm, false, func() error {
+			if cm.Data["v"] != "two" {
+				return fmt.Errorf("data %v", cm.Data)
+			}
+			return nil
+		})
+		e.applied(t, "web", flotillav1.ReasonApplied, 1)
+	})
+
+	t.Run("steady state and a controller restart make no writes", func(t *testing.T) {
+		spokeBefore, hubBefore := e.flotillaWrites(t, "spoke-a"), e.flotillaWrites(t, "hub")
+		e.stop()
+		e.startController()
+		// The restarted controller re-reads everything; give it time to reconcile every object
+		// and prove that it did by a status change elsewhere: a new propagation that converges.
+		e.create(t, configMap("marker", map[string]string{"app": "marker"}, "x"))
+		e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "marker", Namespace: "team"},
+			Spec: flotillav1.PropagationSpec{ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "marker"}},
+				PlacementRef: flotillav1.PlacementRef{Name: "eu"}}})
+		e.applied(t, "marker", flotillav1.ReasonApplied, 1)
+		e.applied(t, "web", flotillav1.ReasonApplied, 1)
+		spokeAfter, hubAfter := e.flotillaWrites(t, "spoke-a"), e.flotillaWrites(t, "hub")
+		// The marker costs one apply on the spoke; on the hub, a finalizer and its status.
+		if got := spokeAfter - spokeBefore; got != 1 {
+			t.Errorf("Flotilla made %d writes to the spoke across a restart, want exactly 1 (the new marker)", got)
+		}
+		if got := hubAfter - hubBefore; got > 3 {
+			t.Errorf("Flotilla made %d writes to the hub across a restart, want at most 3 (the marker's finalizer and status)", got)
+		}
+	})
+
+	t.Run("an object the spoke already has is not taken over", func(t *testing.T) {
+		theirs := configMap("taken", nil, "theirs")
+		if err := e.spokes["spoke-a"].Create(ctx, theirs); err != nil {
+			t.Fatal(err)
+		}
+		e.create(t, configMap("taken", web, "ours"))
+		p := e.applied(t, "web", flotillav1.ReasonConflict, 0)
+		if c := meta.FindStatusCondition(p.Status.Conditions, flotillav1.PropagationApplied); !strings.Contains(c.Message, "configmap team/taken") {
+			t.Errorf("conflict message does not name the object: %s", c.Message)
+		}
+		got := &corev1.ConfigMap{}
+		if err := e.spokes["spoke-a"].Get(ctx, client.ObjectKeyFromObject(theirs), got); err != nil || got.Data["v"] != "theirs" {
+			t.Fatalf("the spoke's own object was changed: %v %v", got.Data, err)
+		}
+		if err := e.hub.Delete(ctx, configMap("taken", nil, "")); err != nil {
+			t.Fatal(err)
+		}
+		e.applied(t, "web", flotillav1.ReasonApplied, 1)
+		if err := e.spokes["spoke-a"].Get(ctx, client.ObjectKeyFromObject(theirs), got); err != nil {
+			t.Fatalf("pruning removed an object Flotilla does not own: %v", err)
+		}
+	})
+
+	t.Run("a selector typo holds objects; removal from the hub prunes", func(t *testing.T) {
+		var good flotillav1.PropagationSpec
+		e.updatePropagation(t, "web", func(p *flotillav1.Propagation) {
+			good = *p.Spec.DeepCopy()
+			p.Spec.ResourceSelectors = []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap",
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "wbe"}}}}
+		})
+		e.applied(t, "web", flotillav1.ReasonNothingSelected, 0)
+		e.onSpoke(t, "spoke-a", cm, false, nil)
+		e.onSpoke(t, "spoke-a", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}, false, nil)
+
+		e.updatePropagation(t, "web", func(p *flotillav1.Propagation) { p.Spec = good })
+		e.applied(t, "web", flotillav1.ReasonApplied, 1)
+		if err := e.hub.Delete(ctx, configMap("cfg", nil, "")); err != nil {
+			t.Fatal(err)
+		}
+		e.onSpoke(t, "spoke-a", cm, true, nil)
+		e.onSpoke(t, "spoke-a", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}, false, nil)
+	})
+
+	t.Run("relabelling clusters moves objects: added on the new one before removed from the old", func(t *testing.T) {
+		relabel := func(name, region string) {
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				c := &flotillav1.Cluster{}
+				if err := e.hub.Get(ctx, client.ObjectKey{Name: name}, c); err != nil {
+					return err
+				}
+				c.Labels["region"] = region
+				return e.hub.Update(ctx, c)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		relabel("spoke-b", "eu")
+		relabel("spoke-a", "us")
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
+		e.onSpoke(t, "spoke-b", dep, false, nil)
+		e.onSpoke(t, "spoke-a", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}, true, nil)
+		e.applied(t, "web", flotillav1.ReasonApplied, 1)
+	})
+
+	t.Run("deleting a Propagation removes its objects, or orphans them", func(t *testing.T) {
+		e.create(t, configMap("kept", map[string]string{"app": "kept"}, "x"))
+		e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "orphaning", Namespace: "team"},
+			Spec: flotillav1.PropagationSpec{ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "kept"}},
+				PlacementRef: flotillav1.PlacementRef{Name: "eu"}, Strategy: flotillav1.PropagationStrategy{Deletion: flotillav1.DeletionOrphan}}})
+		kept := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: "team"}}
+		e.onSpoke(t, "spoke-b", kept, false, nil)
+		for _, name := range []string{"orphaning", "web"} {
+			if err := e.hub.Delete(ctx, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.onSpoke(t, "spoke-b", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}, true, nil)
+		fleettest.Eventually(t, wait, "propagations gone from the hub", func() error {
+			var list flotillav1.PropagationList
+			if err := e.hub.List(ctx, &list, client.InNamespace("team")); err != nil {
+				return err
+			}
+			for _, p := range list.Items {
+				if p.Name == "web" || p.Name == "orphaning" {
+					return fmt.Errorf("%s still there", p.Name)
+				}
+			}
+			return nil
+		})
+		if err := e.spokes["spoke-b"].Get(ctx, client.ObjectKeyFromObject(kept), kept); err != nil {
+			t.Fatalf("Orphan did not leave the object: %v", err)
+		}
+	})
+}

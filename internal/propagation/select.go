@@ -1,0 +1,169 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// invalidSpecError is a selector or manifest the user must fix.
+type invalidSpecError struct{ msg string }
+
+func (e invalidSpecError) Error() string { return e.msg }
+
+// selectObjects returns the hub objects and manifest documents a propagator delivers.
+// Selected kinds are watched from now on, so later changes to such objects reconcile it.
+func (r *Reconciler) selectObjects(ctx context.Context, p propagator) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for i, sel := range p.spec.ResourceSelectors {
+		objs, err := r.selectResources(ctx, p, sel)
+		if err != nil {
+			return nil, fmt.Errorf("resourceSelectors[%d] (%s %s): %w", i, sel.APIVersion, sel.Kind, err)
+		}
+		out = append(out, objs...)
+	}
+	for i, src := range p.spec.Manifests {
+		objs, err := r.readManifests(ctx, p, src)
+		if err != nil {
+			return nil, fmt.Errorf("manifests[%d] (%s %s): %w", i, src.Kind, src.Name, err)
+		}
+		out = append(out, objs...)
+	}
+	return dedupe(out), nil
+}
+
+func (r *Reconciler) selectResources(ctx context.Context, p propagator, sel flotillav1.ResourceSelector) ([]*unstructured.Unstructured, error) {
+	gv, err := schema.ParseGroupVersion(sel.APIVersion)
+	if err != nil {
+		return nil, invalidSpecError{fmt.Sprintf("apiVersion %q: %v", sel.APIVersion, err)}
+	}
+	gvk := gv.WithKind(sel.Kind)
+	mapping, err := r.Hub.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		return nil, invalidSpecError{fmt.Sprintf("the hub does not serve %s %s", sel.APIVersion, sel.Kind)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	var opts []client.ListOption
+	switch p.kind {
+	case kindPropagation:
+		if !namespaced {
+			return nil, invalidSpecError{fmt.Sprintf("%s is cluster-scoped; deliver it with a ClusterPropagation", sel.Kind)}
+		}
+		if sel.Namespace != "" && sel.Namespace != p.obj.GetNamespace() {
+			return nil, invalidSpecError{"a Propagation selects only in its own namespace; leave namespace empty or use a ClusterPropagation"}
+		}
+		opts = append(opts, client.InNamespace(p.obj.GetNamespace()))
+	case kindClusterPropagation:
+		if namespaced && sel.Namespace != "" {
+			opts = append(opts, client.InNamespace(sel.Namespace))
+		}
+	}
+	if sel.LabelSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(sel.LabelSelector)
+		if err != nil {
+			return nil, invalidSpecError{fmt.Sprintf("labelSelector: %v", err)}
+		}
+		opts = append(opts, client.MatchingLabelsSelector{Selector: s})
+	} else {
+		opts = append(opts, client.MatchingLabelsSelector{Selector: labels.Everything()})
+	}
+	if err := r.watchHubKind(gvk); err != nil {
+		return nil, err
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := r.Hub.List(ctx, list, opts...); err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for i := range list.Items {
+		o := &list.Items[i]
+		if sel.Name != "" && o.GetName() != sel.Name {
+			continue
+		}
+		if !o.GetDeletionTimestamp().IsZero() {
+			continue
+		}
+		// Flotilla's own objects are never delivered, nor are hub-local objects it created.
+		if o.GetLabels()[flotillav1.LabelManagedBy] == flotillav1.ManagedByValue {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func (r *Reconciler) readManifests(ctx context.Context, p propagator, src flotillav1.ManifestSource) ([]*unstructured.Unstructured, error) {
+	key := client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: src.Name}
+	data := map[string]string{}
+	switch src.Kind {
+	case "ConfigMap":
+		if err := r.watchHubKind(corev1.SchemeGroupVersion.WithKind("ConfigMap")); err != nil {
+			return nil, err
+		}
+		cm := &corev1.ConfigMap{}
+		if err := r.Hub.Get(ctx, key, cm); err != nil {
+			return nil, err
+		}
+		data = cm.Data
+	case "Secret":
+		// Secrets are read without caching them on the hub.
+		s := &corev1.Secret{}
+		if err := r.HubReader.Get(ctx, key, s); err != nil {
+			return nil, err
+		}
+		for k, v := range s.Data {
+			data[k] = string(v)
+		}
+	default:
+		return nil, invalidSpecError{fmt.Sprintf("unknown manifest kind %q", src.Kind)}
+	}
+	objs, err := render.ParseManifests(string(src.Kind)+" "+src.Name, data)
+	if err != nil {
+		return nil, invalidSpecError{err.Error()}
+	}
+	for _, o := range objs {
+		if o.GetNamespace() == "" && p.kind == kindPropagation && r.namespaced(o) {
+			o.SetNamespace(p.obj.GetNamespace())
+		}
+	}
+	return objs, nil
+}
+
+// namespaced reports whether an object's kind is namespaced on the hub; kinds the hub does not
+// know (their CRD may come in the same delivery) are taken as namespaced.
+func (r *Reconciler) namespaced(o *unstructured.Unstructured) bool {
+	gvk := o.GroupVersionKind()
+	m, err := r.Hub.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return true
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace
+}
+
+func dedupe(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	seen := map[string]bool{}
+	out := objs[:0]
+	for _, o := range objs {
+		k := render.Key(o)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, o)
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package propagation
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
+)
+
+func applied(status flotillav1.PropagationStatus) *metav1.Condition {
+	return meta.FindStatusCondition(status.Conditions, flotillav1.PropagationApplied)
+}
+
+func TestComputeStatus(t *testing.T) {
+	done := deliver.Result{Revision: "r2", Complete: true, Applied: 3}
+	tests := []struct {
+		name       string
+		in         statusInput
+		wantReason string
+		wantStatus metav1.ConditionStatus
+		check      func(t *testing.T, s flotillav1.PropagationStatus)
+	}{
+		{name: "every cluster has the revision",
+			in:         statusInput{generation: 2, selected: 3, revision: "r2", targets: []string{"a", "b"}, results: map[string]deliver.Result{"a": done, "b": done}},
+			wantReason: flotillav1.ReasonApplied, wantStatus: metav1.ConditionTrue,
+			check: func(t *testing.T, s flotillav1.PropagationStatus) {
+				if s.AppliedClusters != 2 || s.TargetClusters != 2 || s.SelectedObjects != 3 || s.ObservedGeneration != 2 {
+					t.Errorf("counts %+v", s)
+				}
+			}},
+		{name: "one cluster pending",
+			in:         statusInput{revision: "r2", targets: []string{"a", "b"}, results: map[string]deliver.Result{"a": done}},
+			wantReason: flotillav1.ReasonProgressing, wantStatus: metav1.ConditionFalse},
+		{name: "a failure names the cluster",
+			in: statusInput{revision: "r2", targets: []string{"a", "b"}, results: map[string]deliver.Result{"a": done,
+				"b": {Revision: "r2", Failed: 1, Applied: 2, Message: "configmap ns/x: too big"}}},
+			wantReason: flotillav1.ReasonApplyFailed, wantStatus: metav1.ConditionFalse,
+			check: func(t *testing.T, s flotillav1.PropagationStatus) {
+				if !strings.Contains(applied(s).Message, "b: configmap ns/x: too big") || s.FailedClusters != 1 {
+					t.Errorf("condition %+v", applied(s))
+				}
+				if s.ClusterResults[0].Cluster != "b" {
+					t.Errorf("failures are not listed first: %+v", s.ClusterResults)
+				}
+			}},
+		{name: "a conflict wins over other failures",
+			in: statusInput{revision: "r2", targets: []string{"a", "b"}, results: map[string]deliver.Result{
+				"a": {Revision: "r2", Failed: 1, Message: "boom"}, "b": {Revision: "r2", Failed: 1, Conflict: true, Message: "conflict: x"}}},
+			wantReason: flotillav1.ReasonConflict, wantStatus: metav1.ConditionFalse},
+		{name: "no clusters", in: statusInput{revision: "r2"}, wantReason: flotillav1.ReasonNoClusters, wantStatus: metav1.ConditionFalse},
+		{name: "a held placement keeps the previous counts",
+			in: statusInput{previous: flotillav1.PropagationStatus{SelectedObjects: 5, AppliedClusters: 2},
+				hold: &holdReason{flotillav1.ReasonPlacementNotFound, "no placement"}},
+			wantReason: flotillav1.ReasonPlacementNotFound, wantStatus: metav1.ConditionFalse,
+			check: func(t *testing.T, s flotillav1.PropagationStatus) {
+				if s.SelectedObjects != 5 || s.AppliedClusters != 2 {
+					t.Errorf("counts were reset: %+v", s)
+				}
+			}},
+		{name: "after a restart, a recorded revision still holds",
+			in: statusInput{revision: "r2", selected: 3, targets: []string{"a"},
+				previous: flotillav1.PropagationStatus{ClusterResults: []flotillav1.ClusterResult{{Cluster: "a", Revision: "r2", Applied: 3}}}},
+			wantReason: flotillav1.ReasonApplied, wantStatus: metav1.ConditionTrue},
+		{name: "a disconnected cluster with an old revision is pending, not failed",
+			in: statusInput{revision: "r2", targets: []string{"a"}, results: map[string]deliver.Result{"a": {Revision: "r2", Disconnected: true, Message: "not connected"}},
+				previous: flotillav1.PropagationStatus{ClusterResults: []flotillav1.ClusterResult{{Cluster: "a", Revision: "r1"}}}},
+			wantReason: flotillav1.ReasonProgressing, wantStatus: metav1.ConditionFalse,
+			check: func(t *testing.T, s flotillav1.PropagationStatus) {
+				if s.FailedClusters != 0 || s.ClusterResults[0].Message != "not connected" {
+					t.Errorf("status %+v", s)
+				}
+			}},
+		{name: "clusters leaving the placement keep it progressing",
+			in: statusInput{revision: "r2", targets: []string{"a"}, results: map[string]deliver.Result{"a": done},
+				dropped: map[string]deliver.Result{"old": {}}},
+			wantReason: flotillav1.ReasonProgressing, wantStatus: metav1.ConditionFalse},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := computeStatus(tt.in)
+			c := applied(s)
+			if c == nil || c.Reason != tt.wantReason || c.Status != tt.wantStatus {
+				t.Fatalf("condition %+v, want %s/%s", c, tt.wantStatus, tt.wantReason)
+			}
+			if tt.check != nil {
+				tt.check(t, s)
+			}
+		})
+	}
+}
+
+func TestComputeStatusIsBoundedAt1000Clusters(t *testing.T) {
+	in := statusInput{revision: "r", results: map[string]deliver.Result{}}
+	for i := range 1500 {
+		c := fmt.Sprintf("cluster-%04d", i)
+		in.targets = append(in.targets, c)
+		in.results[c] = deliver.Result{Revision: "r", Failed: 1, Message: strings.Repeat("x", 600)}
+	}
+	s := computeStatus(in)
+	if len(s.ClusterResults) != maxClusterResults || s.FailedClusters != 1500 {
+		t.Fatalf("%d entries, %d failed", len(s.ClusterResults), s.FailedClusters)
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 1<<20 {
+		t.Fatalf("status of a 1500-cluster fleet is %d bytes, over 1 MiB", len(data))
+	}
+}
