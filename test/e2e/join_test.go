@@ -48,30 +48,9 @@ func TestJoinWithTheCLI(t *testing.T) {
 	}
 	mustRun("install") // idempotent
 
-	var hubLog bytes.Buffer
 	// The controller runs as its own ServiceAccount, so the generated RBAC is proven sufficient,
 	// with leader election on as in production.
-	hubProc := exec.Command(flotilla, "hub", "--hub-kubeconfig", controllerKC, "--leader-elect=true",
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s")
-	hubProc.Stdout, hubProc.Stderr = &hubLog, &hubLog
-	if err := hubProc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	hubExited := make(chan error, 1)
-	go func() { hubExited <- hubProc.Wait() }()
-	t.Cleanup(func() {
-		_ = hubProc.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-hubExited:
-		case <-time.After(15 * time.Second):
-			_ = hubProc.Process.Kill()
-			<-hubExited
-			t.Error("flotilla hub did not stop within 15s of SIGTERM")
-		}
-		if t.Failed() {
-			t.Logf("flotilla hub log:\n%s", hubLog.String())
-		}
-	})
+	runFlotillaHub(t, flotilla, controllerKC, "--leader-elect=true")
 
 	out = mustRun("join", "eu-1", "--kubeconfig", spokeKC, "--label", "region=eu-west", "--label", "env=prod")
 	if !strings.Contains(out, "cluster.flotilla.dev/eu-1 joined") {
@@ -137,4 +116,43 @@ func serviceAccountKubeconfig(t *testing.T, adminKubeconfig, namespace, name str
 		t.Fatal(err)
 	}
 	return path
+}
+
+// runFlotillaHub runs `flotilla hub` against the hub until the test ends, then stops it with
+// SIGTERM (and checks that it stops); its log is shown if the test failed.
+func runFlotillaHub(t *testing.T, flotilla, hubKubeconfig string, extraArgs ...string) {
+	t.Helper()
+	var log bytes.Buffer
+	args := append([]string{"hub", "--hub-kubeconfig", hubKubeconfig, "--leader-elect=false",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s"}, extraArgs...)
+	proc := exec.Command(flotilla, args...)
+	proc.Stdout, proc.Stderr = &log, &log
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- proc.Wait() }()
+	t.Cleanup(func() {
+		_ = proc.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			_ = proc.Process.Kill()
+			<-exited
+			t.Error("flotilla hub did not stop within 15s of SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("flotilla hub log:\n%s", log.String())
+		}
+	})
+}
+
+// runFlotilla runs a flotilla command against the hub and fails the test if it fails.
+func runFlotilla(t *testing.T, flotilla, hubKubeconfig string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(flotilla, append(args, "--hub-kubeconfig", hubKubeconfig)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("flotilla %v: %v\n%s", args, err, out)
+	}
+	return string(out)
 }

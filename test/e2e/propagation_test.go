@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+)
+
+// TestPropagationWithKubectl is the user's path through the propagation engine, with kubectl
+// against the hub and the spokes: a CRD, a custom resource and a Deployment reach their
+// clusters; relabelling clusters moves the Deployment (added on the new cluster before it is
+// removed from the old one); Orphan leaves it behind when the Propagation is deleted.
+func TestPropagationWithKubectl(t *testing.T) {
+	flotilla := buildFlotilla(t)
+	fleet := fleettest.Start(t, fleettest.Hub(),
+		fleettest.FullSpoke("spoke-1", nil), fleettest.FullSpoke("spoke-2", nil), fleettest.FullSpoke("spoke-3", nil))
+	hubKC := fleet.Hub().KubeconfigPath()
+	runFlotilla(t, flotilla, hubKC, "install")
+	runFlotillaHub(t, flotilla, hubKC)
+	for name, region := range map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"} {
+		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
+	}
+	mustKubectl(t, hubKC, "apply", "-f", "testdata/fleet-demo.yaml")
+	// The hub serves the CRD now; its custom resource can follow.
+	mustKubectl(t, hubKC, "wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=30s")
+	mustKubectl(t, hubKC, "apply", "-f", "testdata/widget.yaml")
+
+	kc := func(spoke string) string { return fleet.Plane(spoke).KubeconfigPath() }
+	for _, s := range []string{"spoke-1", "spoke-2", "spoke-3"} {
+		eventuallyKubectl(t, kc(s), "3", "get", "widget", "w1", "-n", "demo", "-o", "jsonpath={.spec.size}")
+	}
+	mustKubectl(t, kc("spoke-1"), "wait", "--for=condition=Available", "deployment/web", "-n", "demo", "--timeout=90s")
+	assertAbsent(t, kc("spoke-2"), "deployment", "web", "-n", "demo")
+	eventuallyKubectl(t, hubKC, "Applied 3", "get", "clusterpropagation", "widgets", "-o",
+		`jsonpath={.status.conditions[?(@.type=="Applied")].reason} {.status.appliedClusters}`)
+	eventuallyKubectl(t, hubKC, "Applied 1", "get", "propagation", "web", "-n", "demo", "-o",
+		`jsonpath={.status.conditions[?(@.type=="Applied")].reason} {.status.appliedClusters}`)
+
+	// Move the Deployment from spoke-1 to spoke-2 by relabelling the clusters.
+	mustKubectl(t, hubKC, "label", "cluster", "spoke-2", "region=eu-west", "--overwrite")
+	mustKubectl(t, hubKC, "label", "cluster", "spoke-1", "region=us-east", "--overwrite")
+	eventuallyKubectl(t, kc("spoke-2"), "2", "get", "deployment", "web", "-n", "demo", "-o", "jsonpath={.status.availableReplicas}")
+	fleettest.Eventually(t, 60*time.Second, "deployment web removed from spoke-1", func() error {
+		out, err := kubectl(t, kc("spoke-1"), "get", "deployment", "web", "-n", "demo", "--ignore-not-found", "-o", "name")
+		if err != nil || strings.TrimSpace(out) != "" {
+			return fmt.Errorf("still there: %q %v", out, err)
+		}
+		return nil
+	})
+	eventuallyKubectl(t, hubKC, "Applied 1", "get", "propagation", "web", "-n", "demo", "-o",
+		`jsonpath={.status.conditions[?(@.type=="Applied")].reason} {.status.appliedClusters}`)
+
+	// Orphan: deleting the Propagation leaves the Deployment running.
+	mustKubectl(t, hubKC, "patch", "propagation", "web", "-n", "demo", "--type=merge", "-p", `{"spec":{"strategy":{"deletion":"Orphan"}}}`)
+	mustKubectl(t, hubKC, "delete", "propagation", "web", "-n", "demo", "--timeout=60s")
+	mustKubectl(t, kc("spoke-2"), "get", "deployment", "web", "-n", "demo")
+
+	// Delete (the default): deleting the ClusterPropagation removes the custom resources.
+	mustKubectl(t, hubKC, "delete", "clusterpropagation", "widgets", "--timeout=60s")
+	for _, s := range []string{"spoke-1", "spoke-2", "spoke-3"} {
+		assertAbsent(t, kc(s), "crd", "widgets.example.com")
+	}
+}
+
+// eventuallyKubectl waits until kubectl's output (trimmed) equals want.
+func eventuallyKubectl(t *testing.T, kubeconfig, want string, args ...string) {
+	t.Helper()
+	fleettest.Eventually(t, 90*time.Second, fmt.Sprintf("kubectl %s = %q", strings.Join(args, " "), want), func() error {
+		out, err := kubectl(t, kubeconfig, args...)
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		if strings.TrimSpace(out) != want {
+			return fmt.Errorf("got %q", out)
+		}
+		return nil
+	})
+}
+
+func assertAbsent(t *testing.T, kubeconfig string, args ...string) {
+	t.Helper()
+	fleettest.Eventually(t, 60*time.Second, fmt.Sprintf("%v absent", args), func() error {
+		out, err := kubectl(t, kubeconfig, append([]string{"get", "--ignore-not-found", "-o", "name"}, args...)...)
+		if err != nil || strings.TrimSpace(out) != "" {
+			return fmt.Errorf("present: %q %v", out, err)
+		}
+		return nil
+	})
+}
+
+
