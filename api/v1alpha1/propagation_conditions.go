@@ -10,8 +10,16 @@ package v1alpha1
 //	         False  NoClusters         the Placement chooses no cluster
 //	         False  NothingSelected    the selectors match nothing; nothing is pruned because of it
 //	         False  InvalidSpec        a selector or manifest is malformed (the message names it)
+//	Ready    True   Ready              Applied, and every object is ready on every cluster
+//	         False  NotReady           some objects are not ready yet (the message names one)
+//	         False  NotApplied         Applied is not True
 const (
 	PropagationApplied = "Applied"
+	PropagationReady   = "Ready"
+
+	ReasonReady      = "Ready"
+	ReasonNotApplied = "NotApplied"
+	// ReasonNotReady (shared with Cluster) marks objects that are not ready yet.
 
 	ReasonApplied           = "Applied"
 	ReasonProgressing       = "Progressing"

@@ -146,6 +146,11 @@ type ClusterResult struct {
 	// +optional
 	Applied int32 `json:"applied"`
 
+	// ready is the number of objects that are ready on the cluster (kstatus: a Deployment
+	// rolled out and Available, a CRD Established, a ConfigMap at once).
+	// +optional
+	Ready int32 `json:"ready"`
+
 	// failed is the number of objects that could not be delivered.
 	// +optional
 	Failed int32 `json:"failed,omitempty"`
@@ -165,7 +170,8 @@ type PropagationStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// conditions: Applied is True when every chosen cluster has every object in its desired
-	// state; its reason says what is missing otherwise.
+	// state, Ready when, in addition, every object is ready there; their reasons say what is
+	// missing otherwise.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -183,6 +189,10 @@ type PropagationStatus struct {
 	// appliedClusters is the number of clusters with every object delivered.
 	// +optional
 	AppliedClusters int32 `json:"appliedClusters"`
+
+	// readyClusters is the number of clusters with every object delivered and ready.
+	// +optional
+	ReadyClusters int32 `json:"readyClusters"`
 
 	// failedClusters is the number of clusters with at least one failure.
 	// +optional
@@ -211,6 +221,7 @@ type PropagationStatus struct {
 // +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.selectedObjects`
 // +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.targetClusters`
 // +kubebuilder:printcolumn:name="Applied",type=integer,JSONPath=`.status.appliedClusters`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyClusters`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -246,6 +257,7 @@ type PropagationList struct {
 // +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.selectedObjects`
 // +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.targetClusters`
 // +kubebuilder:printcolumn:name="Applied",type=integer,JSONPath=`.status.appliedClusters`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyClusters`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -60,6 +60,9 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	}
 	res.Complete = len(failures) == 0
 	res.Message = joinBounded(failures)
+	if res.Complete {
+		res.Ready, res.NotReady = readiness(ctx, cl, job.Objects)
+	}
 	return res
 }
 

@@ -167,10 +167,15 @@ func (w *clusterWorker) process(owner pairKey) {
 		w.results[owner] = result
 	}
 	w.mu.Unlock()
-	if result.Complete {
-		w.queue.Forget(owner)
-	} else if w.d.ctx.Err() == nil {
+	switch {
+	case w.d.ctx.Err() != nil:
+	case !result.Complete:
 		w.queue.AddRateLimited(owner)
+	case result.Ready < len(job.Objects):
+		w.queue.Forget(owner)
+		w.queue.AddAfter(owner, readinessRecheck)
+	default:
+		w.queue.Forget(owner)
 	}
 	if !reflect.DeepEqual(prev, result) {
 		w.d.notify(owner)

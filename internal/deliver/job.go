@@ -33,6 +33,11 @@ type Result struct {
 	// Applied counts objects in their desired state; Failed those that are not.
 	Applied int
 	Failed  int
+	// Ready counts objects that are ready on the cluster, as kstatus computes it from the
+	// spoke cache (a Deployment Available and rolled out, a CRD Established, a ConfigMap at
+	// once); NotReady describes the first one that is not.
+	Ready    int
+	NotReady string
 	// Pruned counts objects deleted (or, with Orphan, left behind) by this delivery.
 	Pruned int
 	// Conflict is set when an object belongs to someone else.

@@ -41,6 +41,7 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	if in.hold != nil && in.hold.reason != flotillav1.ReasonNothingSelected {
 		cond.Reason, cond.Message = in.hold.reason, in.hold.message
 		meta.SetStatusCondition(&out.Conditions, cond)
+		meta.SetStatusCondition(&out.Conditions, readyCondition(cond, out, in, ""))
 		return out
 	}
 	if in.kinds != nil {
@@ -48,7 +49,8 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	}
 	out.SelectedObjects = int32(in.selected)
 	out.TargetClusters = int32(len(in.targets))
-	out.AppliedClusters, out.FailedClusters = 0, 0
+	out.AppliedClusters, out.FailedClusters, out.ReadyClusters = 0, 0, 0
+	var firstNotReady string
 	previous := map[string]flotillav1.ClusterResult{}
 	for _, r := range in.previous.ClusterResults {
 		previous[r.Cluster] = r
@@ -65,15 +67,24 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 			// cluster unreachable): what was recorded still holds.
 			entry = prev
 			out.AppliedClusters++
+			if prev.Ready == prev.Applied {
+				out.ReadyClusters++
+			}
 		case !ok:
 			entry.Message = "delivery pending"
 		case res.Disconnected:
 			entry.Message = limit(res.Message, 512)
 		default:
 			entry.Applied, entry.Failed, entry.Message = int32(res.Applied), int32(res.Failed), limit(res.Message, 512)
+			entry.Ready = int32(res.Ready)
 			if res.Complete && res.Revision == in.revision {
 				entry.Revision = res.Revision
 				out.AppliedClusters++
+				if res.Ready == res.Applied {
+					out.ReadyClusters++
+				} else if firstNotReady == "" {
+					firstNotReady = c + ": " + res.NotReady
+				}
 			} else if res.Failed > 0 || res.Message != "" {
 				out.FailedClusters++
 				if firstFailure == "" {
@@ -120,7 +131,24 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 		}
 	}
 	meta.SetStatusCondition(&out.Conditions, cond)
+	meta.SetStatusCondition(&out.Conditions, readyCondition(cond, out, in, firstNotReady))
 	return out
+}
+
+// readyCondition derives Ready from Applied and the clusters' readiness.
+func readyCondition(applied metav1.Condition, out flotillav1.PropagationStatus, in statusInput, firstNotReady string) metav1.Condition {
+	c := metav1.Condition{Type: flotillav1.PropagationReady, Status: metav1.ConditionFalse, ObservedGeneration: in.generation}
+	switch {
+	case applied.Status != metav1.ConditionTrue:
+		c.Reason, c.Message = flotillav1.ReasonNotApplied, "not every object is applied yet; see the Applied condition"
+	case int(out.ReadyClusters) < len(in.targets):
+		c.Reason = flotillav1.ReasonNotReady
+		c.Message = truncate(fmt.Sprintf("%d of %d clusters ready; first not ready: %s", out.ReadyClusters, len(in.targets), firstNotReady))
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, flotillav1.ReasonReady
+		c.Message = fmt.Sprintf("every object is ready on %d clusters", len(in.targets))
+	}
+	return c
 }
 
 // writeStatus patches the status if it changed: one write per change burst.

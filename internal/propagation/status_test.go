@@ -18,7 +18,7 @@ func applied(status flotillav1.PropagationStatus) *metav1.Condition {
 }
 
 func TestComputeStatus(t *testing.T) {
-	done := deliver.Result{Revision: "r2", Complete: true, Applied: 3}
+	done := deliver.Result{Revision: "r2", Complete: true, Applied: 3, Ready: 3}
 	tests := []struct {
 		name       string
 		in         statusInput
@@ -30,7 +30,23 @@ func TestComputeStatus(t *testing.T) {
 			in:         statusInput{generation: 2, selected: 3, revision: "r2", targets: []string{"a", "b"}, results: map[string]deliver.Result{"a": done, "b": done}},
 			wantReason: flotillav1.ReasonApplied, wantStatus: metav1.ConditionTrue,
 			check: func(t *testing.T, s flotillav1.PropagationStatus) {
+				if r := meta.FindStatusCondition(s.Conditions, flotillav1.PropagationReady); r == nil || r.Status != metav1.ConditionTrue {
+					t.Errorf("Ready condition %+v", r)
+				}
 				if s.AppliedClusters != 2 || s.TargetClusters != 2 || s.SelectedObjects != 3 || s.ObservedGeneration != 2 {
+					t.Errorf("counts %+v", s)
+				}
+			}},
+		{name: "applied but not ready yet",
+			in: statusInput{revision: "r2", targets: []string{"a"}, results: map[string]deliver.Result{
+				"a": {Revision: "r2", Complete: true, Applied: 3, Ready: 2, NotReady: "deployment.apps ns/web: InProgress: 1 of 2 available"}}},
+			wantReason: flotillav1.ReasonApplied, wantStatus: metav1.ConditionTrue,
+			check: func(t *testing.T, s flotillav1.PropagationStatus) {
+				r := meta.FindStatusCondition(s.Conditions, flotillav1.PropagationReady)
+				if r == nil || r.Status != metav1.ConditionFalse || r.Reason != flotillav1.ReasonNotReady || !strings.Contains(r.Message, "a: deployment.apps ns/web") {
+					t.Errorf("Ready condition %+v", r)
+				}
+				if s.ReadyClusters != 0 || s.ClusterResults[0].Ready != 2 {
 					t.Errorf("counts %+v", s)
 				}
 			}},

@@ -36,8 +36,8 @@ func TestPropagationWithKubectl(t *testing.T) {
 	assertAbsent(t, kc("spoke-2"), "deployment", "web", "-n", "demo")
 	eventuallyKubectl(t, hubKC, "Applied 3", "get", "clusterpropagation", "widgets", "-o",
 		`jsonpath={.status.conditions[?(@.type=="Applied")].reason} {.status.appliedClusters}`)
-	eventuallyKubectl(t, hubKC, "Applied 1", "get", "propagation", "web", "-n", "demo", "-o",
-		`jsonpath={.status.conditions[?(@.type=="Applied")].reason} {.status.appliedClusters}`)
+	eventuallyKubectl(t, hubKC, "Applied 1 Ready 1", "get", "propagation", "web", "-n", "demo", "-o",
+		`jsonpath={.status.conditions[?(@.type=="Applied")].reason} {.status.appliedClusters} {.status.conditions[?(@.type=="Ready")].reason} {.status.readyClusters}`)
 
 	// Move the Deployment from spoke-1 to spoke-2 by relabelling the clusters.
 	mustKubectl(t, hubKC, "label", "cluster", "spoke-2", "region=eu-west", "--overwrite")

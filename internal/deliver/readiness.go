@@ -1,0 +1,45 @@
+package deliver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+)
+
+// readinessRecheck is how often a delivered but not yet ready set is looked at again. The look
+// reads the spoke cache only: it costs the spoke nothing.
+const readinessRecheck = time.Second
+
+// readiness counts the objects that kstatus finds Current in the spoke cache and describes the
+// first one that is not.
+func readiness(ctx context.Context, cl cluster.Cluster, objs []*unstructured.Unstructured) (int, string) {
+	ready, first := 0, ""
+	for _, desired := range objs {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(desired.GroupVersionKind())
+		if err := cl.GetCache().Get(ctx, client.ObjectKeyFromObject(desired), live); err != nil {
+			if first == "" {
+				first = describe(desired) + ": not observed yet"
+			}
+			continue
+		}
+		res, err := status.Compute(live)
+		if err == nil && res.Status == status.CurrentStatus {
+			ready++
+			continue
+		}
+		if first == "" {
+			if err != nil {
+				first = fmt.Sprintf("%s: %v", describe(desired), err)
+			} else {
+				first = fmt.Sprintf("%s: %s: %s", describe(desired), res.Status, res.Message)
+			}
+		}
+	}
+	return ready, first
+}
