@@ -99,17 +99,19 @@ func printReady(out io.Writer, fleet *localfleet.Fleet, dir string, took time.Du
 	for _, p := range fleet.Planes() {
 		_, _ = fmt.Fprintf(out, "  %-10s %-28s %-26s %s\n", p.Name(), p.Server(), labelString(p.Spec().Labels), KubeconfigPath(dir, p.Name()))
 	}
-	first := KubeconfigPath(dir, spokes[0].Name())
+	hub, first := KubeconfigPath(dir, "hub"), KubeconfigPath(dir, spokes[0].Name())
 	_, _ = fmt.Fprintf(out, `
-Try:
-  kubectl --kubeconfig %[2]s get clusters
-  kubectl --kubeconfig %[1]s get nodes
-  kubectl --kubeconfig %[1]s create deployment web --image=nginx --replicas=2
-  kubectl --kubeconfig %[1]s get deployment web --watch
-  kubectl --kubeconfig %[2]s get namespaces
+Try (from the repository root):
+  kubectl --kubeconfig %[1]s get clusters
+  kubectl --kubeconfig %[1]s apply -f examples/propagation.yaml
+  kubectl --kubeconfig %[1]s get propagations -n web-demo
+  kubectl --kubeconfig %[2]s get deployments -n web-demo
+  kubectl --kubeconfig %[1]s apply -f examples/crd-everywhere.yaml
+  kubectl --kubeconfig %[1]s wait --for=condition=Established crd/backups.example.com
+  kubectl --kubeconfig %[1]s apply -f examples/backup.yaml
 
 Press Ctrl-C to stop the fleet; nothing is left running.
-`, first, KubeconfigPath(dir, "hub"))
+`, hub, first)
 }
 
 func labelString(labels map[string]string) string {

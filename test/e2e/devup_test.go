@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flotilla-dev/flotilla/internal/localfleet"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
 // TestDevUp runs `flotilla dev up` as a user would: it waits for the "ready:" line, uses the
@@ -82,6 +83,29 @@ func TestDevUp(t *testing.T) {
 	if want := "spoke-1 True v1.34.1 1 eu-west\nspoke-2 True v1.34.1 1 us-east\n"; clusters != want {
 		t.Fatalf("clusters on the hub:\n%s\nwant:\n%s", clusters, want)
 	}
+
+	// The examples dev up suggests work on the dev fleet, exactly as printed.
+	for _, line := range strings.Split(output.String(), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "kubectl ") || !strings.Contains(line, "examples/") && !strings.Contains(line, " wait ") {
+			continue
+		}
+		args := strings.Fields(line)[1:]
+		for i, a := range args {
+			if strings.HasPrefix(a, "examples/") {
+				args[i] = "../../" + a
+			}
+		}
+		cmd := exec.Command(fleettest.KubectlPath(t), args...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("suggested command %q failed: %v\n%s", line, err, out)
+		}
+	}
+	spoke1 := filepath.Join(dir, "spoke-1.kubeconfig")
+	eventuallyKubectl(t, spoke1, "2", "get", "deployment", "web", "-n", "web-demo", "-o", "jsonpath={.status.availableReplicas}")
+	eventuallyKubectl(t, filepath.Join(dir, "spoke-2.kubeconfig"), "0 2 * * *", "get", "backup", "nightly", "-n", "ops", "-o", "jsonpath={.spec.schedule}")
+	eventuallyKubectl(t, filepath.Join(dir, "hub.kubeconfig"), "True", "get", "propagation", "web", "-n", "web-demo", "-o",
+		`jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 
 	second := exec.Command(flotilla, "dev", "up", "--dir", dir, "--bin-dir", binDir())
 	secondOut, err := second.CombinedOutput()
