@@ -39,6 +39,16 @@ func TestPropagationWithKubectl(t *testing.T) {
 	eventuallyKubectl(t, hubKC, "Applied 1 Ready 1", "get", "propagation", "web", "-n", "demo", "-o",
 		`jsonpath={.status.conditions[?(@.type=="Applied")].reason} {.status.appliedClusters} {.status.conditions[?(@.type=="Ready")].reason} {.status.readyClusters}`)
 
+	status := runFlotilla(t, flotilla, hubKC, "status", "web", "-n", "demo")
+	for _, want := range []string{"Propagation demo/web: 1 objects, 1 clusters chosen, 1 applied, 1 ready, 0 failed", "Applied  True", "CLUSTER", "spoke-1"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("flotilla status lacks %q:\n%s", want, status)
+		}
+	}
+	if cs := runFlotilla(t, flotilla, hubKC, "status", "clusterpropagation/widgets"); !strings.Contains(cs, "3 applied") {
+		t.Errorf("flotilla status clusterpropagation/widgets:\n%s", cs)
+	}
+
 	// Move the Deployment from spoke-1 to spoke-2 by relabelling the clusters.
 	mustKubectl(t, hubKC, "label", "cluster", "spoke-2", "region=eu-west", "--overwrite")
 	mustKubectl(t, hubKC, "label", "cluster", "spoke-1", "region=us-east", "--overwrite")

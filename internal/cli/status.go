@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+func newStatusCommand(hf *hubFlags) *cobra.Command {
+	namespace := "default"
+	cmd := &cobra.Command{
+		Use:     "status [propagation/]NAME | clusterpropagation/NAME",
+		Short:   "Show where a Propagation is delivered, cluster by cluster",
+		GroupID: groupFleet,
+		Long: `Show a Propagation's or ClusterPropagation's conditions and one line per cluster: the
+revision delivered, how many objects are applied and ready, and what failed.`,
+		Example: `  flotilla status web -n web-demo
+  flotilla status clusterpropagation/backups`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("status takes one propagation, got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, name, found := strings.Cut(args[0], "/")
+			if !found {
+				kind, name = "propagation", args[0]
+			}
+			hub, err := hf.client()
+			if err != nil {
+				return err
+			}
+			var (
+				title  string
+				status flotillav1.PropagationStatus
+			)
+			switch strings.ToLower(kind) {
+			case "propagation", "propagations", "fprop":
+				p := &flotillav1.Propagation{}
+				if err := hub.Get(cmd.Context(), client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
+					return fmt.Errorf("propagation %s/%s: %w", namespace, name, err)
+				}
+				title, status = fmt.Sprintf("Propagation %s/%s", namespace, name), p.Status
+			case "clusterpropagation", "clusterpropagations", "fcprop":
+				p := &flotillav1.ClusterPropagation{}
+				if err := hub.Get(cmd.Context(), client.ObjectKey{Name: name}, p); err != nil {
+					return fmt.Errorf("clusterpropagation %s: %w", name, err)
+				}
+				title, status = "ClusterPropagation "+name, p.Status
+			default:
+				return usageError(fmt.Errorf("%q: want propagation/NAME or clusterpropagation/NAME", args[0]))
+			}
+			return printPropagationStatus(cmd.OutOrStdout(), title, status)
+		},
+	}
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", namespace, "namespace of the Propagation")
+	return cmd
+}
+
+// printPropagationStatus prints the conditions and the per-cluster table.
+func printPropagationStatus(w io.Writer, title string, s flotillav1.PropagationStatus) error {
+	_, _ = fmt.Fprintf(w, "%s: %d objects, %d clusters chosen, %d applied, %d ready, %d failed\n",
+		title, s.SelectedObjects, s.TargetClusters, s.AppliedClusters, s.ReadyClusters, s.FailedClusters)
+	for _, t := range []string{flotillav1.PropagationApplied, flotillav1.PropagationReady} {
+		if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
+			_, _ = fmt.Fprintf(w, "  %-8s %-6s %s: %s\n", t, c.Status, c.Reason, c.Message)
+		}
+	}
+	if len(s.ClusterResults) == 0 {
+		_, err := fmt.Fprintln(w, "No cluster results yet.")
+		return err
+	}
+	_, _ = fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "CLUSTER\tREVISION\tAPPLIED\tREADY\tFAILED\tMESSAGE")
+	for _, r := range s.ClusterResults {
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", r.Cluster, orNone(r.Revision), r.Applied, r.Ready, r.Failed, r.Message)
+	}
+	return tw.Flush()
+}
