@@ -41,11 +41,13 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		return res
 	}
 	var failures []string
+	res.Permanent = true
 	for _, obj := range job.Objects {
 		err := w.applyOne(ctx, cl, obj, job)
 		if err != nil {
 			res.Failed++
 			res.Conflict = res.Conflict || errors.Is(err, errConflict)
+			res.Permanent = res.Permanent && permanent(err)
 			failures = append(failures, err.Error())
 			continue
 		}
@@ -59,6 +61,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		}
 	}
 	res.Complete = len(failures) == 0
+	res.Permanent = res.Permanent && !res.Complete
 	res.Message = joinBounded(failures)
 	if res.Complete {
 		res.Ready, res.NotReady = readiness(ctx, cl, job.Objects)
@@ -76,10 +79,14 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, desire
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
 	err := cl.GetCache().Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	var displaced string // another Flotilla owner this delivery takes the object from
 	switch {
 	case err == nil:
 		if err := checkOwner(existing, job); err != nil {
 			return fmt.Errorf("%s: %w", ref, err)
+		}
+		if existing.GetLabels()[flotillav1.LabelOwner] != job.Owner.LabelValue() {
+			displaced = existing.GetAnnotations()[flotillav1.AnnotationOwner]
 		}
 		if existing.GetAnnotations()[flotillav1.AnnotationHash] == desired.GetAnnotations()[flotillav1.AnnotationHash] {
 			return nil // already as desired: no write
@@ -105,10 +112,21 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, desire
 		return fmt.Errorf("%s: %w", ref, err)
 	}
 	w.rememberApplied(key, hash)
+	if owner, ok := render.ParseOwner(displaced); ok {
+		// Let the displaced owner find out at once that it lost the object.
+		w.queue.Add(owner)
+	}
 	if render.IsCRD(desired) {
 		return waitEstablished(ctx, cl, desired.GetName())
 	}
 	return nil
+}
+
+// permanent reports whether the spoke will refuse the same object again: retrying it soon
+// would only add load.
+func permanent(err error) bool {
+	return errors.Is(err, errConflict) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsForbidden(err)
 }
 
 // checkOwner refuses to touch an object that is not this owner's, unless the strategy adopts

@@ -14,6 +14,10 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
+// permanentRetry is how long a delivery the spoke refused for good (invalid, too large,
+// forbidden, conflicting) waits before it is tried again, unless the hub object changes first.
+const permanentRetry = 5 * time.Minute
+
 // ClusterGetter returns an engaged spoke; the inventory provider is one.
 type ClusterGetter interface {
 	Get(ctx context.Context, name string) (cluster.Cluster, error)
@@ -169,6 +173,9 @@ func (w *clusterWorker) process(owner pairKey) {
 	w.mu.Unlock()
 	switch {
 	case w.d.ctx.Err() != nil:
+	case !result.Complete && result.Permanent:
+		w.queue.Forget(owner)
+		w.queue.AddAfter(owner, permanentRetry)
 	case !result.Complete:
 		w.queue.AddRateLimited(owner)
 	case result.Ready < len(job.Objects):

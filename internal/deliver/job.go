@@ -42,6 +42,10 @@ type Result struct {
 	Pruned int
 	// Conflict is set when an object belongs to someone else.
 	Conflict bool
+	// Permanent is set when every failure is one the spoke will repeat for the same object
+	// (it is invalid, too large, or forbidden): the delivery is retried only rarely until the
+	// object changes on the hub.
+	Permanent bool
 	// Disconnected is set when the cluster is not engaged (not joined, not yet probed, or its
 	// credentials are rejected); the delivery is retried with backoff.
 	Disconnected bool

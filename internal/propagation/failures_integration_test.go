@@ -1,0 +1,214 @@
+package propagation_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+)
+
+// widgetCRD returns a Widget CRD whose spec.name is at most maxLength characters.
+func widgetCRD(maxLength int64) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "Widget", Plural: "widgets", Singular: "widget"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+							"name": {Type: "string", MaxLength: &maxLength}}}}}}}},
+		},
+	}
+}
+
+func waitEstablished(t *testing.T, c client.Client) {
+	t.Helper()
+	fleettest.Eventually(t, wait, "widgets CRD established", func() error {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(context.Background(), client.ObjectKey{Name: "widgets.example.com"}, crd); err != nil {
+			return err
+		}
+		for _, cond := range crd.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("not established")
+	})
+}
+
+func (e *env) propagationCondition(t *testing.T, name, wantReason, wantMessage string) *flotillav1.Propagation {
+	t.Helper()
+	p := &flotillav1.Propagation{}
+	fleettest.Eventually(t, wait, fmt.Sprintf("propagation %s %s %q", name, wantReason, wantMessage), func() error {
+		if err := e.hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: name}, p); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(p.Status.Conditions, flotillav1.PropagationApplied)
+		if c == nil || c.Reason != wantReason || !strings.Contains(c.Message, wantMessage) {
+			return fmt.Errorf("condition %+v", c)
+		}
+		return nil
+	})
+	return p
+}
+
+func TestPropagationFailures(t *testing.T) {
+	e := startEnv(t, map[string]string{"spoke-a": "eu", "spoke-b": "eu"})
+	ctx := context.Background()
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "eu", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}})
+
+	t.Run("objects a spoke rejects fail there alone", func(t *testing.T) {
+		// The hub accepts long names; spoke-a's Widget schema does not; spoke-b has no Widget kind.
+		e.create(t, widgetCRD(100))
+		if err := e.spokes["spoke-a"].Create(ctx, widgetCRD(3)); err != nil {
+			t.Fatal(err)
+		}
+		waitEstablished(t, e.hub)
+		waitEstablished(t, e.spokes["spoke-a"])
+		w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": "w", "namespace": "team"}, "spec": map[string]any{"name": "too-long-for-spoke-a"}}}
+		e.create(t, w)
+		e.create(t, configMap("plain", map[string]string{"app": "mixed"}, "x"))
+		e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "mixed", Namespace: "team"},
+			Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu"}, ResourceSelectors: []flotillav1.ResourceSelector{
+				{APIVersion: "example.com/v1", Kind: "Widget", Name: "w"},
+				{APIVersion: "v1", Kind: "ConfigMap", Name: "plain"}}}})
+		p := e.propagationCondition(t, "mixed", flotillav1.ReasonApplyFailed, "2 of 2 clusters failed")
+		byCluster := map[string]flotillav1.ClusterResult{}
+		for _, r := range p.Status.ClusterResults {
+			byCluster[r.Cluster] = r
+		}
+		if r := byCluster["spoke-a"]; r.Failed != 1 || r.Applied != 1 || !strings.Contains(r.Message, "widget.example.com team/w") || !strings.Contains(r.Message, "spec.name") {
+			t.Errorf("spoke-a result %+v", r)
+		}
+		if r := byCluster["spoke-b"]; r.Failed != 1 || r.Applied != 1 || !strings.Contains(r.Message, "does not serve this kind") {
+			t.Errorf("spoke-b result %+v", r)
+		}
+		for name, spoke := range e.spokes {
+			e.onSpoke(t, name, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "team"}}, false, nil)
+			_ = spoke
+		}
+	})
+
+	t.Run("missing placement and empty placement say so", func(t *testing.T) {
+		e.create(t, configMap("lonely", nil, "x"))
+		e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "no-placement", Namespace: "team"},
+			Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "nope"},
+				ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "lonely"}}}})
+		e.propagationCondition(t, "no-placement", flotillav1.ReasonPlacementNotFound, "team/nope does not exist")
+		e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "mars", Namespace: "team"},
+			Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "mars"}}}})
+		e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "no-clusters", Namespace: "team"},
+			Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "mars"},
+				ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "lonely"}}}})
+		e.propagationCondition(t, "no-clusters", flotillav1.ReasonNoClusters, "chooses no cluster")
+		e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "cluster-scoped", Namespace: "team"},
+			Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu"},
+				ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "Namespace", Name: "team"}}}})
+		e.propagationCondition(t, "cluster-scoped", flotillav1.ReasonInvalidSpec, "deliver it with a ClusterPropagation")
+	})
+
+	t.Run("two propagations of one object: the first name wins, the other reports a conflict, no flapping", func(t *testing.T) {
+		e.create(t, configMap("shared", nil, "x"))
+		for _, name := range []string{"zeta", "alpha"} {
+			e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team"},
+				Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu"},
+					ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "shared"}}}})
+		}
+		e.propagationCondition(t, "zeta", flotillav1.ReasonConflict, "delivered by Propagation/team/alpha")
+		e.propagationCondition(t, "alpha", flotillav1.ReasonApplied, "")
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: "team"}}
+		e.onSpoke(t, "spoke-a", cm, false, func() error {
+			if cm.Annotations[flotillav1.AnnotationOwner] != "Propagation/team/alpha" {
+				return fmt.Errorf("owner %q", cm.Annotations[flotillav1.AnnotationOwner])
+			}
+			return nil
+		})
+		rv := cm.ResourceVersion
+		before := e.writesTo(t, "spoke-a", "shared")
+		// Let both keep reconciling for a while: zeta retries with backoff and must never write.
+		time.Sleep(3 * time.Second) //nolint:forbidigo // an observation window, not synchronization
+		if err := e.spokes["spoke-a"].Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil || cm.ResourceVersion != rv {
+			t.Fatalf("the shared object changed (resourceVersion %s → %s, %v)", rv, cm.ResourceVersion, err)
+		}
+		if after := e.writesTo(t, "spoke-a", "shared"); after != before {
+			t.Fatalf("%d writes to the spoke while two propagations disagreed", after-before)
+		}
+	})
+
+	t.Run("a stopped spoke catches up when it returns, and nothing is deleted meanwhile", func(t *testing.T) {
+		e.create(t, configMap("moving", map[string]string{"app": "moving"}, "v1"))
+		e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "moving", Namespace: "team"},
+			Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu"},
+				ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "moving"}}}}}})
+		e.applied(t, "moving", flotillav1.ReasonApplied, 2)
+		spokeB := e.fleet.Plane("spoke-b")
+		spokeB.Stop()
+		hubCM := &corev1.ConfigMap{}
+		if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "moving"}, hubCM); err != nil {
+			t.Fatal(err)
+		}
+		hubCM.Data["v"] = "v2"
+		if err := e.hub.Update(ctx, hubCM); err != nil {
+			t.Fatal(err)
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "moving", Namespace: "team"}}
+		e.onSpoke(t, "spoke-a", cm, false, func() error {
+			if cm.Data["v"] != "v2" {
+				return fmt.Errorf("data %v", cm.Data)
+			}
+			return nil
+		})
+		if err := spokeB.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.onSpoke(t, "spoke-b", cm, false, func() error {
+			if cm.Data["v"] != "v2" {
+				return fmt.Errorf("data %v", cm.Data)
+			}
+			return nil
+		})
+		e.applied(t, "moving", flotillav1.ReasonApplied, 2)
+		events, err := spokeB.AuditEvents()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range events {
+			if ev.Verb == "delete" && strings.HasPrefix(ev.UserAgent, "flotilla") {
+				t.Errorf("Flotilla deleted %s %s/%s on spoke-b", ev.ObjectRef.Resource, ev.ObjectRef.Namespace, ev.ObjectRef.Name)
+			}
+		}
+	})
+}
+
+// writesTo counts Flotilla's mutating requests to objects of this name on a plane.
+func (e *env) writesTo(t *testing.T, plane, name string) int {
+	t.Helper()
+	events, err := e.fleet.Plane(plane).AuditEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range events {
+		if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") && ev.ObjectRef.Name == name {
+			n++
+		}
+	}
+	return n
+}
