@@ -25,7 +25,8 @@ KUBE_LDFLAGS := -s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go
 KUBE_BINS := kube-apiserver kube-controller-manager kube-scheduler kubectl
 TOOL_BINS := $(addprefix $(BIN)/,$(KUBE_BINS) etcd kwok controller-gen)
 
-GO_TEST_FLAGS ?=
+# -count=1: integration tests run real binaries that Go's test cache cannot see, so never reuse results.
+GO_TEST_FLAGS ?= -count=1
 DEV_ARGS ?=
 
 .PHONY: help

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,10 +41,22 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		res.Message = "cluster is not connected (see its Ready condition); delivery resumes when it is"
 		return res
 	}
+	live := newLiveIndex(cl.GetAPIReader())
+	errs := make([]error, len(job.Objects))
+	// Phases run in order (CRDs, Namespaces, the rest); objects within a phase in parallel.
+	for start := 0; start < len(job.Objects); {
+		end := start
+		for end < len(job.Objects) && render.Phase(job.Objects[end]) == render.Phase(job.Objects[start]) {
+			end++
+		}
+		parallel(end-start, applyParallelism, func(i int) {
+			errs[start+i] = w.applyOne(ctx, cl, live, job.Objects[start+i], job)
+		})
+		start = end
+	}
 	var failures []string
 	res.Permanent = true
-	for _, obj := range job.Objects {
-		err := w.applyOne(ctx, cl, obj, job)
+	for _, err := range errs {
 		if err != nil {
 			res.Failed++
 			res.Conflict = res.Conflict || errors.Is(err, errConflict)
@@ -70,7 +83,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 }
 
 // applyOne makes one object on the spoke as desired, writing only when it is not already.
-func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, desired *unstructured.Unstructured, job Job) error {
+func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *liveIndex, desired *unstructured.Unstructured, job Job) error {
 	ref := describe(desired)
 	key, hash := render.Key(desired), desired.GetAnnotations()[flotillav1.AnnotationHash]
 	if w.recentlyApplied(key, hash) {
@@ -93,15 +106,14 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, desire
 		}
 	case apierrors.IsNotFound(err):
 		// Not among Flotilla's objects; it may still exist unmanaged.
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(desired.GroupVersionKind())
-		err := cl.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(desired), live)
-		if err == nil {
-			if err := checkOwner(live, job); err != nil {
+		existing, err := live.get(ctx, desired)
+		if err != nil {
+			return fmt.Errorf("%s: read: %w", ref, err)
+		}
+		if existing != nil {
+			if err := checkOwner(existing, job); err != nil {
 				return fmt.Errorf("%s: %w", ref, err)
 			}
-		} else if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
-			return fmt.Errorf("%s: read: %w", ref, err)
 		}
 	case meta.IsNoMatchError(err):
 		return fmt.Errorf("%s: the cluster does not serve this kind; deliver its CustomResourceDefinition first", ref)
@@ -122,6 +134,25 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, desire
 	return nil
 }
 
+// applyParallelism is how many objects of one phase one delivery applies at once.
+const applyParallelism = 16
+
+// parallel calls fn(0..n-1) with at most limit calls at a time and waits for all.
+func parallel(n, limit int, fn func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, limit)
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fn(i)
+		}()
+	}
+	wg.Wait()
+}
+
 // permanent reports whether the spoke will refuse the same object again: retrying it soon
 // would only add load.
 func permanent(err error) bool {
@@ -131,7 +162,7 @@ func permanent(err error) bool {
 
 // checkOwner refuses to touch an object that is not this owner's, unless the strategy adopts
 // unmanaged objects or this owner wins over another Flotilla owner.
-func checkOwner(live *unstructured.Unstructured, job Job) error {
+func checkOwner(live metav1.Object, job Job) error {
 	labels := live.GetLabels()
 	switch {
 	case labels[flotillav1.LabelOwner] == job.Owner.LabelValue():

@@ -27,7 +27,7 @@ type Options struct {
 	// ProbeTimeout bounds one probe (default 5s, at most ProbeInterval).
 	ProbeTimeout time.Duration
 	// QPS and Burst limit each spoke's client on its own, so a slow spoke never throttles
-	// another (defaults 50 and 100).
+	// another (defaults 200 and 400: a guard against runaway load, not a brake on delivery).
 	QPS   float32
 	Burst int
 	// UserAgent identifies Flotilla in the spokes' request metrics and audit logs.
@@ -43,10 +43,10 @@ func (o Options) withDefaults() Options {
 	}
 	o.ProbeTimeout = min(o.ProbeTimeout, o.ProbeInterval)
 	if o.QPS == 0 {
-		o.QPS = 50
+		o.QPS = 200
 	}
 	if o.Burst == 0 {
-		o.Burst = 100
+		o.Burst = 400
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = "flotilla"

@@ -106,6 +106,7 @@ func (r *Reconciler) cleanup(ctx context.Context, p propagator) error {
 	for c := range clusters {
 		r.Deliverer.Forget(owner, c)
 	}
+	r.renders.forget(owner)
 	before := p.deepCopy()
 	controllerutil.RemoveFinalizer(p.obj, flotillav1.FinalizerCleanup)
 	return client.IgnoreNotFound(r.Hub.Patch(ctx, p.obj, client.MergeFrom(before.obj)))

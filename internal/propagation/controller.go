@@ -40,6 +40,8 @@ type Reconciler struct {
 	controller controller.Controller
 	events     chan event.GenericEvent
 
+	renders *renderCache
+
 	mu           sync.Mutex
 	watched      map[schema.GroupVersionKind]bool
 	pendingSince map[render.Owner]pendingRevision
@@ -58,6 +60,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager, 
 	r.HubReader = mgr.GetAPIReader()
 	r.events = make(chan event.GenericEvent, 4096)
 	r.watched = map[schema.GroupVersionKind]bool{}
+	r.renders = newRenderCache()
 	r.pendingSince = map[render.Owner]pendingRevision{}
 	r.Deliverer = deliver.New(ctx, clusters, r.notify, deliver.Options{})
 	c, err := ctrl.NewControllerManagedBy(mgr).
@@ -251,14 +254,10 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		return in, err
 	}
 	owner := p.owner()
-	rendered := make([]*unstructured.Unstructured, 0, len(hubObjects))
-	for _, o := range hubObjects {
-		ro, err := render.Render(o, owner)
-		if err != nil {
-			in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
-			return in, nil
-		}
-		rendered = append(rendered, ro)
+	rendered, err := r.renders.renderAll(owner, hubObjects)
+	if err != nil {
+		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
+		return in, nil
 	}
 	render.Sort(rendered)
 	in.selected = len(rendered)

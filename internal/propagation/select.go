@@ -85,6 +85,8 @@ func (r *Reconciler) selectResources(ctx context.Context, p propagator, sel flot
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	// The objects are only read (rendering copies them), so the cache's copies are used as they are.
+	opts = append(opts, client.UnsafeDisableDeepCopy)
 	if err := r.Hub.List(ctx, list, opts...); err != nil {
 		return nil, err
 	}
