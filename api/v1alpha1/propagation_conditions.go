@@ -44,6 +44,12 @@ const (
 	AnnotationOwner = "flotilla.dev/owner"
 	// AnnotationHash is the hash of the desired object last applied. Not an API contract.
 	AnnotationHash = "flotilla.dev/hash"
+	// LabelPlacement on an ordinary hub object propagates it with the Placement of that name in
+	// its namespace (transparent mode).
+	LabelPlacement = "flotilla.dev/placement"
+	// AnnotationClusters on a transparently propagated hub object lists the clusters it was
+	// delivered to, so they can be cleaned up after a restart. Not an API contract.
+	AnnotationClusters = "flotilla.dev/clusters"
 	// FinalizerCleanup holds a Propagation until its objects are removed from the spokes.
 	FinalizerCleanup = "flotilla.dev/cleanup"
 )

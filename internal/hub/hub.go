@@ -13,10 +13,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
+	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/placement"
 	"github.com/flotilla-dev/flotilla/internal/propagation"
+	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/transparent"
 )
 
 // Options configures the hub controller.
@@ -70,8 +73,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
 		return fmt.Errorf("set up placement scheduling: %w", err)
 	}
-	if err := (&propagation.Reconciler{}).SetupWithManager(ctx, mgr.GetLocalManager(), provider); err != nil {
-		return fmt.Errorf("set up propagation: %w", err)
+	if err := setupDelivery(ctx, mgr.GetLocalManager(), provider); err != nil {
+		return err
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -86,3 +89,30 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// setupDelivery creates the deliverer, the one writer to spokes, and the controllers that feed
+// it: Propagations and transparent mode. Delivery results go back to whichever owns them.
+func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.ClusterGetter) error {
+	prop := &propagation.Reconciler{}
+	transparentByKind := map[string]*transparent.Reconciler{}
+	route := func(owner render.Owner) {
+		if propagation.IsOwnerKind(owner.Kind) {
+			prop.Notify(owner)
+		} else if t, ok := transparentByKind[owner.Kind]; ok {
+			t.Notify(owner)
+		}
+	}
+	d := deliver.New(ctx, clusters, route, deliver.Options{})
+	prop.Deliverer = d
+	if err := prop.SetupWithManager(local); err != nil {
+		return fmt.Errorf("set up propagation: %w", err)
+	}
+	for _, gvk := range transparent.Kinds {
+		t := &transparent.Reconciler{GVK: gvk, Hub: local.GetClient(), Deliverer: d, Clusters: clusters}
+		if err := t.SetupWithManager(local); err != nil {
+			return fmt.Errorf("set up transparent mode for %s: %w", gvk.Kind, err)
+		}
+		transparentByKind[t.OwnerKind()] = t
+	}
+	return nil
+}

@@ -52,9 +52,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=flotilla.dev,resources=propagations/finalizers;clusterpropagations/finalizers,verbs=update
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
 
-// SetupWithManager registers the controller on the hub manager and creates its deliverer,
-// which reaches spokes through clusters. ctx bounds the deliverer's workers.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager, clusters deliver.ClusterGetter) error {
+// SetupWithManager registers the controller on the hub manager. r.Deliverer must be set, and
+// its results for Propagation and ClusterPropagation owners routed to r.Notify.
+func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.mgr = mgr
 	r.Hub = mgr.GetClient()
 	r.HubReader = mgr.GetAPIReader()
@@ -62,7 +62,6 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager, 
 	r.watched = map[schema.GroupVersionKind]bool{}
 	r.renders = newRenderCache()
 	r.pendingSince = map[render.Owner]pendingRevision{}
-	r.Deliverer = deliver.New(ctx, clusters, r.notify, deliver.Options{})
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagation").
 		For(&flotillav1.Propagation{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionPredicate()))).
@@ -85,8 +84,11 @@ func deletionPredicate() predicate.Predicate {
 	}}
 }
 
-// notify asks for a status pass of an owner after its delivery results changed.
-func (r *Reconciler) notify(owner render.Owner) {
+// IsOwnerKind reports whether an owner kind is a Propagation's or a ClusterPropagation's.
+func IsOwnerKind(kind string) bool { return kind == kindPropagation || kind == kindClusterPropagation }
+
+// Notify asks for a status pass of an owner after its delivery results changed.
+func (r *Reconciler) Notify(owner render.Owner) {
 	var obj client.Object = &flotillav1.Propagation{}
 	if owner.Kind == kindClusterPropagation {
 		obj = &flotillav1.ClusterPropagation{}

@@ -61,6 +61,19 @@ func Render(hub *unstructured.Unstructured, owner Owner) (*unstructured.Unstruct
 	return out, nil
 }
 
+// Rehash stamps an already rendered object, changed afterwards (a per-cluster replica count,
+// an override), with the hash of its new content. It modifies and returns obj.
+func Rehash(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	h, err := Hash(obj)
+	if err != nil {
+		return nil, err
+	}
+	annotations := obj.GetAnnotations()
+	annotations[flotillav1.AnnotationHash] = h
+	obj.SetAnnotations(annotations)
+	return obj, nil
+}
+
 // Hash is a hash of an object's canonical JSON (encoding/json sorts map keys), without its
 // hash annotation.
 func Hash(obj *unstructured.Unstructured) (string, error) {

@@ -104,6 +104,7 @@ func TestDevUp(t *testing.T) {
 	spoke1 := filepath.Join(dir, "spoke-1.kubeconfig")
 	eventuallyKubectl(t, spoke1, "2", "get", "deployment", "web", "-n", "web-demo", "-o", "jsonpath={.status.availableReplicas}")
 	eventuallyKubectl(t, filepath.Join(dir, "spoke-2.kubeconfig"), "0 2 * * *", "get", "backup", "nightly", "-n", "ops", "-o", "jsonpath={.spec.schedule}")
+	eventuallyKubectl(t, filepath.Join(dir, "hub.kubeconfig"), "6", "get", "deployment", "cart", "-n", "shop", "-o", "jsonpath={.status.readyReplicas}")
 	eventuallyKubectl(t, filepath.Join(dir, "hub.kubeconfig"), "True", "get", "propagation", "web", "-n", "web-demo", "-o",
 		`jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 

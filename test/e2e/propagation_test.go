@@ -102,3 +102,42 @@ func assertAbsent(t *testing.T, kubeconfig string, args ...string) {
 }
 
 
+
+// TestTransparentDeployment: an ordinary Deployment labelled with a Placement runs across the
+// fleet, its replicas divided, and the hub Deployment's own status shows the fleet-wide count;
+// changing the label moves it.
+func TestTransparentDeployment(t *testing.T) {
+	flotilla := buildFlotilla(t)
+	fleet := fleettest.Start(t, fleettest.Hub(),
+		fleettest.FullSpoke("spoke-1", nil), fleettest.FullSpoke("spoke-2", nil), fleettest.FullSpoke("spoke-3", nil))
+	hubKC := fleet.Hub().KubeconfigPath()
+	runFlotilla(t, flotilla, hubKC, "install")
+	runFlotillaHub(t, flotilla, hubKC)
+	for name, region := range map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"} {
+		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
+	}
+	mustKubectl(t, hubKC, "apply", "-f", "testdata/transparent.yaml")
+	kc := func(spoke string) string { return fleet.Plane(spoke).KubeconfigPath() }
+	for _, s := range []string{"spoke-1", "spoke-2", "spoke-3"} {
+		eventuallyKubectl(t, kc(s), "2", "get", "deployment", "cart", "-n", "shop", "-o", "jsonpath={.status.availableReplicas}")
+	}
+	// kubectl's READY column on the hub: ready replicas across the fleet / spec.replicas.
+	fleettest.Eventually(t, 30*time.Second, "hub deployment READY 6/6", func() error {
+		out, err := kubectl(t, hubKC, "get", "deployment", "cart", "-n", "shop", "--no-headers")
+		if err != nil || !strings.Contains(out, "6/6") {
+			return fmt.Errorf("%q %v", out, err)
+		}
+		return nil
+	})
+	eventuallyKubectl(t, hubKC, "True", "get", "deployment", "cart", "-n", "shop", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)
+
+	// Move it to the us-east cluster only by changing its label.
+	mustKubectl(t, hubKC, "label", "deployment", "cart", "-n", "shop", "flotilla.dev/placement=us", "--overwrite")
+	eventuallyKubectl(t, kc("spoke-2"), "6", "get", "deployment", "cart", "-n", "shop", "-o", "jsonpath={.status.availableReplicas}")
+	assertAbsent(t, kc("spoke-1"), "deployment", "cart", "-n", "shop")
+	assertAbsent(t, kc("spoke-3"), "deployment", "cart", "-n", "shop")
+
+	// Deleting the hub Deployment removes it from the fleet.
+	mustKubectl(t, hubKC, "delete", "deployment", "cart", "-n", "shop", "--timeout=60s")
+	assertAbsent(t, kc("spoke-2"), "deployment", "cart", "-n", "shop")
+}

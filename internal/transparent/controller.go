@@ -1,0 +1,277 @@
+package transparent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// removalRevision is the revision of a job that removes an object from a cluster.
+const removalRevision = "removed"
+
+// Reconciler propagates labelled hub objects of one kind.
+type Reconciler struct {
+	GVK       schema.GroupVersionKind
+	Hub       client.Client
+	Deliverer *deliver.Deliverer
+	Clusters  deliver.ClusterGetter
+
+	events chan event.GenericEvent
+}
+
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments/status;statefulsets/status;daemonsets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;update;patch
+
+// SetupWithManager registers the controller for r.GVK.
+func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
+	r.events = make(chan event.GenericEvent, 1024)
+	labelled := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		_, ok := o.GetLabels()[flotillav1.LabelPlacement]
+		return ok || controllerutil.ContainsFinalizer(o, flotillav1.FinalizerCleanup)
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("transparent-" + strings.ToLower(ownerKind(r.GVK))).
+		For(r.newObject(), builder.WithPredicates(labelled)).
+		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
+		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).
+		Complete(r)
+}
+
+func (r *Reconciler) newObject() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(r.GVK)
+	return u
+}
+
+// Notify asks for a pass over the object an owner names, after its deliveries changed.
+func (r *Reconciler) Notify(owner render.Owner) {
+	u := r.newObject()
+	u.SetNamespace(owner.Namespace)
+	u.SetName(owner.Name)
+	r.events <- event.GenericEvent{Object: u}
+}
+
+// OwnerKind is the owner kind of r's objects.
+func (r *Reconciler) OwnerKind() string { return ownerKind(r.GVK) }
+
+func (r *Reconciler) usersOfPlacement(ctx context.Context, p client.Object) []reconcile.Request {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(r.GVK.GroupVersion().WithKind(r.GVK.Kind + "List"))
+	if err := r.Hub.List(ctx, list, client.InNamespace(p.GetNamespace()), client.MatchingLabels{flotillav1.LabelPlacement: p.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}
+
+// Reconcile delivers one labelled object to its Placement's clusters and writes its
+// fleet-wide status.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	u := r.newObject()
+	if err := r.Hub.Get(ctx, req.NamespacedName, u); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	owner := render.Owner{Kind: ownerKind(r.GVK), Namespace: u.GetNamespace(), Name: u.GetName()}
+	placementName := u.GetLabels()[flotillav1.LabelPlacement]
+	if !u.GetDeletionTimestamp().IsZero() || placementName == "" {
+		return reconcile.Result{}, r.cleanup(ctx, u, owner)
+	}
+	decisions, err := r.decisions(ctx, u.GetNamespace(), placementName)
+	if err != nil || decisions == nil {
+		return reconcile.Result{}, err // a missing Placement holds everything; its creation brings us back
+	}
+	rendered, err := render.Render(u, owner)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	perCluster, err := r.perCluster(rendered, decisions)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	allDone := true
+	for _, c := range decisions {
+		obj := perCluster[c]
+		rev := obj.GetAnnotations()[flotillav1.AnnotationHash]
+		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: []*unstructured.Unstructured{obj}, Revision: rev,
+			PruneKinds: []schema.GroupVersionKind{r.GVK}, Prune: true, Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject})
+		if res, ok := r.Deliverer.Result(owner, c); !ok || !res.Complete || res.Revision != rev {
+			allDone = false
+		}
+	}
+	remaining := decisions
+	for _, c := range deliveredTo(u) {
+		if slices.Contains(decisions, c) {
+			continue
+		}
+		if allDone && r.remove(owner, c) {
+			continue
+		}
+		remaining = append(remaining, c)
+	}
+	if err := r.recordClusters(ctx, u, remaining); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, r.writeStatus(ctx, u, decisions)
+}
+
+// perCluster renders the object for each cluster: a workload's replicas divided over them.
+func (r *Reconciler) perCluster(rendered *unstructured.Unstructured, clusters []string) (map[string]*unstructured.Unstructured, error) {
+	out := make(map[string]*unstructured.Unstructured, len(clusters))
+	total, found, _ := unstructured.NestedInt64(rendered.Object, "spec", "replicas")
+	if !found || (r.GVK.Kind != "Deployment" && r.GVK.Kind != "StatefulSet") {
+		for _, c := range clusters {
+			out[c] = rendered
+		}
+		return out, nil
+	}
+	shares := divide(total, len(clusters))
+	for i, c := range clusters {
+		obj, err := withReplicas(rendered, shares[i])
+		if err != nil {
+			return nil, err
+		}
+		out[c] = obj
+	}
+	return out, nil
+}
+
+func (r *Reconciler) decisions(ctx context.Context, namespace, name string) ([]string, error) {
+	p := &flotillav1.Placement{}
+	if err := r.Hub.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	out := make([]string, 0, len(p.Status.Decisions))
+	for _, d := range p.Status.Decisions {
+		out = append(out, d.ClusterName)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// remove submits the removal of the object from a cluster and reports whether it is done.
+func (r *Reconciler) remove(owner render.Owner, clusterName string) bool {
+	r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: clusterName, Revision: removalRevision, Prune: true,
+		PruneKinds: []schema.GroupVersionKind{r.GVK}, Deletion: flotillav1.DeletionDelete})
+	res, ok := r.Deliverer.Result(owner, clusterName)
+	if ok && res.Complete && res.Revision == removalRevision {
+		r.Deliverer.Forget(owner, clusterName)
+		return true
+	}
+	return false
+}
+
+// cleanup removes the object from every cluster it was delivered to, then lets it go.
+func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, owner render.Owner) error {
+	if !controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
+		return nil
+	}
+	var remaining []string
+	for _, c := range deliveredTo(u) {
+		if !r.remove(owner, c) {
+			remaining = append(remaining, c)
+		}
+	}
+	if len(remaining) > 0 {
+		return r.recordClusters(ctx, u, remaining)
+	}
+	before := u.DeepCopy()
+	controllerutil.RemoveFinalizer(u, flotillav1.FinalizerCleanup)
+	annotations := u.GetAnnotations()
+	delete(annotations, flotillav1.AnnotationClusters)
+	u.SetAnnotations(annotations)
+	return client.IgnoreNotFound(r.Hub.Patch(ctx, u, client.MergeFrom(before)))
+}
+
+func deliveredTo(u *unstructured.Unstructured) []string {
+	v := u.GetAnnotations()[flotillav1.AnnotationClusters]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// recordClusters keeps the finalizer and the list of clusters holding a copy on the hub
+// object, writing only when they change.
+func (r *Reconciler) recordClusters(ctx context.Context, u *unstructured.Unstructured, clusters []string) error {
+	sorted := slices.Clone(clusters)
+	sort.Strings(sorted)
+	sorted = slices.Compact(sorted)
+	want := strings.Join(sorted, ",")
+	if u.GetAnnotations()[flotillav1.AnnotationClusters] == want && controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
+		return nil
+	}
+	before := u.DeepCopy()
+	controllerutil.AddFinalizer(u, flotillav1.FinalizerCleanup)
+	annotations := u.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[flotillav1.AnnotationClusters] = want
+	u.SetAnnotations(annotations)
+	if err := r.Hub.Patch(ctx, u, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("record clusters of %s %s: %w", r.GVK.Kind, client.ObjectKeyFromObject(u), err)
+	}
+	return nil
+}
+
+// writeStatus writes a workload's fleet-wide status from its spoke copies, if it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructured, clusters []string) error {
+	if r.GVK.Group != "apps" && r.GVK.Group != "batch" {
+		return nil
+	}
+	var copies []spokeCopy
+	for _, c := range clusters {
+		cl, err := r.Clusters.Get(ctx, c)
+		if err != nil {
+			continue
+		}
+		live := r.newObject()
+		if err := cl.GetCache().Get(ctx, client.ObjectKeyFromObject(u), live); err != nil {
+			continue
+		}
+		copies = append(copies, spokeCopy{cluster: c, obj: live})
+	}
+	previous, _, _ := unstructured.NestedMap(u.Object, "status")
+	want := aggregate(copies, u.GetGeneration(), previous)
+	if equality.Semantic.DeepEqual(previous, want) || (len(previous) == 0 && len(want) == 0) {
+		return nil
+	}
+	before := u.DeepCopy()
+	if err := unstructured.SetNestedMap(u.Object, want, "status"); err != nil {
+		return err
+	}
+	if err := r.Hub.Status().Patch(ctx, u, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("write fleet status of %s %s: %w", r.GVK.Kind, client.ObjectKeyFromObject(u), err)
+	}
+	return nil
+}
