@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -34,7 +33,7 @@ var errConflict = errors.New("conflict")
 
 // deliver applies a job's objects in order and prunes what the owner no longer wants.
 func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
-	res := Result{Revision: job.Revision, Kinds: kindsOf(job.Objects)}
+	res := Result{Revision: job.Revision, Kinds: render.Kinds(job.Objects)}
 	cl, err := w.d.clusters.Get(ctx, w.name)
 	if err != nil {
 		res.Disconnected = true
@@ -229,19 +228,6 @@ func describe(o *unstructured.Unstructured) string {
 	return kind + " " + o.GetNamespace() + "/" + o.GetName()
 }
 
-func kindsOf(objs []*unstructured.Unstructured) []string {
-	seen := map[string]bool{}
-	for _, o := range objs {
-		gvk := o.GroupVersionKind()
-		seen[gvk.Group+"/"+gvk.Version+"/"+gvk.Kind] = true
-	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 func joinBounded(msgs []string) string {
 	r := []rune(strings.Join(msgs, "; "))

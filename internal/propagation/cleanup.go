@@ -11,6 +11,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // removalRevision is the revision of a job that removes everything of an owner from a cluster.
@@ -48,7 +49,7 @@ func (r *Reconciler) handleDropped(ctx context.Context, p propagator, in statusI
 			continue
 		}
 		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true,
-			PruneKinds: parseKinds(in.kinds), Deletion: p.spec.Strategy.Deletion})
+			PruneKinds: render.ParseKinds(in.kinds), Deletion: p.spec.Strategy.Deletion})
 		res, ok := r.Deliverer.Result(owner, c)
 		if ok && res.Complete && res.Revision == removalRevision {
 			r.Deliverer.Forget(owner, c)
@@ -91,7 +92,7 @@ func (r *Reconciler) cleanup(ctx context.Context, p propagator) error {
 			continue
 		}
 		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true,
-			PruneKinds: parseKinds(p.status.DeliveredKinds), Deletion: p.spec.Strategy.Deletion})
+			PruneKinds: render.ParseKinds(p.status.DeliveredKinds), Deletion: p.spec.Strategy.Deletion})
 		res, ok := r.Deliverer.Result(owner, c)
 		if !ok || !res.Complete || res.Revision != removalRevision {
 			pending = append(pending, c)

@@ -273,12 +273,12 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		in.hold = &holdReason{flotillav1.ReasonNothingSelected,
 			"the selectors match no object on the hub; delivered objects are kept until the selectors match again or the Propagation is deleted"}
 	}
-	kinds := deliveredKinds(p.status.DeliveredKinds, rendered)
+	kinds := render.Kinds(rendered, p.status.DeliveredKinds...)
 	in.kinds = kinds
 	for _, c := range *decisions {
 		r.Deliverer.Submit(deliver.Job{
 			Owner: owner, Cluster: c, Objects: rendered, Revision: in.revision,
-			PruneKinds: parseKinds(kinds), Prune: prune,
+			PruneKinds: render.ParseKinds(kinds), Prune: prune,
 			Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
 		})
 	}

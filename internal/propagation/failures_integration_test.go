@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
@@ -199,16 +200,5 @@ func TestPropagationFailures(t *testing.T) {
 
 // writesTo counts Flotilla's mutating requests to objects of this name on a plane.
 func (e *env) writesTo(t *testing.T, plane, name string) int {
-	t.Helper()
-	events, err := e.fleet.Plane(plane).AuditEvents()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, ev := range events {
-		if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") && ev.ObjectRef.Name == name {
-			n++
-		}
-	}
-	return n
+	return e.countWrites(t, plane, func(ev localfleet.AuditEvent) bool { return ev.ObjectRef.Name == name })
 }

@@ -140,6 +140,11 @@ func (e *env) applied(t *testing.T, name string, wantReason string, wantClusters
 
 // flotillaWrites counts mutating requests Flotilla made to a plane.
 func (e *env) flotillaWrites(t *testing.T, plane string) int {
+	return e.countWrites(t, plane, func(localfleet.AuditEvent) bool { return true })
+}
+
+// countWrites counts Flotilla's mutating requests to a plane that match.
+func (e *env) countWrites(t *testing.T, plane string, match func(localfleet.AuditEvent) bool) int {
 	t.Helper()
 	events, err := e.fleet.Plane(plane).AuditEvents()
 	if err != nil {
@@ -147,7 +152,7 @@ func (e *env) flotillaWrites(t *testing.T, plane string) int {
 	}
 	n := 0
 	for _, ev := range events {
-		if ev.Mutating() && (strings.HasPrefix(ev.UserAgent, hub.UserAgent) || (plane != "hub" && strings.HasPrefix(ev.UserAgent, "flotilla"))) {
+		if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") && match(ev) {
 			n++
 		}
 	}

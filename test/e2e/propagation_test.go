@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
@@ -14,15 +15,8 @@ import (
 // clusters; relabelling clusters moves the Deployment (added on the new cluster before it is
 // removed from the old one); Orphan leaves it behind when the Propagation is deleted.
 func TestPropagationWithKubectl(t *testing.T) {
-	flotilla := buildFlotilla(t)
-	fleet := fleettest.Start(t, fleettest.Hub(),
-		fleettest.FullSpoke("spoke-1", nil), fleettest.FullSpoke("spoke-2", nil), fleettest.FullSpoke("spoke-3", nil))
+	flotilla, fleet := startJoinedFleet(t)
 	hubKC := fleet.Hub().KubeconfigPath()
-	runFlotilla(t, flotilla, hubKC, "install")
-	runFlotillaHub(t, flotilla, hubKC)
-	for name, region := range map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"} {
-		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
-	}
 	mustKubectl(t, hubKC, "apply", "-f", "testdata/fleet-demo.yaml")
 	// The hub serves the CRD now; its custom resource can follow.
 	mustKubectl(t, hubKC, "wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=30s")
@@ -107,15 +101,8 @@ func assertAbsent(t *testing.T, kubeconfig string, args ...string) {
 // fleet, its replicas divided, and the hub Deployment's own status shows the fleet-wide count;
 // changing the label moves it.
 func TestTransparentDeployment(t *testing.T) {
-	flotilla := buildFlotilla(t)
-	fleet := fleettest.Start(t, fleettest.Hub(),
-		fleettest.FullSpoke("spoke-1", nil), fleettest.FullSpoke("spoke-2", nil), fleettest.FullSpoke("spoke-3", nil))
+	_, fleet := startJoinedFleet(t)
 	hubKC := fleet.Hub().KubeconfigPath()
-	runFlotilla(t, flotilla, hubKC, "install")
-	runFlotillaHub(t, flotilla, hubKC)
-	for name, region := range map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"} {
-		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
-	}
 	mustKubectl(t, hubKC, "apply", "-f", "testdata/transparent.yaml")
 	kc := func(spoke string) string { return fleet.Plane(spoke).KubeconfigPath() }
 	for _, s := range []string{"spoke-1", "spoke-2", "spoke-3"} {
@@ -140,4 +127,20 @@ func TestTransparentDeployment(t *testing.T) {
 	// Deleting the hub Deployment removes it from the fleet.
 	mustKubectl(t, hubKC, "delete", "deployment", "cart", "-n", "shop", "--timeout=60s")
 	assertAbsent(t, kc("spoke-2"), "deployment", "cart", "-n", "shop")
+}
+
+// startJoinedFleet starts a hub and three full spokes (regions eu-west, us-east, ap-south),
+// installs Flotilla, runs `flotilla hub` and joins the spokes, all with the binaries.
+func startJoinedFleet(t *testing.T) (flotilla string, fleet *localfleet.Fleet) {
+	t.Helper()
+	flotilla = buildFlotilla(t)
+	fleet = fleettest.Start(t, fleettest.Hub(),
+		fleettest.FullSpoke("spoke-1", nil), fleettest.FullSpoke("spoke-2", nil), fleettest.FullSpoke("spoke-3", nil))
+	hubKC := fleet.Hub().KubeconfigPath()
+	runFlotilla(t, flotilla, hubKC, "install")
+	runFlotillaHub(t, flotilla, hubKC)
+	for name, region := range map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"} {
+		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
+	}
+	return flotilla, fleet
 }

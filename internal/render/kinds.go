@@ -1,4 +1,4 @@
-package propagation
+package render
 
 import (
 	"sort"
@@ -8,16 +8,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// deliveredKinds is the union of the kinds delivered before and the kinds of objs, as
-// group/version/Kind strings, sorted.
-func deliveredKinds(previous []string, objs []*unstructured.Unstructured) []string {
+// KindString writes a kind as group/version/Kind ("/v1/ConfigMap" for the core group), the
+// form kept in status.deliveredKinds.
+func KindString(gvk schema.GroupVersionKind) string {
+	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
+}
+
+// Kinds returns the sorted, distinct kinds of objs and of extra, as KindStrings.
+func Kinds(objs []*unstructured.Unstructured, extra ...string) []string {
 	seen := map[string]bool{}
-	for _, k := range previous {
+	for _, k := range extra {
 		seen[k] = true
 	}
 	for _, o := range objs {
-		gvk := o.GroupVersionKind()
-		seen[gvk.Group+"/"+gvk.Version+"/"+gvk.Kind] = true
+		seen[KindString(o.GroupVersionKind())] = true
 	}
 	out := make([]string, 0, len(seen))
 	for k := range seen {
@@ -27,8 +31,8 @@ func deliveredKinds(previous []string, objs []*unstructured.Unstructured) []stri
 	return out
 }
 
-// parseKinds reads group/version/Kind strings; malformed entries are skipped.
-func parseKinds(kinds []string) []schema.GroupVersionKind {
+// ParseKinds reads KindStrings; malformed entries are skipped.
+func ParseKinds(kinds []string) []schema.GroupVersionKind {
 	out := make([]schema.GroupVersionKind, 0, len(kinds))
 	for _, k := range kinds {
 		parts := strings.Split(k, "/")
