@@ -1,0 +1,177 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+)
+
+const bulkPropagation = `apiVersion: flotilla.dev/v1alpha1
+kind: Propagation
+metadata: {name: bulk, namespace: bulk}
+spec:
+  placementRef: {name: all}
+  resourceSelectors:
+  - apiVersion: v1
+    kind: ConfigMap
+    labelSelector: {matchLabels: {bulk: "yes"}}
+`
+
+// TestHubKilledMidDelivery kills `flotilla hub` with SIGKILL while it delivers ConfigMaps to
+// two spokes, starts it again, and checks that the fleet converges, that nothing was deleted,
+// and that once converged Flotilla writes nothing more.
+func TestHubKilledMidDelivery(t *testing.T) {
+	const objects = 400
+	flotilla := buildFlotilla(t)
+	audited := func(name string) localfleet.PlaneSpec {
+		s := fleettest.APIOnlySpoke(name)
+		s.AuditLog = true
+		return s
+	}
+	fleet := fleettest.Start(t, fleettest.Hub(), audited("spoke-a"), audited("spoke-b"))
+	hubKC := fleet.Hub().KubeconfigPath()
+	runFlotilla(t, flotilla, hubKC, "install")
+	first := startHubProcess(t, flotilla, hubKC)
+	for _, s := range fleet.Spokes() {
+		runFlotilla(t, flotilla, hubKC, "join", s.Name(), "--kubeconfig", s.KubeconfigPath())
+	}
+
+	var manifest bytes.Buffer
+	manifest.WriteString("apiVersion: v1\nkind: Namespace\nmetadata: {name: bulk}\n---\n" +
+		"apiVersion: flotilla.dev/v1alpha1\nkind: Placement\nmetadata: {name: all, namespace: bulk}\nspec: {clusterSelector: {}}\n")
+	for i := range objects {
+		fmt.Fprintf(&manifest, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%03d, namespace: bulk, labels: {bulk: \"yes\"}}\ndata: {v: \"%d\"}\n", i, i)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bulk.yaml"), manifest.String())
+	writeFile(t, filepath.Join(dir, "propagation.yaml"), bulkPropagation)
+	mustKubectl(t, hubKC, "apply", "--server-side", "-f", filepath.Join(dir, "bulk.yaml"))
+	mustKubectl(t, hubKC, "apply", "-f", filepath.Join(dir, "propagation.yaml"))
+
+	// Kill the controller as soon as the first objects arrive.
+	spokeA := fleet.Plane("spoke-a").KubeconfigPath()
+	fleettest.Eventually(t, 60*time.Second, "first objects delivered", func() error {
+		if n := countConfigMaps(t, spokeA); n == 0 {
+			return fmt.Errorf("none yet")
+		}
+		return nil
+	})
+	first.kill(t)
+	t.Logf("killed flotilla hub with %d of %d objects on spoke-a", countConfigMaps(t, spokeA), objects)
+
+	startHubProcess(t, flotilla, hubKC)
+	for _, s := range fleet.Spokes() {
+		kc := s.KubeconfigPath()
+		fleettest.Eventually(t, 90*time.Second, "all objects on "+s.Name(), func() error {
+			if n := countConfigMaps(t, kc); n != objects {
+				return fmt.Errorf("%d of %d", n, objects)
+			}
+			return nil
+		})
+	}
+	eventuallyKubectl(t, hubKC, "Applied 2", "get", "propagation", "bulk", "-n", "bulk", "-o",
+		`jsonpath={.status.conditions[?(@.type=="Applied")].reason} {.status.appliedClusters}`)
+
+	writes := map[string]int{}
+	for _, s := range fleet.Spokes() {
+		events, err := s.AuditEvents()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range events {
+			if !ev.Mutating() || !strings.HasPrefix(ev.UserAgent, "flotilla") {
+				continue
+			}
+			if ev.Verb == "delete" {
+				t.Errorf("Flotilla deleted %s %s/%s on %s", ev.ObjectRef.Resource, ev.ObjectRef.Namespace, ev.ObjectRef.Name, s.Name())
+			}
+			writes[s.Name()]++
+		}
+	}
+	t.Logf("writes to the spokes across the crash: %v (%d objects each)", writes, objects)
+
+	// Converged: a quiet window brings no more writes.
+	before := fmt.Sprint(writes)
+	time.Sleep(3 * time.Second) //nolint:forbidigo // an observation window, not synchronization
+	after := map[string]int{}
+	for _, s := range fleet.Spokes() {
+		events, _ := s.AuditEvents()
+		for _, ev := range events {
+			if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") {
+				after[s.Name()]++
+			}
+		}
+	}
+	if fmt.Sprint(after) != before {
+		t.Fatalf("writes after convergence: %v, before %s", after, before)
+	}
+}
+
+func countConfigMaps(t *testing.T, kubeconfig string) int {
+	t.Helper()
+	out, err := kubectl(t, kubeconfig, "get", "configmaps", "-n", "bulk", "-l", "bulk=yes", "--no-headers", "-o", "name")
+	if err != nil {
+		return 0
+	}
+	return strings.Count(out, "configmap/")
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hubProcess is a `flotilla hub` the test may kill.
+type hubProcess struct {
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// startHubProcess runs `flotilla hub` until killed or the test ends.
+func startHubProcess(t *testing.T, flotilla, hubKubeconfig string) *hubProcess {
+	t.Helper()
+	var log bytes.Buffer
+	cmd := exec.Command(flotilla, "hub", "--hub-kubeconfig", hubKubeconfig, "--leader-elect=false",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &hubProcess{cmd: cmd, exited: make(chan error, 1)}
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil && localfleet.ProcessAlive(cmd.Process.Pid) {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-p.exited:
+			case <-time.After(15 * time.Second):
+				_ = cmd.Process.Kill()
+			}
+		}
+		if t.Failed() {
+			t.Logf("flotilla hub (pid %s) log:\n%s", strconv.Itoa(cmd.Process.Pid), log.String())
+		}
+	})
+	return p
+}
+
+// kill sends SIGKILL and waits for the process to end.
+func (p *hubProcess) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+}
