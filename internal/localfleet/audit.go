@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // auditPolicy records every request at Metadata level once it completes: who, what verb, on
@@ -33,7 +34,8 @@ type AuditEvent struct {
 		Namespace string `json:"namespace"`
 		Name      string `json:"name"`
 	} `json:"objectRef"`
-	RequestURI string `json:"requestURI"`
+	RequestURI     string    `json:"requestURI"`
+	StageTimestamp time.Time `json:"stageTimestamp"`
 }
 
 // Mutating reports whether the request could change state.

@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -68,6 +70,9 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Watches(&flotillav1.ClusterPropagation{}, &handler.EnqueueRequestForObject{},
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionPredicate()))).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
+		// Secrets carrying manifests are watched as metadata only: their data never sits in
+		// the hub controller's memory; it is read when a Propagation needs it.
+		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.usersOfNamespace), builder.OnlyMetadata).
 		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).
 		Build(r)
 	if err != nil {
@@ -75,6 +80,12 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	r.controller = c
 	return nil
+}
+
+func secretMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return m
 }
 
 // deletionPredicate passes updates that start a deletion (they do not change generation).

@@ -143,6 +143,22 @@ func (e *env) flotillaWrites(t *testing.T, plane string) int {
 	return e.countWrites(t, plane, func(localfleet.AuditEvent) bool { return true })
 }
 
+// lastWrite returns when Flotilla last made this request to a plane (zero if never).
+func (e *env) lastWrite(t *testing.T, plane, verb, resource, name string) time.Time {
+	t.Helper()
+	events, err := e.fleet.Plane(plane).AuditEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for _, ev := range events {
+		if ev.Verb == verb && ev.ObjectRef.Resource == resource && ev.ObjectRef.Name == name && strings.HasPrefix(ev.UserAgent, "flotilla") {
+			last = ev.StageTimestamp
+		}
+	}
+	return last
+}
+
 // countWrites counts Flotilla's mutating requests to a plane that match.
 func (e *env) countWrites(t *testing.T, plane string, match func(localfleet.AuditEvent) bool) int {
 	t.Helper()
@@ -334,6 +350,11 @@ func TestPropagation(t *testing.T) {
 		e.onSpoke(t, "spoke-b", dep, false, nil)
 		e.onSpoke(t, "spoke-a", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}, true, nil)
 		e.applied(t, "web", flotillav1.ReasonApplied, 1)
+		added := e.lastWrite(t, "spoke-b", "patch", "deployments", "web")
+		removed := e.lastWrite(t, "spoke-a", "delete", "deployments", "web")
+		if added.IsZero() || removed.IsZero() || !added.Before(removed) {
+			t.Fatalf("web added on spoke-b at %s, removed from spoke-a at %s: not added before removed", added, removed)
+		}
 	})
 
 	t.Run("deleting a Propagation removes its objects, or orphans them", func(t *testing.T) {
