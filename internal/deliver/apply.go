@@ -66,7 +66,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		res.Applied++
 	}
 	if len(failures) == 0 && job.Prune {
-		pruned, err := prune(ctx, cl, job)
+		pruned, err := w.prune(ctx, cl, job)
 		res.Pruned = pruned
 		if err != nil {
 			failures = append(failures, err.Error())
@@ -76,7 +76,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res.Permanent = res.Permanent && !res.Complete
 	res.Message = joinBounded(failures)
 	if res.Complete {
-		res.Ready, res.NotReady = readiness(ctx, cl, job.Objects)
+		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects)
 	}
 	return res
 }
@@ -90,7 +90,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	}
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
-	err := cl.GetCache().Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	cached, err := w.readGet(ctx, cl, client.ObjectKeyFromObject(desired), existing)
 	var displaced string // another Flotilla owner this delivery takes the object from
 	switch {
 	case err == nil:
@@ -99,11 +99,10 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		}
 		if existing.GetLabels()[flotillav1.LabelOwner] != job.Owner.LabelValue() {
 			displaced = existing.GetAnnotations()[flotillav1.AnnotationOwner]
-		}
-		if existing.GetAnnotations()[flotillav1.AnnotationHash] == desired.GetAnnotations()[flotillav1.AnnotationHash] {
+		} else if existing.GetAnnotations()[flotillav1.AnnotationHash] == hash {
 			return nil // already as desired: no write
 		}
-	case apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err) && cached:
 		// Not among Flotilla's objects; it may still exist unmanaged.
 		existing, err := live.get(ctx, desired)
 		if err != nil {
@@ -114,6 +113,8 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 				return fmt.Errorf("%s: %w", ref, err)
 			}
 		}
+	case apierrors.IsNotFound(err):
+		// Read directly: it does not exist.
 	case meta.IsNoMatchError(err):
 		return fmt.Errorf("%s: the cluster does not serve this kind; deliver its CustomResourceDefinition first", ref)
 	default:

@@ -140,6 +140,7 @@ type clusterWorker struct {
 	jobs    map[pairKey]Job
 	results map[pairKey]Result
 	applied map[string]appliedRecord // recent writes, by render.Key
+	bypass  bypassed                 // kinds read without the cache
 }
 
 func (w *clusterWorker) run() {

@@ -18,7 +18,7 @@ import (
 
 // prune deletes (or, with Orphan, leaves) the owner's objects on the cluster that the job no
 // longer wants, newest phase first. Any error reading the cluster aborts before deleting.
-func prune(ctx context.Context, cl cluster.Cluster, job Job) (int, error) {
+func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) (int, error) {
 	want := map[string]bool{}
 	for _, o := range job.Objects {
 		want[render.Key(o)] = true
@@ -27,7 +27,7 @@ func prune(ctx context.Context, cl cluster.Cluster, job Job) (int, error) {
 	for _, gvk := range pruneKinds(job) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		err := cl.GetCache().List(ctx, list, client.MatchingLabels{
+		err := w.readList(ctx, cl, list, client.MatchingLabels{
 			flotillav1.LabelManagedBy: flotillav1.ManagedByValue,
 			flotillav1.LabelOwner:     job.Owner.LabelValue(),
 		})

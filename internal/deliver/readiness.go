@@ -17,12 +17,12 @@ const readinessRecheck = time.Second
 
 // readiness counts the objects that kstatus finds Current in the spoke cache and describes the
 // first one that is not.
-func readiness(ctx context.Context, cl cluster.Cluster, objs []*unstructured.Unstructured) (int, string) {
+func (w *clusterWorker) readiness(ctx context.Context, cl cluster.Cluster, objs []*unstructured.Unstructured) (int, string) {
 	ready, first := 0, ""
 	for _, desired := range objs {
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(desired.GroupVersionKind())
-		if err := cl.GetCache().Get(ctx, client.ObjectKeyFromObject(desired), live); err != nil {
+		if _, err := w.readGet(ctx, cl, client.ObjectKeyFromObject(desired), live); err != nil {
 			if first == "" {
 				first = describe(desired) + ": not observed yet"
 			}

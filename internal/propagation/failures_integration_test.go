@@ -7,11 +7,15 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -201,4 +205,66 @@ func TestPropagationFailures(t *testing.T) {
 // writesTo counts Flotilla's mutating requests to objects of this name on a plane.
 func (e *env) writesTo(t *testing.T, plane, name string) int {
 	return e.countWrites(t, plane, func(ev localfleet.AuditEvent) bool { return ev.ObjectRef.Name == name })
+}
+
+// TestForbiddenKind registers a cluster whose credentials may manage ConfigMaps but not
+// Secrets: the Secret fails there with a message naming it, the ConfigMap is delivered.
+func TestForbiddenKind(t *testing.T) {
+	e := startEnv(t, map[string]string{"spoke-a": "eu"})
+	ctx := context.Background()
+	spoke := e.fleet.Plane("spoke-a")
+	admin := e.spokes["spoke-a"]
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "limited"}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "limited", Namespace: "limited"}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "limited"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}},
+			{APIGroups: []string{""}, Resources: []string{"namespaces", "nodes"}, Verbs: []string{"get", "list", "watch", "create"}},
+		}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "limited"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "limited"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "limited", Namespace: "limited"}}},
+	} {
+		if err := admin.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := kubernetes.NewForConfig(spoke.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts("limited").CreateToken(ctx, "limited", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := clientcmd.LoadFromFile(spoke.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range kc.AuthInfos {
+		a.ClientCertificateData, a.ClientKeyData, a.Token = nil, nil, tr.Status.Token
+	}
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "limited-kubeconfig", Namespace: "flotilla-system"}, Data: map[string][]byte{"kubeconfig": data}})
+	e.create(t, &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "limited", Labels: map[string]string{"access": "limited"}},
+		Spec: flotillav1.ClusterSpec{Credentials: flotillav1.KubeconfigSecretRef{Namespace: "flotilla-system", Name: "limited-kubeconfig", Key: "kubeconfig"}}})
+
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "limited", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterNames: []string{"limited"}}})
+	e.create(t, configMap("allowed", map[string]string{"app": "rbac"}, "x"))
+	e.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "denied", Namespace: "team", Labels: map[string]string{"app": "rbac"}}, StringData: map[string]string{"k": "v"}})
+	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "rbac", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "limited"}, ResourceSelectors: []flotillav1.ResourceSelector{
+			{APIVersion: "v1", Kind: "ConfigMap", Name: "allowed"}, {APIVersion: "v1", Kind: "Secret", Name: "denied"}}}})
+
+	p := e.propagationCondition(t, "rbac", flotillav1.ReasonApplyFailed, "secret team/denied")
+	r := p.Status.ClusterResults[0]
+	if r.Applied != 1 || r.Failed != 1 || !strings.Contains(r.Message, "forbidden") {
+		t.Fatalf("result %+v", r)
+	}
+	e.onSpoke(t, "spoke-a", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "allowed", Namespace: "team"}}, false, nil)
 }
