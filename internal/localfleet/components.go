@@ -39,7 +39,7 @@ func (p *Plane) components() []component {
 func (p *Plane) etcd() component {
 	client := "http://127.0.0.1:" + strconv.Itoa(p.ports.etcdClient)
 	peer := "http://127.0.0.1:" + strconv.Itoa(p.ports.etcdPeer)
-	return component{name: binEtcd, bin: binEtcd, args: []string{
+	return component{name: binEtcd, bin: binEtcd, args: append([]string{
 		"--name=" + p.spec.Name,
 		"--data-dir=" + filepath.Join(p.dir, "etcd"),
 		"--listen-client-urls=" + client,
@@ -50,7 +50,7 @@ func (p *Plane) etcd() component {
 		// A local, throwaway store: durability across power loss is not worth the latency.
 		"--unsafe-no-fsync=true",
 		"--log-level=warn",
-	}}
+	}, p.spec.ExtraEtcdArgs...)}
 }
 
 func (p *Plane) apiServer() component {

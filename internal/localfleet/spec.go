@@ -55,6 +55,8 @@ type PlaneSpec struct {
 	// AuditLog makes kube-apiserver write every request (metadata only) to an audit log, which
 	// tests read with Plane.AuditEvents to count who wrote what.
 	AuditLog bool
+	// ExtraEtcdArgs are appended to etcd's command line (tests use it to lower limits).
+	ExtraEtcdArgs []string
 	// ExtraAPIServerArgs are appended to kube-apiserver's command line (tests use it for audit
 	// logs or to provoke a failure).
 	ExtraAPIServerArgs []string

@@ -268,3 +268,36 @@ func TestForbiddenKind(t *testing.T) {
 	}
 	e.onSpoke(t, "spoke-a", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "allowed", Namespace: "team"}}, false, nil)
 }
+
+// TestObjectTooLargeForASpoke delivers an object that the hub stores but a spoke, whose etcd
+// takes smaller requests, refuses: the failure names the object on that spoke alone.
+func TestObjectTooLargeForASpoke(t *testing.T) {
+	small := func(s *localfleet.PlaneSpec) {
+		if s.Name == "small" {
+			s.ExtraEtcdArgs = []string{"--max-request-bytes=262144"}
+		}
+	}
+	e := startEnv(t, map[string]string{"small": "eu", "large": "eu"}, small)
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "eu", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}})
+	e.create(t, configMap("big", map[string]string{"app": "size"}, strings.Repeat("x", 512*1024)))
+	e.create(t, configMap("tiny", map[string]string{"app": "size"}, "x"))
+	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "size", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu"}, ResourceSelectors: []flotillav1.ResourceSelector{
+			{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "size"}}}}}})
+	p := e.propagationCondition(t, "size", flotillav1.ReasonApplyFailed, "small: configmap team/big")
+	for _, r := range p.Status.ClusterResults {
+		switch r.Cluster {
+		case "small":
+			if r.Applied != 1 || r.Failed != 1 || !strings.Contains(r.Message, "too large") {
+				t.Errorf("small: %+v", r)
+			}
+		case "large":
+			if r.Applied != 2 || r.Failed != 0 {
+				t.Errorf("large: %+v", r)
+			}
+		}
+	}
+	e.onSpoke(t, "small", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "tiny", Namespace: "team"}}, false, nil)
+}

@@ -42,11 +42,15 @@ func auditedSpoke(name string) localfleet.PlaneSpec {
 	return s
 }
 
-func startEnv(t *testing.T, spokes map[string]string) *env {
+func startEnv(t *testing.T, spokes map[string]string, tune ...func(*localfleet.PlaneSpec)) *env {
 	t.Helper()
 	specs := []localfleet.PlaneSpec{{Name: "hub", Role: localfleet.RoleHub, AuditLog: true}}
 	for name := range spokes {
-		specs = append(specs, auditedSpoke(name))
+		s := auditedSpoke(name)
+		for _, f := range tune {
+			f(&s)
+		}
+		specs = append(specs, s)
 	}
 	fleet := fleettest.Start(t, specs...)
 	ctx := context.Background()
