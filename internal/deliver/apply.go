@@ -120,7 +120,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	default:
 		return fmt.Errorf("%s: read: %w", ref, err)
 	}
-	if err := apply(ctx, cl, desired); err != nil {
+	if err := w.apply(ctx, cl, desired); err != nil {
 		return fmt.Errorf("%s: %w", ref, err)
 	}
 	w.rememberApplied(key, hash)
@@ -180,9 +180,10 @@ func checkOwner(live metav1.Object, job Job) error {
 	}
 }
 
-func apply(ctx context.Context, cl cluster.Cluster, desired *unstructured.Unstructured) error {
+func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, desired *unstructured.Unstructured) error {
 	obj := desired.DeepCopy()
 	err := cl.GetClient().Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership) //nolint:staticcheck // unstructured apply
+	countWrite(w.name, "apply", err)
 	if err == nil || desired.GetNamespace() == "" || !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -190,11 +191,15 @@ func apply(ctx context.Context, cl cluster.Cluster, desired *unstructured.Unstru
 	// contents) and try once more.
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: desired.GetNamespace(),
 		Annotations: map[string]string{flotillav1.AnnotationOwner: "created for " + desired.GetAnnotations()[flotillav1.AnnotationOwner]}}}
-	if cerr := cl.GetClient().Create(ctx, ns, client.FieldOwner(FieldManager)); cerr != nil && !apierrors.IsAlreadyExists(cerr) {
+	cerr := cl.GetClient().Create(ctx, ns, client.FieldOwner(FieldManager))
+	countWrite(w.name, "create-namespace", cerr)
+	if cerr != nil && !apierrors.IsAlreadyExists(cerr) {
 		return fmt.Errorf("create namespace %s: %w", ns.Name, cerr)
 	}
 	obj = desired.DeepCopy()
-	return cl.GetClient().Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership) //nolint:staticcheck // unstructured apply
+	err = cl.GetClient().Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership) //nolint:staticcheck // unstructured apply
+	countWrite(w.name, "apply", err)
+	return err
 }
 
 // waitEstablished waits until a delivered CRD serves its kind, so objects of that kind can

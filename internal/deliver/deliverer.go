@@ -164,7 +164,9 @@ func (w *clusterWorker) process(owner pairKey) {
 	ctx, cancel := context.WithTimeout(w.d.ctx, w.d.opts.JobTimeout)
 	defer cancel()
 	log := w.d.log.WithValues("cluster", w.name, "owner", owner.String())
+	start := time.Now()
 	result := w.deliver(ctrllog.IntoContext(ctx, log), job)
+	observeDelivery(w.name, result, start)
 	w.mu.Lock()
 	current, stillWanted := w.jobs[owner]
 	prev := w.results[owner]

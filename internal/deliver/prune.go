@@ -52,6 +52,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 	for _, o := range stale {
 		uid := o.GetUID()
 		err := cl.GetClient().Delete(ctx, o, client.Preconditions{UID: &uid}, client.PropagationPolicy("Background"))
+		countWrite(w.name, "delete", err)
 		if err != nil && !kerrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("prune %s: %w", describe(o), err))
 		}

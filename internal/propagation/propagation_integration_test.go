@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/hub"
@@ -358,6 +359,28 @@ func TestPropagation(t *testing.T) {
 		removed := e.lastWrite(t, "spoke-a", "delete", "deployments", "web")
 		if added.IsZero() || removed.IsZero() || !added.Before(removed) {
 			t.Fatalf("web added on spoke-b at %s, removed from spoke-a at %s: not added before removed", added, removed)
+		}
+	})
+
+	t.Run("deliveries and spoke writes are exported as metrics", func(t *testing.T) {
+		families, err := ctrlmetrics.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := map[string]bool{}
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "cluster" && l.GetValue() == "spoke-a" {
+						found[f.GetName()] = true
+					}
+				}
+			}
+		}
+		for _, name := range []string{"flotilla_spoke_writes_total", "flotilla_deliveries_total", "flotilla_delivery_duration_seconds"} {
+			if !found[name] {
+				t.Errorf("metric %s has no series for spoke-a", name)
+			}
 		}
 	})
 

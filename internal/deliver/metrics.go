@@ -1,0 +1,48 @@
+package deliver
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	spokeWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "flotilla_spoke_writes_total",
+		Help: "Mutating requests Flotilla sent to spoke clusters, by kind of write (apply, delete, create-namespace) and outcome.",
+	}, []string{"cluster", "write", "outcome"})
+	deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "flotilla_deliveries_total",
+		Help: "Deliveries of an owner's desired objects to a cluster, by result (complete, failed, disconnected).",
+	}, []string{"cluster", "result"})
+	deliveryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "flotilla_delivery_duration_seconds",
+		Help:    "Duration of one delivery to one cluster: applies, prune and readiness check.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
+	}, []string{"cluster"})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(spokeWrites, deliveries, deliveryDuration)
+}
+
+func countWrite(cluster, write string, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	spokeWrites.WithLabelValues(cluster, write, outcome).Inc()
+}
+
+func observeDelivery(cluster string, res Result, start time.Time) {
+	deliveryDuration.WithLabelValues(cluster).Observe(time.Since(start).Seconds())
+	switch {
+	case res.Disconnected:
+		deliveries.WithLabelValues(cluster, "disconnected").Inc()
+	case res.Complete:
+		deliveries.WithLabelValues(cluster, "complete").Inc()
+	default:
+		deliveries.WithLabelValues(cluster, "failed").Inc()
+	}
+}
