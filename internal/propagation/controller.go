@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +41,7 @@ type Reconciler struct {
 
 	mgr        manager.Manager
 	controller controller.Controller
+	recorder   record.EventRecorder
 	events     chan event.GenericEvent
 
 	renders *renderCache
@@ -60,6 +62,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.mgr = mgr
 	r.Hub = mgr.GetClient()
 	r.HubReader = mgr.GetAPIReader()
+	r.recorder = mgr.GetEventRecorderFor("flotilla-propagation")
 	r.events = make(chan event.GenericEvent, 4096)
 	r.watched = map[schema.GroupVersionKind]bool{}
 	r.renders = newRenderCache()

@@ -262,6 +262,18 @@ func TestForbiddenKind(t *testing.T) {
 			{APIVersion: "v1", Kind: "ConfigMap", Name: "allowed"}, {APIVersion: "v1", Kind: "Secret", Name: "denied"}}}})
 
 	p := e.propagationCondition(t, "rbac", flotillav1.ReasonApplyFailed, "secret team/denied")
+	fleettest.Eventually(t, wait, "a Warning Event on the Propagation", func() error {
+		var events corev1.EventList
+		if err := e.hub.List(ctx, &events, client.InNamespace("team")); err != nil {
+			return err
+		}
+		for _, ev := range events.Items {
+			if ev.InvolvedObject.Name == "rbac" && ev.Type == corev1.EventTypeWarning && ev.Reason == flotillav1.ReasonApplyFailed {
+				return nil
+			}
+		}
+		return fmt.Errorf("none among %d events", len(events.Items))
+	})
 	r := p.Status.ClusterResults[0]
 	if r.Applied != 1 || r.Failed != 1 || !strings.Contains(r.Message, "forbidden") {
 		t.Fatalf("result %+v", r)

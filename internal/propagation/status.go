@@ -2,6 +2,8 @@ package propagation
 
 import (
 	"context"
+
+	corev1 "k8s.io/api/core/v1"
 	"fmt"
 	"sort"
 
@@ -162,7 +164,25 @@ func (r *Reconciler) writeStatus(ctx context.Context, p propagator, in statusInp
 	if err := r.Hub.Status().Patch(ctx, p.obj, client.MergeFrom(before.obj)); err != nil {
 		return fmt.Errorf("update status of %s: %w", p.owner(), err)
 	}
+	r.recordTransition(p.obj, before.status.Conditions, want.Conditions)
 	return nil
+}
+
+// recordTransition emits an Event when the Applied condition changes reason: Normal when it
+// becomes Applied, Warning when it reports a problem.
+func (r *Reconciler) recordTransition(obj client.Object, before, after []metav1.Condition) {
+	old := meta.FindStatusCondition(before, flotillav1.PropagationApplied)
+	cur := meta.FindStatusCondition(after, flotillav1.PropagationApplied)
+	if cur == nil || (old != nil && old.Reason == cur.Reason) || r.recorder == nil {
+		return
+	}
+	switch cur.Reason {
+	case flotillav1.ReasonApplied:
+		r.recorder.Event(obj, corev1.EventTypeNormal, cur.Reason, cur.Message)
+	case flotillav1.ReasonProgressing:
+	default:
+		r.recorder.Event(obj, corev1.EventTypeWarning, cur.Reason, cur.Message)
+	}
 }
 
 func truncate(s string) string { return limit(s, 1024) }

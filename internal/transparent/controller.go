@@ -6,11 +6,14 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,7 +40,11 @@ type Reconciler struct {
 	Deliverer *deliver.Deliverer
 	Clusters  deliver.ClusterGetter
 
-	events chan event.GenericEvent
+	events   chan event.GenericEvent
+	recorder record.EventRecorder
+
+	mu       sync.Mutex
+	reported map[render.Owner]string // last failure reported as an Event, per object
 }
 
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch;update;patch
@@ -49,6 +56,8 @@ type Reconciler struct {
 // SetupWithManager registers the controller for r.GVK.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.events = make(chan event.GenericEvent, 1024)
+	r.recorder = mgr.GetEventRecorderFor("flotilla-transparent")
+	r.reported = map[render.Owner]string{}
 	labelled := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		_, ok := o.GetLabels()[flotillav1.LabelPlacement]
 		return ok || controllerutil.ContainsFinalizer(o, flotillav1.FinalizerCleanup)
@@ -116,15 +125,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	allDone := true
+	var failure string
 	for _, c := range decisions {
 		obj := perCluster[c]
 		rev := obj.GetAnnotations()[flotillav1.AnnotationHash]
 		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: []*unstructured.Unstructured{obj}, Revision: rev,
 			PruneKinds: []schema.GroupVersionKind{r.GVK}, Prune: true, Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject})
-		if res, ok := r.Deliverer.Result(owner, c); !ok || !res.Complete || res.Revision != rev {
+		res, ok := r.Deliverer.Result(owner, c)
+		if !ok || !res.Complete || res.Revision != rev {
 			allDone = false
 		}
+		if ok && res.Revision == rev && res.Failed > 0 && failure == "" {
+			failure = c + ": " + res.Message
+		}
 	}
+	r.reportFailure(u, owner, failure)
 	remaining := decisions
 	for _, c := range deliveredTo(u) {
 		if slices.Contains(decisions, c) {
@@ -139,6 +154,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, r.writeStatus(ctx, u, decisions)
+}
+
+// reportFailure emits a Warning Event on the hub object when a delivery fails, once per
+// distinct failure: the object has no status of its own to carry it.
+func (r *Reconciler) reportFailure(u *unstructured.Unstructured, owner render.Owner, failure string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reported[owner] == failure {
+		return
+	}
+	r.reported[owner] = failure
+	if failure != "" {
+		r.recorder.Event(u, corev1.EventTypeWarning, "DeliveryFailed", failure)
+	}
 }
 
 // perCluster renders the object for each cluster: a workload's replicas divided over them.
@@ -204,6 +233,9 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	if len(remaining) > 0 {
 		return r.recordClusters(ctx, u, remaining)
 	}
+	r.mu.Lock()
+	delete(r.reported, owner)
+	r.mu.Unlock()
 	before := u.DeepCopy()
 	controllerutil.RemoveFinalizer(u, flotillav1.FinalizerCleanup)
 	annotations := u.GetAnnotations()

@@ -1,0 +1,120 @@
+package transparent_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/hub"
+	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/inventory"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+	"github.com/flotilla-dev/flotilla/internal/membership"
+)
+
+func TestMain(m *testing.M) {
+	fleettest.SetControllerLogger()
+	os.Exit(m.Run())
+}
+
+func deployment(name string, replicas int32, labels map[string]string) *appsv1.Deployment {
+	sel := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop", Labels: labels},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}},
+	}
+}
+
+// TestTransparentMode covers what the end-to-end test does not: replicas divided with a
+// remainder, and a delivery failure reported as an Event on the hub object.
+func TestTransparentMode(t *testing.T) {
+	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.APIOnlySpoke("a"), fleettest.APIOnlySpoke("b"))
+	ctx, cancel := context.WithCancel(context.Background())
+	hubCfg := fleet.Hub().RESTConfig()
+	if err := install.Apply(ctx, hubCfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- hub.Run(ctx, hubCfg, hub.Options{MetricsAddr: "0", HealthAddr: "0", Inventory: inventory.Options{ProbeInterval: 500 * time.Millisecond}})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	c, err := client.New(hubCfg, client.Options{Scheme: install.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spokes := map[string]client.Client{}
+	for _, s := range fleet.Spokes() {
+		if err := membership.Join(ctx, c, membership.JoinOptions{Name: s.Name(), Spoke: s.RESTConfig()}); err != nil {
+			t.Fatal(err)
+		}
+		if spokes[s.Name()], err = client.New(s.RESTConfig(), client.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}},
+		&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "shop"}, Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}},
+	} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := spokes["b"].Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := spokes["b"].Create(ctx, deployment("taken", 1, nil)); err != nil {
+		t.Fatal(err)
+	}
+	placed := map[string]string{flotillav1.LabelPlacement: "all"}
+	for _, d := range []*appsv1.Deployment{deployment("odd", 3, placed), deployment("taken", 2, placed)} {
+		if err := c.Create(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("replicas are divided, the remainder to the first cluster", func(t *testing.T) {
+		for cluster, want := range map[string]int32{"a": 2, "b": 1} {
+			fleettest.Eventually(t, 30*time.Second, fmt.Sprintf("odd on %s with %d replicas", cluster, want), func() error {
+				d := &appsv1.Deployment{}
+				if err := spokes[cluster].Get(ctx, client.ObjectKey{Namespace: "shop", Name: "odd"}, d); err != nil {
+					return err
+				}
+				if *d.Spec.Replicas != want {
+					return fmt.Errorf("replicas %d", *d.Spec.Replicas)
+				}
+				return nil
+			})
+		}
+	})
+
+	t.Run("a failed delivery is an Event on the hub object", func(t *testing.T) {
+		fleettest.Eventually(t, 30*time.Second, "DeliveryFailed event on shop/taken", func() error {
+			var events corev1.EventList
+			if err := c.List(ctx, &events, client.InNamespace("shop")); err != nil {
+				return err
+			}
+			for _, ev := range events.Items {
+				if ev.InvolvedObject.Name == "taken" && ev.Reason == "DeliveryFailed" && strings.Contains(ev.Message, "b: deployment.apps shop/taken") {
+					return nil
+				}
+			}
+			return fmt.Errorf("not among %d events", len(events.Items))
+		})
+		d := &appsv1.Deployment{}
+		if err := spokes["b"].Get(ctx, client.ObjectKey{Namespace: "shop", Name: "taken"}, d); err != nil || *d.Spec.Replicas != 1 {
+			t.Fatalf("the spoke's own Deployment was changed: %v", err)
+		}
+	})
+}
