@@ -79,6 +79,12 @@ test: tools ## Run unit, integration and end-to-end tests against real API serve
 	@echo ">> running tests (integration tests start real API servers; a few minutes)"
 	@FLOTILLA_BIN_DIR=$(BIN) go test -timeout 30m $(GO_TEST_FLAGS) ./...
 
+BENCH_ARGS ?=
+
+.PHONY: bench
+bench: tools build ## Measure Flotilla against a direct client on a local fleet. BENCH_ARGS="--spokes 3 --objects 300".
+	@go run ./bench --bin-dir $(BIN) $(BENCH_ARGS)
+
 .PHONY: lint
 lint: ## Run go vet.
 	@go vet ./...

@@ -75,6 +75,28 @@ func sameJob(a, b Job) bool {
 	return a.Prune == b.Prune && a.Deletion == b.Deletion && a.Conflict == b.Conflict && reflect.DeepEqual(a.PruneKinds, b.PruneKinds)
 }
 
+// Retry queues at once every delivery to a cluster that has not completed, for example when
+// the cluster has just become reachable again, instead of waiting out its backoff.
+func (d *Deliverer) Retry(clusterName string) {
+	d.mu.Lock()
+	w, ok := d.workers[clusterName]
+	d.mu.Unlock()
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	var owners []pairKey
+	for owner := range w.jobs {
+		if res, ok := w.results[owner]; !ok || !res.Complete {
+			owners = append(owners, owner)
+		}
+	}
+	w.mu.Unlock()
+	for _, owner := range owners {
+		w.queue.Add(owner)
+	}
+}
+
 // Result returns the latest result of owner on cluster.
 func (d *Deliverer) Result(owner render.Owner, clusterName string) (Result, bool) {
 	d.mu.Lock()

@@ -50,7 +50,14 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = UserAgent
 	scheme := install.Scheme()
-	provider := inventory.New(scheme, opts.Inventory)
+	var deliverer *deliver.Deliverer
+	inventoryOpts := opts.Inventory
+	inventoryOpts.OnReady = func(cluster string) {
+		if deliverer != nil {
+			deliverer.Retry(cluster)
+		}
+	}
+	provider := inventory.New(scheme, inventoryOpts)
 	mgr, err := mcmanager.New(cfg, provider, manager.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
@@ -73,7 +80,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
 		return fmt.Errorf("set up placement scheduling: %w", err)
 	}
-	if err := setupDelivery(ctx, mgr.GetLocalManager(), provider); err != nil {
+	if deliverer, err = setupDelivery(ctx, mgr.GetLocalManager(), provider); err != nil {
 		return err
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
@@ -92,7 +99,7 @@ func ptr[T any](v T) *T { return &v }
 
 // setupDelivery creates the deliverer, the one writer to spokes, and the controllers that feed
 // it: Propagations and transparent mode. Delivery results go back to whichever owns them.
-func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.ClusterGetter) error {
+func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.ClusterGetter) (*deliver.Deliverer, error) {
 	prop := &propagation.Reconciler{}
 	transparentByKind := map[string]*transparent.Reconciler{}
 	route := func(owner render.Owner) {
@@ -105,14 +112,14 @@ func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.
 	d := deliver.New(ctx, clusters, route, deliver.Options{})
 	prop.Deliverer = d
 	if err := prop.SetupWithManager(local); err != nil {
-		return fmt.Errorf("set up propagation: %w", err)
+		return nil, fmt.Errorf("set up propagation: %w", err)
 	}
 	for _, gvk := range transparent.Kinds {
 		t := &transparent.Reconciler{GVK: gvk, Hub: local.GetClient(), Deliverer: d, Clusters: clusters}
 		if err := t.SetupWithManager(local); err != nil {
-			return fmt.Errorf("set up transparent mode for %s: %w", gvk.Kind, err)
+			return nil, fmt.Errorf("set up transparent mode for %s: %w", gvk.Kind, err)
 		}
 		transparentByKind[t.OwnerKind()] = t
 	}
-	return nil
+	return d, nil
 }

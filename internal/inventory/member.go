@@ -112,9 +112,13 @@ func (p *Provider) run(ctx context.Context, m *member) {
 		case obs.status == metav1.ConditionFalse && rejectsUs(obs.reason):
 			p.disengage(m)
 		}
+		wasReady := m.snapshot().obs.status == metav1.ConditionTrue
 		if m.record(obs, version) {
 			log.V(1).Info("Spoke health changed", "ready", obs.status, "reason", obs.reason)
 			p.notify(ctx, m.name)
+			if obs.status == metav1.ConditionTrue && !wasReady && p.opts.OnReady != nil {
+				go p.opts.OnReady(m.name)
+			}
 		}
 		select {
 		case <-ctx.Done():

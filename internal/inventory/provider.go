@@ -32,6 +32,9 @@ type Options struct {
 	Burst int
 	// UserAgent identifies Flotilla in the spokes' request metrics and audit logs.
 	UserAgent string
+	// OnReady, if set, is called (in its own goroutine) when a spoke turns Ready, so work that
+	// waited for it can resume at once instead of at its next retry.
+	OnReady func(cluster string)
 }
 
 func (o Options) withDefaults() Options {

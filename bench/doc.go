@@ -1,0 +1,8 @@
+// Command bench measures how close Flotilla gets to what the API servers can take. It starts
+// its own local fleet (a hub and API-only spokes with audit logs), runs `flotilla hub` as a
+// separate process, and compares each scenario with a plain client doing the same work
+// directly, in the same run: the machine is shared and noisy, so ratios matter, not seconds.
+//
+// Run it with `make bench` (BENCH_ARGS="--spokes 3 --objects 300"); it prints a table and
+// writes bench/results/<timestamp>.json. docs/performance.md explains the scenarios.
+package main

@@ -1,0 +1,5 @@
+package main
+
+import "encoding/json"
+
+func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }

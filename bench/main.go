@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+)
+
+type params struct {
+	Spokes     int `json:"spokes"`
+	Objects    int `json:"objects"`
+	ObjectSize int `json:"objectSize"`
+}
+
+func main() {
+	var p params
+	var outDir, binDir string
+	flag.IntVar(&p.Spokes, "spokes", 10, "number of API-only spokes")
+	flag.IntVar(&p.Objects, "objects", 1000, "number of ConfigMaps to propagate")
+	flag.IntVar(&p.ObjectSize, "object-size", 256, "bytes of data per ConfigMap")
+	flag.StringVar(&outDir, "out", "bench/results", "directory for the JSON results")
+	flag.StringVar(&binDir, "bin-dir", "", "directory with the Kubernetes binaries and flotilla (default: bin/)")
+	flag.Parse()
+	if p.Spokes < 1 || p.Spokes > 50 || p.Objects < 1 || p.Objects > 100000 || p.ObjectSize < 1 || p.ObjectSize > 512*1024 {
+		fmt.Fprintln(os.Stderr, "error: --spokes must be 1..50, --objects 1..100000, --object-size 1..524288")
+		os.Exit(2)
+	}
+	if binDir == "" {
+		binDir = localfleet.FindBinDir()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := run(ctx, p, binDir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		os.Exit(1)
+	}
+	r.print(os.Stdout)
+	path := filepath.Join(outDir, time.Now().UTC().Format("20060102T150405Z")+".json")
+	if err := r.write(path); err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Printf("\nresults written to %s\n", path)
+}

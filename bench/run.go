@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+	"github.com/flotilla-dev/flotilla/internal/membership"
+)
+
+const (
+	ns         = "bench"
+	baseNS     = "baseline"
+	selector   = "bench=yes"
+	perSpoke   = 16 // concurrent applies per spoke, for Flotilla (per phase) and the baseline
+	spokeQPS   = 200
+	spokeBurst = 400
+)
+
+// bench holds what the scenarios share.
+type bench struct {
+	p      params
+	binDir string
+	fleet  *localfleet.Fleet
+	hubKC  string
+	hub    client.Client
+	spokes []kubernetes.Interface
+	proc   *hubProcess
+}
+
+func run(ctx context.Context, p params, binDir string) (*report, error) {
+	dir, err := os.MkdirTemp("", "flotilla-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	planes := []localfleet.PlaneSpec{{Name: "hub", Role: localfleet.RoleHub, AuditLog: true}}
+	for i := range p.Spokes {
+		planes = append(planes, localfleet.PlaneSpec{Name: fmt.Sprintf("spoke-%d", i+1), Role: localfleet.RoleSpoke, AuditLog: true})
+	}
+	fmt.Printf("starting a hub and %d API-only spokes...\n", p.Spokes)
+	fleet, err := localfleet.Start(ctx, localfleet.Options{Dir: dir, BinDir: binDir, Planes: planes, Parallel: 4, Progress: os.Stdout})
+	if err != nil {
+		return nil, err
+	}
+	defer fleet.Stop()
+	b := &bench{p: p, binDir: binDir, fleet: fleet, hubKC: fleet.Hub().KubeconfigPath()}
+	if err := b.setUp(ctx); err != nil {
+		return nil, err
+	}
+	defer func() { b.proc.stop() }()
+	r := newReport(p)
+	steps := []struct {
+		name string
+		fn   func(context.Context, *report) error
+	}{
+		{"bulk", b.bulk}, {"update", b.update}, {"steady", b.steady}, {"outage", b.outage},
+	}
+	for _, s := range steps {
+		fmt.Printf("scenario %s...\n", s.name)
+		if err := s.fn(ctx, r); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w\nflotilla hub log (tail):\n%s", s.name, err, tail(b.proc.log.String(), 20))
+		}
+	}
+	r.add("drift_p50", "ms", nil, nil, "needs drift detection (issue 5)")
+	r.add("drift_p99", "ms", nil, nil, "needs drift detection (issue 5)")
+	return r, nil
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// setUp installs Flotilla, starts `flotilla hub`, joins the spokes and creates the objects.
+func (b *bench) setUp(ctx context.Context) error {
+	hubCfg := b.fleet.Hub().RESTConfig()
+	if err := install.Apply(ctx, hubCfg, nil); err != nil {
+		return err
+	}
+	var err error
+	if b.hub, err = client.New(hubCfg, client.Options{Scheme: install.Scheme()}); err != nil {
+		return err
+	}
+	if b.proc, err = startHub(b.binDir, b.hubKC); err != nil {
+		return err
+	}
+	for _, s := range b.fleet.Spokes() {
+		if err := membership.Join(ctx, b.hub, membership.JoinOptions{Name: s.Name(), Spoke: s.RESTConfig()}); err != nil {
+			return err
+		}
+		cfg := rest.CopyConfig(s.RESTConfig())
+		cfg.QPS, cfg.Burst = spokeQPS, spokeBurst
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		b.spokes = append(b.spokes, cs)
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: baseNS}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: ns}, Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}},
+	} {
+		if err := b.hub.Create(ctx, obj); err != nil {
+			return err
+		}
+	}
+	hubCS, err := kubernetes.NewForConfig(hubCfg)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("creating %d ConfigMaps on the hub...\n", b.p.Objects)
+	return applyAll(ctx, hubCS, ns, b.p, "v0")
+}
+
+// configMap is object i of the benchmark with a payload version.
+func configMap(i int, p params, version string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"bench": "yes"}},
+		Data:       map[string]string{"payload": strings.Repeat("x", p.ObjectSize), "version": version},
+	}
+}
+
+// applyAll server-side applies the benchmark's objects to one API server, perSpoke at a time.
+func applyAll(ctx context.Context, cs kubernetes.Interface, namespace string, p params, version string) error {
+	return applyRange(ctx, cs, namespace, p, version, p.Objects)
+}
+
+func applyRange(ctx context.Context, cs kubernetes.Interface, namespace string, p params, version string, n int) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	sem := make(chan struct{}, perSpoke)
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := applyOne(ctx, cs, namespace, configMap(i, p, version))
+			if err != nil {
+				mu.Lock()
+				first = err
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+func applyOne(ctx context.Context, cs kubernetes.Interface, namespace string, cm *corev1.ConfigMap) error {
+	data, err := jsonOf(cm)
+	if err != nil {
+		return err
+	}
+	force := true
+	_, err = cs.CoreV1().ConfigMaps(namespace).Patch(ctx, cm.Name, "application/apply-patch+yaml", data,
+		metav1.PatchOptions{FieldManager: "bench-baseline", Force: &force})
+	return err
+}
+
+func hasVersion(v string) func(*corev1.ConfigMap) bool {
+	return func(cm *corev1.ConfigMap) bool { return cm.Data["version"] == v }
+}
+
+// percentile returns the p-th percentile of durations, in milliseconds.
+func percentile(d []time.Duration, p float64) float64 {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	idx := int(float64(len(s)-1) * p)
+	return float64(s[idx].Microseconds()) / 1000
+}
