@@ -212,14 +212,20 @@ func (b *bench) outage(ctx context.Context, r *report) error {
 	return nil
 }
 
-// waitApplied waits until the Propagation reports every cluster applied.
+// waitApplied waits until the Propagation reports every cluster applied and its status has
+// settled (unchanged for settle): the end of the last change burst, not a moment inside it.
 func (b *bench) waitApplied(ctx context.Context) error {
+	const settle = 5 * time.Second
 	deadline := time.Now().Add(deliveryTimeout)
+	lastRV, since := "", time.Now()
 	for time.Now().Before(deadline) {
 		p := &flotillav1.Propagation{}
 		if err := b.hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bench"}, p); err == nil {
 			c := meta.FindStatusCondition(p.Status.Conditions, flotillav1.PropagationApplied)
-			if c != nil && c.Status == metav1.ConditionTrue && int(p.Status.AppliedClusters) == b.p.Spokes {
+			if p.ResourceVersion != lastRV {
+				lastRV, since = p.ResourceVersion, time.Now()
+			}
+			if c != nil && c.Status == metav1.ConditionTrue && int(p.Status.AppliedClusters) == b.p.Spokes && time.Since(since) > settle {
 				return nil
 			}
 		}
