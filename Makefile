@@ -83,7 +83,7 @@ BENCH_ARGS ?=
 
 .PHONY: bench
 bench: tools build ## Measure Flotilla against a direct client on a local fleet. BENCH_ARGS="--spokes 3 --objects 300".
-	@go run ./bench --bin-dir $(BIN) $(BENCH_ARGS)
+	@go run ./bench --bin-dir $(BIN) --update-docs docs/performance.md $(BENCH_ARGS)
 
 .PHONY: lint
 lint: ## Run go vet.

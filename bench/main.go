@@ -21,12 +21,13 @@ type params struct {
 
 func main() {
 	var p params
-	var outDir, binDir string
+	var outDir, binDir, docs string
 	flag.IntVar(&p.Spokes, "spokes", 10, "number of API-only spokes")
 	flag.IntVar(&p.Objects, "objects", 1000, "number of ConfigMaps to propagate")
 	flag.IntVar(&p.ObjectSize, "object-size", 256, "bytes of data per ConfigMap")
 	flag.StringVar(&outDir, "out", "bench/results", "directory for the JSON results")
 	flag.StringVar(&binDir, "bin-dir", "", "directory with the Kubernetes binaries and flotilla (default: bin/)")
+	flag.StringVar(&docs, "update-docs", "", "replace the table between the bench markers of this Markdown file with this run's")
 	flag.Parse()
 	if p.Spokes < 1 || p.Spokes > 50 || p.Objects < 1 || p.Objects > 100000 || p.ObjectSize < 1 || p.ObjectSize > 512*1024 {
 		fmt.Fprintln(os.Stderr, "error: --spokes must be 1..50, --objects 1..100000, --object-size 1..524288")
@@ -49,4 +50,11 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("\nresults written to %s\n", path)
+	if docs != "" {
+		if err := r.updateDocs(docs, os.Args[1:]); err != nil {
+			fmt.Fprintf(os.Stderr, "error: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Printf("table updated in %s\n", docs)
+	}
 }
