@@ -41,6 +41,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		return res
 	}
 	live := newLiveIndex(cl.GetAPIReader())
+	prev := w.verifiedOf(job.Owner)
 	errs := make([]error, len(job.Objects))
 	// Phases run in order (CRDs, Namespaces, the rest); objects within a phase in parallel.
 	for start := 0; start < len(job.Objects); {
@@ -49,7 +50,11 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 			end++
 		}
 		parallel(end-start, applyParallelism, func(i int) {
-			errs[start+i] = w.applyOne(ctx, cl, live, job.Objects[start+i], job)
+			obj := job.Objects[start+i]
+			if prev.unchanged(render.Key(obj), obj.GetAnnotations()[flotillav1.AnnotationHash]) {
+				return // confirmed by an earlier delivery and not changed since
+			}
+			errs[start+i] = w.applyOne(ctx, cl, live, obj, job)
 		})
 		start = end
 	}
@@ -65,19 +70,34 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		}
 		res.Applied++
 	}
+	want := keysOf(job)
+	pruned := false
 	if len(failures) == 0 && job.Prune {
-		pruned, err := w.prune(ctx, cl, job)
-		res.Pruned = pruned
-		if err != nil {
-			failures = append(failures, err.Error())
+		if prev.lostNothing(want) {
+			pruned = true
+		} else {
+			n, err := w.prune(ctx, cl, job)
+			res.Pruned = n
+			if err != nil {
+				failures = append(failures, err.Error())
+			} else {
+				pruned = true
+			}
 		}
 	}
 	res.Complete = len(failures) == 0
 	res.Permanent = res.Permanent && !res.Complete
 	res.Message = joinBounded(failures)
-	if res.Complete {
-		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects)
+	next := &verified{hashes: map[string]string{}, ready: map[string]bool{}, pruned: pruned && res.Complete}
+	for i, obj := range job.Objects {
+		if errs[i] == nil {
+			next.hashes[render.Key(obj)] = obj.GetAnnotations()[flotillav1.AnnotationHash]
+		}
 	}
+	if res.Complete {
+		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects, prev, next)
+	}
+	w.setVerified(job.Owner, next)
 	return res
 }
 
@@ -126,6 +146,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	w.rememberApplied(key, hash)
 	if owner, ok := render.ParseOwner(displaced); ok {
 		// Let the displaced owner find out at once that it lost the object.
+		w.setVerified(owner, nil)
 		w.queue.Add(owner)
 	}
 	if render.IsCRD(desired) {

@@ -75,8 +75,9 @@ func sameJob(a, b Job) bool {
 	return a.Prune == b.Prune && a.Deletion == b.Deletion && a.Conflict == b.Conflict && reflect.DeepEqual(a.PruneKinds, b.PruneKinds)
 }
 
-// Retry queues at once every delivery to a cluster that has not completed, for example when
-// the cluster has just become reachable again, instead of waiting out its backoff.
+// Retry queues at once every delivery to a cluster, for example when the cluster has just
+// become reachable again: unfinished ones need not wait out their backoff, finished ones are
+// confirmed again (reading the spoke cache; only what differs is written).
 func (d *Deliverer) Retry(clusterName string) {
 	d.mu.Lock()
 	w, ok := d.workers[clusterName]
@@ -85,11 +86,11 @@ func (d *Deliverer) Retry(clusterName string) {
 		return
 	}
 	w.mu.Lock()
+	// The cluster was away: anything may have happened there, so confirm everything again.
+	w.verified = nil
 	var owners []pairKey
 	for owner := range w.jobs {
-		if res, ok := w.results[owner]; !ok || !res.Complete {
-			owners = append(owners, owner)
-		}
+		owners = append(owners, owner)
 	}
 	w.mu.Unlock()
 	for _, owner := range owners {
@@ -122,6 +123,7 @@ func (d *Deliverer) Forget(owner render.Owner, clusterName string) {
 	w.mu.Lock()
 	delete(w.jobs, owner)
 	delete(w.results, owner)
+	delete(w.verified, owner)
 	w.mu.Unlock()
 	w.queue.Forget(owner)
 }
@@ -161,8 +163,9 @@ type clusterWorker struct {
 	mu      sync.Mutex
 	jobs    map[pairKey]Job
 	results map[pairKey]Result
-	applied map[string]appliedRecord // recent writes, by render.Key
-	bypass  bypassed                 // kinds read without the cache
+	applied  map[string]appliedRecord // recent writes, by render.Key
+	verified map[pairKey]*verified    // what the last delivery of each owner confirmed
+	bypass   bypassed                 // kinds read without the cache
 }
 
 func (w *clusterWorker) run() {
