@@ -25,8 +25,28 @@ func (r *report) updateDocs(path string, args []string) error {
 		return fmt.Errorf("%s has no %s … %s section", path, docsBegin, docsEnd)
 	}
 	var table bytes.Buffer
-	fmt.Fprintf(&table, "%s\n\nCommand: `go run ./bench %s`\n\n```", docsBegin, strings.Join(args, " "))
+	command := "make bench"
+	if shown := benchArgs(args); len(shown) > 0 {
+		command += ` BENCH_ARGS="` + strings.Join(shown, " ") + `"`
+	}
+	fmt.Fprintf(&table, "%s\n\nCommand: `%s`\n\n```", docsBegin, command)
 	r.print(&table)
 	table.WriteString("```\n")
 	return os.WriteFile(path, []byte(text[:begin]+table.String()+text[end:]), 0o644)
+}
+
+// benchArgs drops the arguments make adds itself (--bin-dir, --update-docs) from a command line.
+func benchArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--bin-dir" || a == "--update-docs" || a == "-bin-dir" || a == "-update-docs":
+			i++ // and its value
+		case strings.HasPrefix(a, "--bin-dir=") || strings.HasPrefix(a, "--update-docs="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }
