@@ -32,7 +32,7 @@ const devProbeInterval = 2 * time.Second
 // startHub installs the CRDs, runs the hub controller in this process (logging to a file in
 // dir) and joins every spoke with its labels. It returns when all spokes are Ready; the
 // controller runs until ctx ends, and done is closed when it has stopped.
-func startHub(ctx context.Context, fleet *localfleet.Fleet, dir string, out io.Writer) (done <-chan error, err error) {
+func startHub(ctx context.Context, fleet *localfleet.Fleet, dir, displayDir string, out io.Writer) (done <-chan error, err error) {
 	hubCfg := fleet.Hub().RESTConfig()
 	if err := install.Apply(ctx, hubCfg, nil); err != nil {
 		return nil, fmt.Errorf("install CRDs: %w", err)
@@ -50,7 +50,7 @@ func startHub(ctx context.Context, fleet *localfleet.Fleet, dir string, out io.W
 			Inventory: inventory.Options{ProbeInterval: devProbeInterval, ProbeTimeout: time.Second},
 		})
 	}()
-	_, _ = fmt.Fprintf(out, "  hub controller running (logs: %s)\n", filepath.Join(dir, hubLogFile))
+	_, _ = fmt.Fprintf(out, "  hub controller running (logs: %s)\n", filepath.Join(displayDir, hubLogFile))
 
 	hubClient, err := client.New(hubCfg, client.Options{Scheme: install.Scheme()})
 	if err != nil {

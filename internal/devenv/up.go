@@ -60,7 +60,7 @@ func Up(ctx context.Context, opts Options) error {
 		return err
 	}
 	hubCtx, stopHub := context.WithCancel(ctx)
-	hubDone, err := startHub(hubCtx, fleet, dir, out)
+	hubDone, err := startHub(hubCtx, fleet, dir, opts.Dir, out)
 	defer func() {
 		stopHub()
 		if hubDone != nil {
