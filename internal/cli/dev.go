@@ -62,4 +62,3 @@ Ctrl-C or SIGTERM stops every process it started and removes --dir's contents.`,
 	f.StringVar(&opts.BinDir, "bin-dir", "", "directory with the Kubernetes binaries (default: beside flotilla, or $"+localfleet.BinDirEnv+")")
 	return cmd
 }
-

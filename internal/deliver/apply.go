@@ -255,7 +255,6 @@ func describe(o *unstructured.Unstructured) string {
 	return kind + " " + o.GetNamespace() + "/" + o.GetName()
 }
 
-
 func joinBounded(msgs []string) string {
 	r := []rune(strings.Join(msgs, "; "))
 	if len(r) > maxMessage {

@@ -160,9 +160,9 @@ type clusterWorker struct {
 	d     *Deliverer
 	queue workqueue.TypedRateLimitingInterface[pairKey]
 
-	mu      sync.Mutex
-	jobs    map[pairKey]Job
-	results map[pairKey]Result
+	mu       sync.Mutex
+	jobs     map[pairKey]Job
+	results  map[pairKey]Result
 	applied  map[string]appliedRecord // recent writes, by render.Key
 	verified map[pairKey]*verified    // what the last delivery of each owner confirmed
 	bypass   bypassed                 // kinds read without the cache

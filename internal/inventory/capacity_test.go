@@ -29,9 +29,9 @@ func node(name string, ready, unschedulable bool, cpu, mem string, pods int64) c
 
 func TestSummarize(t *testing.T) {
 	tests := []struct {
-		name                     string
-		nodes                    []corev1.Node
-		wantNodes, wantReady     int32
+		name                       string
+		nodes                      []corev1.Node
+		wantNodes, wantReady       int32
 		wantCPU, wantMem, wantPods string
 	}{
 		{name: "no nodes", wantCPU: "0", wantMem: "0", wantPods: "0"},

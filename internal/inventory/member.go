@@ -8,8 +8,8 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/labels"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -31,11 +31,11 @@ type member struct {
 	cancel context.CancelFunc // stops the prober and disengages
 	done   chan struct{}      // closed when the prober has stopped
 
-	mu       sync.Mutex
-	obs      observation // zero until the first probe ends
-	version  string
-	capacity *capacity // nil until the spoke's Nodes are known
-	engaged  cluster.Cluster
+	mu        sync.Mutex
+	obs       observation // zero until the first probe ends
+	version   string
+	capacity  *capacity // nil until the spoke's Nodes are known
+	engaged   cluster.Cluster
 	disengage context.CancelFunc
 }
 

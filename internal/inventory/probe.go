@@ -2,9 +2,9 @@ package inventory
 
 import (
 	"context"
-	"encoding/json"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -155,4 +155,6 @@ func shorten(s string) string {
 }
 
 // summary is what a failed observation looks like in an error message.
-func (o observation) String() string { return fmt.Sprintf("%s (%s): %s", o.status, o.reason, o.message) }
+func (o observation) String() string {
+	return fmt.Sprintf("%s (%s): %s", o.status, o.reason, o.message)
+}

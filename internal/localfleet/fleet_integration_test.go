@@ -182,4 +182,3 @@ func testDeployment(name string, replicas int32) *appsv1.Deployment {
 		},
 	}
 }
-

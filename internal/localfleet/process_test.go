@@ -37,11 +37,13 @@ func TestProcessStopEndsProcessAndReportsExit(t *testing.T) {
 		t.Fatal("process not alive after start")
 	}
 	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	for !strings.Contains(tailFile(p.logPath, 1), "started") {
 		if time.Now().After(deadline) {
 			t.Fatal("process never logged that it started")
 		}
-		time.Sleep(10 * time.Millisecond)
+		<-tick.C
 	}
 	start := time.Now()
 	p.stop(200 * time.Millisecond)

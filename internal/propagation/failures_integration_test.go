@@ -147,14 +147,16 @@ func TestPropagationFailures(t *testing.T) {
 		})
 		rv := cm.ResourceVersion
 		before := e.writesTo(t, "spoke-a", "shared")
-		// Let both keep reconciling for a while: zeta retries with backoff and must never write.
-		time.Sleep(3 * time.Second) //nolint:forbidigo // an observation window, not synchronization
-		if err := e.spokes["spoke-a"].Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil || cm.ResourceVersion != rv {
-			t.Fatalf("the shared object changed (resourceVersion %s → %s, %v)", rv, cm.ResourceVersion, err)
-		}
-		if after := e.writesTo(t, "spoke-a", "shared"); after != before {
-			t.Fatalf("%d writes to the spoke while two propagations disagreed", after-before)
-		}
+		// Both keep reconciling; zeta retries with backoff and must never write.
+		fleettest.Consistently(t, 3*time.Second, "the shared object stays as alpha wrote it", func() error {
+			if err := e.spokes["spoke-a"].Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil || cm.ResourceVersion != rv {
+				return fmt.Errorf("changed (resourceVersion %s → %s, %v)", rv, cm.ResourceVersion, err)
+			}
+			if after := e.writesTo(t, "spoke-a", "shared"); after != before {
+				return fmt.Errorf("%d writes to the spoke while two propagations disagreed", after-before)
+			}
+			return nil
+		})
 	})
 
 	t.Run("a stopped spoke catches up when it returns, and nothing is deleted meanwhile", func(t *testing.T) {

@@ -2,8 +2,8 @@ package propagation_test
 
 import (
 	"context"
-	"os"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"

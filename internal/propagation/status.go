@@ -3,8 +3,8 @@ package propagation
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/equality"

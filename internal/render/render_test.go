@@ -155,7 +155,7 @@ func TestParseManifests(t *testing.T) {
 	}
 	for data, want := range map[string]string{
 		"kind: ConfigMap\nmetadata:\n  name: x\n": `key "k" document 1: apiVersion, kind and metadata.name are required`,
-		"apiVersion: v1\nkind: [unclosed":          `ConfigMap addons key "k" document 1`,
+		"apiVersion: v1\nkind: [unclosed":         `ConfigMap addons key "k" document 1`,
 	} {
 		if _, err := ParseManifests("ConfigMap addons", map[string]string{"k": data}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error = %v, want %q", err, want)

@@ -63,7 +63,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		return ok || controllerutil.ContainsFinalizer(o, flotillav1.FinalizerCleanup)
 	})
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("transparent-" + strings.ToLower(ownerKind(r.GVK))).
+		Named("transparent-"+strings.ToLower(ownerKind(r.GVK))).
 		For(r.newObject(), builder.WithPredicates(labelled)).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).

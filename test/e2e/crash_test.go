@@ -102,19 +102,21 @@ func TestHubKilledMidDelivery(t *testing.T) {
 
 	// Converged: a quiet window brings no more writes.
 	before := fmt.Sprint(writes)
-	time.Sleep(3 * time.Second) //nolint:forbidigo // an observation window, not synchronization
-	after := map[string]int{}
-	for _, s := range fleet.Spokes() {
-		events, _ := s.AuditEvents()
-		for _, ev := range events {
-			if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") {
-				after[s.Name()]++
+	fleettest.Consistently(t, 3*time.Second, "no writes after convergence", func() error {
+		after := map[string]int{}
+		for _, s := range fleet.Spokes() {
+			events, _ := s.AuditEvents()
+			for _, ev := range events {
+				if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") {
+					after[s.Name()]++
+				}
 			}
 		}
-	}
-	if fmt.Sprint(after) != before {
-		t.Fatalf("writes after convergence: %v, before %s", after, before)
-	}
+		if fmt.Sprint(after) != before {
+			return fmt.Errorf("writes %v, before %s", after, before)
+		}
+		return nil
+	})
 }
 
 func countConfigMaps(t *testing.T, kubeconfig string) int {

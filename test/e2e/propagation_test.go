@@ -95,8 +95,6 @@ func assertAbsent(t *testing.T, kubeconfig string, args ...string) {
 	})
 }
 
-
-
 // TestTransparentDeployment: an ordinary Deployment labelled with a Placement runs across the
 // fleet, its replicas divided, and the hub Deployment's own status shows the fleet-wide count;
 // changing the label moves it.

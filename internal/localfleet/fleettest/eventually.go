@@ -26,3 +26,22 @@ func Eventually(t testing.TB, timeout time.Duration, what string, check func() e
 		<-ticker.C
 	}
 }
+
+// Consistently calls check for the whole duration and fails the test the first time it
+// returns an error: it asserts that something does not happen (a write, a change) over an
+// observation window.
+func Consistently(t testing.TB, duration time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(duration)
+	ticker := time.NewTicker(pollInterval)
+	defer ticker.Stop()
+	for time.Now().Before(deadline) {
+		if err := check(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		<-ticker.C
+	}
+	if err := check(); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
