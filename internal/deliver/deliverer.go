@@ -79,9 +79,7 @@ func sameJob(a, b Job) bool {
 // become reachable again: unfinished ones need not wait out their backoff, finished ones are
 // confirmed again (reading the spoke cache; only what differs is written).
 func (d *Deliverer) Retry(clusterName string) {
-	d.mu.Lock()
-	w, ok := d.workers[clusterName]
-	d.mu.Unlock()
+	w, ok := d.existingWorker(clusterName)
 	if !ok {
 		return
 	}
@@ -100,9 +98,7 @@ func (d *Deliverer) Retry(clusterName string) {
 
 // Result returns the latest result of owner on cluster.
 func (d *Deliverer) Result(owner render.Owner, clusterName string) (Result, bool) {
-	d.mu.Lock()
-	w, ok := d.workers[clusterName]
-	d.mu.Unlock()
+	w, ok := d.existingWorker(clusterName)
 	if !ok {
 		return Result{}, false
 	}
@@ -114,9 +110,7 @@ func (d *Deliverer) Result(owner render.Owner, clusterName string) (Result, bool
 
 // Forget drops what is known of owner on cluster (after its objects are gone from there).
 func (d *Deliverer) Forget(owner render.Owner, clusterName string) {
-	d.mu.Lock()
-	w, ok := d.workers[clusterName]
-	d.mu.Unlock()
+	w, ok := d.existingWorker(clusterName)
 	if !ok {
 		return
 	}
@@ -126,6 +120,14 @@ func (d *Deliverer) Forget(owner render.Owner, clusterName string) {
 	delete(w.verified, owner)
 	w.mu.Unlock()
 	w.queue.Forget(owner)
+}
+
+// existingWorker returns the worker of a cluster, if one was started.
+func (d *Deliverer) existingWorker(name string) (*clusterWorker, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w, ok := d.workers[name]
+	return w, ok
 }
 
 func (d *Deliverer) worker(name string) *clusterWorker {
