@@ -41,7 +41,7 @@ const (
 )
 
 // Toleration lets a placement choose clusters carrying a matching taint.
-// +kubebuilder:validation:XValidation:rule="self.operator != 'Exists' || !has(self.value) || self.value == ”",message="value must be empty when operator is Exists"
+// +kubebuilder:validation:XValidation:rule="self.operator != 'Exists' || !has(self.value) || size(self.value) == 0",message="value must be empty when operator is Exists"
 type Toleration struct {
 	// key of the taint; empty with operator Exists matches every taint.
 	// +optional

@@ -267,7 +267,7 @@ type ClusterPropagation struct {
 
 	// spec says what to deliver, where, and how. placementRef.namespace is required.
 	// +required
-	// +kubebuilder:validation:XValidation:rule="has(self.placementRef.namespace) && self.placementRef.namespace != ''",message="placementRef.namespace is required for a ClusterPropagation"
+	// +kubebuilder:validation:XValidation:rule="has(self.placementRef.namespace) && size(self.placementRef.namespace) > 0",message="placementRef.namespace is required for a ClusterPropagation"
 	// +kubebuilder:validation:XValidation:rule="!has(self.manifests) || size(self.manifests) == 0",message="manifests are carried by namespaced Propagations only"
 	Spec PropagationSpec `json:"spec"`
 

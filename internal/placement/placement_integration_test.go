@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +123,48 @@ func patchCluster(t *testing.T, c client.Client, name string, mutate func(*floti
 	mutate(cl)
 	if err := c.Patch(context.Background(), cl, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAPIValidation checks that the CRDs' validation rules compile and reject bad input with
+// their messages.
+func TestAPIValidation(t *testing.T) {
+	fleet := fleettest.Start(t, fleettest.Hub())
+	ctx := context.Background()
+	cfg := fleet.Hub().RESTConfig()
+	if err := install.Apply(ctx, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: install.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		obj  client.Object
+		want string
+	}{
+		{&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "empty", Namespace: "default"}}, "set clusterNames, clusterSelector, or both"},
+		{&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "tol", Namespace: "default"}, Spec: flotillav1.PlacementSpec{
+			ClusterNames: []string{"a"}, Tolerations: []flotillav1.Toleration{{Key: "k", Operator: flotillav1.TolerationOpExists, Value: "v"}}}},
+			"value must be empty when operator is Exists"},
+		{&flotillav1.ClusterPropagation{ObjectMeta: metav1.ObjectMeta{Name: "no-ns"}, Spec: flotillav1.PropagationSpec{
+			PlacementRef:      flotillav1.PlacementRef{Name: "p"},
+			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}}}},
+			"placementRef.namespace is required"},
+		{&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "nothing", Namespace: "default"}, Spec: flotillav1.PropagationSpec{
+			PlacementRef: flotillav1.PlacementRef{Name: "p"}}}, "select at least one resource or manifest source"},
+		{&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: "default"}, Spec: flotillav1.PropagationSpec{
+			PlacementRef: flotillav1.PlacementRef{Name: "p"}, ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap",
+				Name: "x", LabelSelector: &metav1.LabelSelector{}}}}}, "set name or labelSelector, not both"},
+	} {
+		err := c.Create(ctx, tt.obj)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("create %T %s: error %v, want one containing %q", tt.obj, tt.obj.GetName(), err, tt.want)
+		}
+	}
+	ok := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "ok", Namespace: "default"}, Spec: flotillav1.PlacementSpec{
+		ClusterNames: []string{"a"}, Tolerations: []flotillav1.Toleration{{Key: "k", Operator: flotillav1.TolerationOpExists}}}}
+	if err := c.Create(ctx, ok); err != nil {
+		t.Fatalf("a valid Placement was rejected: %v", err)
 	}
 }
