@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"os"
 	"os/signal"
 	"syscall"
@@ -51,7 +52,7 @@ Run it where it can reach the hub and every spoke. Replicas elect one leader thr
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "namespace of the leader election Lease")
 	f.DurationVar(&opts.Inventory.ProbeInterval, "probe-interval", 10*time.Second, "how often each spoke's health is probed")
 	f.DurationVar(&opts.Inventory.ProbeTimeout, "probe-timeout", 5*time.Second, "how long one probe may take")
-	goFlags := newGoFlagSet()
+	goFlags := flag.NewFlagSet("flotilla", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
 	f.AddGoFlagSet(goFlags)
 	return cmd

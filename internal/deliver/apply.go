@@ -33,7 +33,7 @@ var errConflict = errors.New("conflict")
 
 // deliver applies a job's objects in order and prunes what the owner no longer wants.
 func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
-	res := Result{Revision: job.Revision, Kinds: render.Kinds(job.Objects)}
+	res := Result{Revision: job.Revision}
 	cl, err := w.d.clusters.Get(ctx, w.name)
 	if err != nil {
 		res.Disconnected = true
@@ -76,9 +76,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		if prev.lostNothing(want) {
 			pruned = true
 		} else {
-			n, err := w.prune(ctx, cl, job)
-			res.Pruned = n
-			if err != nil {
+			if err := w.prune(ctx, cl, job); err != nil {
 				failures = append(failures, err.Error())
 			} else {
 				pruned = true

@@ -38,8 +38,6 @@ type Result struct {
 	// once); NotReady describes the first one that is not.
 	Ready    int
 	NotReady string
-	// Pruned counts objects deleted (or, with Orphan, left behind) by this delivery.
-	Pruned int
 	// Conflict is set when an object belongs to someone else.
 	Conflict bool
 	// Permanent is set when every failure is one the spoke will repeat for the same object
@@ -51,8 +49,6 @@ type Result struct {
 	Disconnected bool
 	// Message describes the first failures.
 	Message string
-	// Kinds are the kinds delivered, as group/version/Kind.
-	Kinds []string
 }
 
 // pairKey identifies a Job's owner on one cluster's queue.

@@ -18,7 +18,7 @@ import (
 
 // prune deletes (or, with Orphan, leaves) the owner's objects on the cluster that the job no
 // longer wants, newest phase first. Any error reading the cluster aborts before deleting.
-func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) (int, error) {
+func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) error {
 	want := map[string]bool{}
 	for _, o := range job.Objects {
 		want[render.Key(o)] = true
@@ -35,7 +35,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 			continue // the kind is not served: no object of it can exist
 		}
 		if err != nil {
-			return 0, fmt.Errorf("list %s to prune: %w (nothing was deleted)", gvk.Kind, err)
+			return fmt.Errorf("list %s to prune: %w (nothing was deleted)", gvk.Kind, err)
 		}
 		for i := range list.Items {
 			item := &list.Items[i]
@@ -45,7 +45,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 		}
 	}
 	if len(stale) == 0 || job.Deletion == flotillav1.DeletionOrphan {
-		return len(stale), nil
+		return nil
 	}
 	render.SortForDeletion(stale)
 	var errs []error
@@ -57,7 +57,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 			errs = append(errs, fmt.Errorf("prune %s: %w", describe(o), err))
 		}
 	}
-	return len(stale), errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // pruneKinds is every kind the owner may have objects of: what it delivered before and what

@@ -46,7 +46,7 @@ func Apply(ctx context.Context, cfg *rest.Config, progress func(string)) error {
 	if progress == nil {
 		progress = func(string) {}
 	}
-	scheme := newScheme()
+	scheme := Scheme()
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err

@@ -9,13 +9,11 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )
 
-func newScheme() *runtime.Scheme {
+// Scheme returns a scheme with the Kubernetes built-in kinds, CRDs and Flotilla's kinds.
+func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	utilruntime.Must(flotillav1.AddToScheme(s))
 	return s
 }
-
-// Scheme returns a scheme with the Kubernetes built-in kinds, CRDs and Flotilla's kinds.
-func Scheme() *runtime.Scheme { return newScheme() }
