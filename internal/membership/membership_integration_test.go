@@ -15,35 +15,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
-	"github.com/flotilla-dev/flotilla/internal/hub"
-	"github.com/flotilla-dev/flotilla/internal/install"
-	"github.com/flotilla-dev/flotilla/internal/inventory"
+	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/membership"
 )
 
 func TestJoinAndUnjoin(t *testing.T) {
 	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.APIOnlySpoke("spoke-a"))
-	ctx, cancel := context.WithCancel(context.Background())
-	hubCfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, hubCfg, nil); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		done <- hub.Run(ctx, hubCfg, hub.Options{MetricsAddr: "0", HealthAddr: "0",
-			Inventory: inventory.Options{ProbeInterval: 300 * time.Millisecond}})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("hub controller: %v", err)
-		}
-	})
-	hubClient, err := client.New(hubCfg, client.Options{Scheme: install.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := context.Background()
+	hubClient := hubtest.Install(t, fleet)
+	hubtest.Run(t, fleet)
 	spokeCfg := fleet.Plane("spoke-a").RESTConfig()
 	spoke, err := client.New(spokeCfg, client.Options{})
 	if err != nil {

@@ -18,9 +18,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
-	"github.com/flotilla-dev/flotilla/internal/hub"
+	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
 	"github.com/flotilla-dev/flotilla/internal/install"
-	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/membership"
@@ -30,11 +29,11 @@ const wait = 30 * time.Second
 
 // env is a hub running the controller and API-only spokes joined to it, with audit logs.
 type env struct {
-	t      *testing.T
-	fleet  *localfleet.Fleet
-	hub    client.Client
-	spokes map[string]client.Client
-	stop   func()
+	t          *testing.T // the test the controller lives as long as
+	fleet      *localfleet.Fleet
+	hub        client.Client
+	spokes     map[string]client.Client
+	controller *hubtest.Controller
 }
 
 func auditedSpoke(name string) localfleet.PlaneSpec {
@@ -55,16 +54,9 @@ func startEnv(t *testing.T, spokes map[string]string, tune ...func(*localfleet.P
 	}
 	fleet := fleettest.Start(t, specs...)
 	ctx := context.Background()
-	if err := install.Apply(ctx, fleet.Hub().RESTConfig(), nil); err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, fleet: fleet, spokes: map[string]client.Client{}}
+	e := &env{t: t, fleet: fleet, spokes: map[string]client.Client{}, hub: hubtest.Install(t, fleet)}
+	e.controller = hubtest.Run(t, fleet)
 	var err error
-	if e.hub, err = client.New(fleet.Hub().RESTConfig(), client.Options{Scheme: install.Scheme()}); err != nil {
-		t.Fatal(err)
-	}
-	e.startController()
-	t.Cleanup(func() { e.stop() })
 	for name, region := range spokes {
 		p := fleet.Plane(name)
 		if err := membership.Join(ctx, e.hub, membership.JoinOptions{Name: name, Spoke: p.RESTConfig(), Labels: map[string]string{"region": region}}); err != nil {
@@ -75,21 +67,6 @@ func startEnv(t *testing.T, spokes map[string]string, tune ...func(*localfleet.P
 		}
 	}
 	return e
-}
-
-func (e *env) startController() {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- hub.Run(ctx, e.fleet.Hub().RESTConfig(), hub.Options{MetricsAddr: "0", HealthAddr: "0",
-			Inventory: inventory.Options{ProbeInterval: 500 * time.Millisecond}})
-	}()
-	e.stop = func() {
-		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("hub controller: %v", err)
-		}
-	}
 }
 
 func (e *env) create(t *testing.T, obj client.Object) {
@@ -272,8 +249,8 @@ func TestPropagation(t *testing.T) {
 
 	t.Run("steady state and a controller restart make no writes", func(t *testing.T) {
 		spokeBefore, hubBefore := e.flotillaWrites(t, "spoke-a"), e.flotillaWrites(t, "hub")
-		e.stop()
-		e.startController()
+		e.controller.Stop()
+		e.controller = hubtest.Run(e.t, e.fleet)
 		// The restarted controller re-reads everything; give it time to reconcile every object
 		// and prove that it did by a status change elsewhere: a new propagation that converges.
 		e.create(t, configMap("marker", map[string]string{"app": "marker"}, "x"))

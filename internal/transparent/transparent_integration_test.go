@@ -14,9 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
-	"github.com/flotilla-dev/flotilla/internal/hub"
-	"github.com/flotilla-dev/flotilla/internal/install"
-	"github.com/flotilla-dev/flotilla/internal/inventory"
+	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/membership"
 )
@@ -40,20 +38,10 @@ func deployment(name string, replicas int32, labels map[string]string) *appsv1.D
 // remainder, and a delivery failure reported as an Event on the hub object.
 func TestTransparentMode(t *testing.T) {
 	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.APIOnlySpoke("a"), fleettest.APIOnlySpoke("b"))
-	ctx, cancel := context.WithCancel(context.Background())
-	hubCfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, hubCfg, nil); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		done <- hub.Run(ctx, hubCfg, hub.Options{MetricsAddr: "0", HealthAddr: "0", Inventory: inventory.Options{ProbeInterval: 500 * time.Millisecond}})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	c, err := client.New(hubCfg, client.Options{Scheme: install.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := context.Background()
+	c := hubtest.Install(t, fleet)
+	hubtest.Run(t, fleet)
+	var err error
 	spokes := map[string]client.Client{}
 	for _, s := range fleet.Spokes() {
 		if err := membership.Join(ctx, c, membership.JoinOptions{Name: s.Name(), Spoke: s.RESTConfig()}); err != nil {

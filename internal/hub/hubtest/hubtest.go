@@ -1,0 +1,67 @@
+// Package hubtest runs Flotilla's hub controller inside a test, against a localfleet hub, and
+// stops it when the test ends: the setup every integration test of the pipeline shares.
+package hubtest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-dev/flotilla/internal/hub"
+	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/inventory"
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+)
+
+// ProbeInterval is how often the test controller probes spokes: fast, so that tests of
+// reachability take seconds.
+const ProbeInterval = 500 * time.Millisecond
+
+// Install puts Flotilla's CRDs on the fleet's hub and returns a client for the hub.
+func Install(t testing.TB, fleet *localfleet.Fleet) client.Client {
+	t.Helper()
+	cfg := fleet.Hub().RESTConfig()
+	if err := install.Apply(context.Background(), cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: install.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Controller is a hub controller running in the test process.
+type Controller struct {
+	t      testing.TB
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+}
+
+// Run starts the hub controller against the fleet's hub; it is stopped when the test ends, or
+// earlier by Stop.
+func Run(t testing.TB, fleet *localfleet.Fleet) *Controller {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Controller{t: t, cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		c.done <- hub.Run(ctx, fleet.Hub().RESTConfig(), hub.Options{MetricsAddr: "0", HealthAddr: "0",
+			Inventory: inventory.Options{ProbeInterval: ProbeInterval}})
+	}()
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// Stop stops the controller and reports an error it ended with. Stopping twice does nothing.
+func (c *Controller) Stop() {
+	c.once.Do(func() {
+		c.cancel()
+		if err := <-c.done; err != nil {
+			c.t.Errorf("hub controller: %v", err)
+		}
+	})
+}
