@@ -10,12 +10,21 @@ package v1alpha1
 //	         False  NoClusters         the Placement chooses no cluster
 //	         False  NothingSelected    the selectors match nothing; nothing is pruned because of it
 //	         False  InvalidSpec        a selector or manifest is malformed (the message names it)
+//	         False  PruneBlocked       a change would delete more than the prune budget allows
 //	Ready    True   Ready              Applied, and every object is ready on every cluster
 //	         False  NotReady           some objects are not ready yet (the message names one)
 //	         False  NotApplied         Applied is not True
+//	Drifted  True   Drifted            objects on clusters differ from what Flotilla applied (Report,
+//	                                   Ignore or ApplyOnce leaves them; clusterResults lists them)
+//	         False  InSync             no drift is known
+//	PruneBlocked True PruneBlocked     deletions wait for confirmation (the message has the counts
+//	                                   and the revision to confirm); False otherwise
 const (
 	PropagationApplied = "Applied"
 	PropagationReady   = "Ready"
+	PropagationDrifted = "Drifted"
+	// PropagationPruneBlocked is True while deletions wait for confirmation.
+	PropagationPruneBlocked = "PruneBlocked"
 
 	ReasonReady      = "Ready"
 	ReasonNotApplied = "NotApplied"
@@ -29,6 +38,9 @@ const (
 	ReasonNoClusters        = "NoClusters"
 	ReasonNothingSelected   = "NothingSelected"
 	ReasonInvalidSpec       = "InvalidSpec"
+	ReasonPruneBlocked      = "PruneBlocked"
+	ReasonDrifted           = "Drifted"
+	ReasonInSync            = "InSync"
 )
 
 // Ownership markers on delivered objects. Only objects carrying LabelManagedBy and Flotilla's
@@ -50,6 +62,18 @@ const (
 	// AnnotationClusters on a transparently propagated hub object lists the clusters it was
 	// delivered to, so they can be cleaned up after a restart. Not an API contract.
 	AnnotationClusters = "flotilla.dev/clusters"
+	// LabelProtected set to "true" on a hub object keeps its delivered copies on the spokes
+	// when the hub object is deleted or stops being selected: Flotilla never deletes them.
+	LabelProtected = "flotilla.dev/protected"
+	// AnnotationMode on a hub object overrides strategy.mode for that object.
+	AnnotationMode = "flotilla.dev/mode"
+	// AnnotationDrift on a hub object overrides strategy.drift for that object.
+	AnnotationDrift = "flotilla.dev/drift"
+	// AnnotationConfirmPrune on a Propagation, set to the revision its PruneBlocked condition
+	// names, lets that one revision delete more than the prune budget allows.
+	AnnotationConfirmPrune = "flotilla.dev/confirm-prune"
+	// AnnotationOverrides on a delivered object lists the override rules applied to it.
+	AnnotationOverrides = "flotilla.dev/overrides"
 	// FinalizerCleanup holds a Propagation until its objects are removed from the spokes.
 	FinalizerCleanup = "flotilla.dev/cleanup"
 )

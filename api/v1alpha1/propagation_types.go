@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -29,6 +30,124 @@ type PropagationSpec struct {
 	// strategy says how delivered objects are treated.
 	// +optional
 	Strategy PropagationStrategy `json:"strategy,omitempty"`
+
+	// overrides change delivered objects per cluster. Rules apply in order; a rule that fails
+	// on a cluster (bad path, CEL error, object rejected by the cluster) fails that cluster
+	// only, naming the rule, and the last good version stays live there.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Overrides []Override `json:"overrides,omitempty"`
+}
+
+// Override is one per-cluster change to delivered objects: a JSON patch, a JSON merge patch,
+// or a CEL expression computing one field.
+// +kubebuilder:validation:XValidation:rule="[has(self.jsonPatch), has(self.mergePatch), has(self.cel)].filter(x, x).size() == 1",message="set exactly one of jsonPatch, mergePatch and cel"
+type Override struct {
+	// name identifies the rule in errors and in the flotilla.dev/overrides annotation of the
+	// objects it changed.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// clusterNames and clusterSelector choose the clusters the rule applies to (either
+	// matches); with neither, the rule applies everywhere.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=253
+	ClusterNames []string `json:"clusterNames,omitempty"`
+
+	// clusterSelector chooses clusters by label.
+	// +optional
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+
+	// target limits the rule to some objects; without it the rule applies to every object.
+	// +optional
+	Target *OverrideTarget `json:"target,omitempty"`
+
+	// jsonPatch is a list of RFC 6902 operations.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	JSONPatch []JSONPatchOperation `json:"jsonPatch,omitempty"`
+
+	// mergePatch is an RFC 7386 JSON merge patch.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	MergePatch *apiextensionsv1.JSON `json:"mergePatch,omitempty"`
+
+	// cel sets one field to the value of a CEL expression.
+	// +optional
+	CEL *CELOverride `json:"cel,omitempty"`
+}
+
+// OverrideTarget chooses objects by kind and name; empty fields match everything.
+type OverrideTarget struct {
+	// apiVersion of the objects, e.g. apps/v1.
+	// +optional
+	// +kubebuilder:validation:MaxLength=316
+	APIVersion string `json:"apiVersion,omitempty"`
+
+	// kind of the objects, e.g. Deployment.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind,omitempty"`
+
+	// name of the object.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+}
+
+// JSONPatchOperation is one RFC 6902 operation.
+type JSONPatchOperation struct {
+	// op is add, remove, replace, move, copy or test.
+	// +required
+	// +kubebuilder:validation:Enum=add;remove;replace;move;copy;test
+	Op string `json:"op"`
+
+	// path is a JSON pointer (RFC 6901), e.g. /spec/replicas.
+	// +required
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^(/([^/~]|~[01])*)+$`
+	Path string `json:"path"`
+
+	// from is the source pointer of move and copy.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^(/([^/~]|~[01])*)+$`
+	From string `json:"from,omitempty"`
+
+	// value is the value of add, replace and test.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Value *apiextensionsv1.JSON `json:"value,omitempty"`
+}
+
+// CELOverride sets the field at path to what expression returns. The expression sees
+// `cluster` (name, labels, and allocatable cpu in millicores, memory in bytes and pods) and
+// `object` (the object as rendered so far), e.g.
+// `cluster.labels.region + "-registry.example.com/app:1.2"` or
+// `cluster.allocatable.cpu >= 8000 ? 4 : 2`. Its cost is limited.
+type CELOverride struct {
+	// path is the JSON pointer of the field to set, e.g. /spec/replicas.
+	// +required
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^(/([^/~]|~[01])*)+$`
+	Path string `json:"path"`
+
+	// expression is the CEL expression.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Expression string `json:"expression"`
 }
 
 // ResourceSelector chooses hub objects by kind and by name or labels.
@@ -128,6 +247,82 @@ type PropagationStrategy struct {
 	// +optional
 	// +kubebuilder:default=Reject
 	Conflict ConflictPolicy `json:"conflict,omitempty"`
+
+	// mode is Reconcile (default: hub changes and spoke drift are acted on) or ApplyOnce
+	// (objects are created when missing and never updated; drift is only reported). The
+	// flotilla.dev/mode annotation on a hub object overrides it for that object.
+	// +optional
+	// +kubebuilder:default=Reconcile
+	Mode ApplyMode `json:"mode,omitempty"`
+
+	// drift says what happens when an object is changed or deleted on a cluster: Correct
+	// (default: re-apply within a second), Report (record it in status and an Event), or
+	// Ignore. The flotilla.dev/drift annotation on a hub object overrides it for that object.
+	// +optional
+	// +kubebuilder:default=Correct
+	Drift DriftPolicy `json:"drift,omitempty"`
+
+	// ignoreFields lists, per kind, fields Flotilla sets on creation and then leaves to the
+	// cluster, such as /spec/replicas of a Deployment scaled by an autoscaler there.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	IgnoreFields []IgnoreFields `json:"ignoreFields,omitempty"`
+
+	// pruneBudgetPercent is the largest share of a cluster's delivered objects one change may
+	// delete (default 50). A change that would delete more, or all of them, waits with a
+	// PruneBlocked condition until the flotilla.dev/confirm-prune annotation names its revision.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	PruneBudgetPercent *int32 `json:"pruneBudgetPercent,omitempty"`
+}
+
+// ApplyMode says whether delivered objects are kept in their desired state.
+// +kubebuilder:validation:Enum=Reconcile;ApplyOnce
+type ApplyMode string
+
+const (
+	// ModeReconcile applies hub changes and acts on drift.
+	ModeReconcile ApplyMode = "Reconcile"
+	// ModeApplyOnce creates missing objects and never updates them.
+	ModeApplyOnce ApplyMode = "ApplyOnce"
+)
+
+// DriftPolicy says what happens to an object changed on a cluster.
+// +kubebuilder:validation:Enum=Correct;Report;Ignore
+type DriftPolicy string
+
+const (
+	// DriftCorrect re-applies the desired state.
+	DriftCorrect DriftPolicy = "Correct"
+	// DriftReport records the drift in status and an Event, and leaves the object.
+	DriftReport DriftPolicy = "Report"
+	// DriftIgnore does nothing.
+	DriftIgnore DriftPolicy = "Ignore"
+)
+
+// IgnoreFields lists fields of one kind that Flotilla does not own after creation.
+type IgnoreFields struct {
+	// apiVersion of the kind; empty matches every version and group.
+	// +optional
+	// +kubebuilder:validation:MaxLength=316
+	APIVersion string `json:"apiVersion,omitempty"`
+
+	// kind, e.g. Deployment.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+
+	// paths are JSON pointers (RFC 6901), e.g. /spec/replicas.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +kubebuilder:validation:items:Pattern=`^(/([^/~]|~[01])*)+$`
+	Paths []string `json:"paths"`
 }
 
 // ClusterResult is the delivery state of one cluster.
@@ -159,6 +354,41 @@ type ClusterResult struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	Message string `json:"message,omitempty"`
+
+	// drifted is the number of objects on the cluster that differ from what Flotilla applied
+	// and are left so (drift Report or Ignore, or mode ApplyOnce).
+	// +optional
+	Drifted int32 `json:"drifted,omitempty"`
+
+	// driftedObjects describes the first drifted objects.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=5
+	DriftedObjects []DriftedObject `json:"driftedObjects,omitempty"`
+}
+
+// DriftedObject is an object changed on a cluster.
+type DriftedObject struct {
+	// object is kind, namespace and name, e.g. deployment.apps shop/web.
+	// +required
+	// +kubebuilder:validation:MaxLength=600
+	Object string `json:"object"`
+
+	// fields are the JSON pointers that differ; empty when the object was deleted.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=256
+	Fields []string `json:"fields,omitempty"`
+
+	// manager is the field manager that changed it, from the object's managedFields.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Manager string `json:"manager,omitempty"`
+
+	// deleted is set when the object is gone from the cluster.
+	// +optional
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 // PropagationStatus is the fleet-wide result of a Propagation. Its size is bounded: one entry
@@ -198,6 +428,11 @@ type PropagationStatus struct {
 	// +optional
 	FailedClusters int32 `json:"failedClusters"`
 
+	// drifted is the number of delivered objects, over all clusters, that differ from what
+	// Flotilla applied and are left so.
+	// +optional
+	Drifted int32 `json:"drifted"`
+
 	// clusterResults holds one entry per cluster, failures first.
 	// +optional
 	// +listType=map
@@ -223,6 +458,7 @@ type PropagationStatus struct {
 // +kubebuilder:printcolumn:name="Applied",type=integer,JSONPath=`.status.appliedClusters`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyClusters`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
+// +kubebuilder:printcolumn:name="Drifted",type=integer,JSONPath=`.status.drifted`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Propagation struct {
@@ -259,6 +495,7 @@ type PropagationList struct {
 // +kubebuilder:printcolumn:name="Applied",type=integer,JSONPath=`.status.appliedClusters`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyClusters`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
+// +kubebuilder:printcolumn:name="Drifted",type=integer,JSONPath=`.status.drifted`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ClusterPropagation struct {

@@ -50,6 +50,8 @@ Run it where it can reach the hub and every spoke. Replicas elect one leader thr
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", opts.HealthAddr, "address of /healthz and /readyz; 0 disables them")
 	f.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect one active replica through a Lease")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "namespace of the leader election Lease")
+	f.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's pprof profiles (/debug/pprof/), e.g. 127.0.0.1:6060; empty disables them")
+	f.DurationVar(&opts.VerifyInterval, "verify-interval", 10*time.Minute, "how often every delivered object is compared with the spoke caches, a backstop to the spoke watches that writes only what differs; negative disables it")
 	f.DurationVar(&opts.Inventory.ProbeInterval, "probe-interval", 10*time.Second, "how often each spoke's health is probed")
 	f.DurationVar(&opts.Inventory.ProbeTimeout, "probe-timeout", 5*time.Second, "how long one probe may take")
 	goFlags := flag.NewFlagSet("flotilla", flag.ContinueOnError)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -41,8 +42,12 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		return res
 	}
 	live := newLiveIndex(cl.GetAPIReader())
-	prev := w.verifiedOf(job.Owner)
+	prev := w.takeVerified(job.Owner)
+	for _, gvk := range render.ParseKinds(render.Kinds(job.Objects)) {
+		w.watch(ctx, cl, gvk)
+	}
 	errs := make([]error, len(job.Objects))
+	drifts := make([]*Drift, len(job.Objects))
 	// Phases run in order (CRDs, Namespaces, the rest); objects within a phase in parallel.
 	for start := 0; start < len(job.Objects); {
 		end := start
@@ -51,10 +56,14 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		}
 		parallel(end-start, applyParallelism, func(i int) {
 			obj := job.Objects[start+i]
-			if prev.unchanged(render.Key(obj), obj.GetAnnotations()[flotillav1.AnnotationHash]) {
+			key := render.Key(obj)
+			if prev.unchanged(key, obj.GetAnnotations()[flotillav1.AnnotationHash]) {
+				if d, ok := prev.drifted[key]; ok {
+					drifts[start+i] = &d
+				}
 				return // confirmed by an earlier delivery and not changed since
 			}
-			errs[start+i] = w.applyOne(ctx, cl, live, obj, job)
+			drifts[start+i], errs[start+i] = w.applyOne(ctx, cl, live, obj, job, prev.known(key))
 		})
 		start = end
 	}
@@ -76,9 +85,15 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		if prev.lostNothing(want) {
 			pruned = true
 		} else {
-			if err := w.prune(ctx, cl, job); err != nil {
+			err := w.prune(ctx, cl, job)
+			var blocked pruneBlockedError
+			switch {
+			case errors.As(err, &blocked):
+				res.PruneBlocked = blocked.Error()
+				failures = append(failures, blocked.Error())
+			case err != nil:
 				failures = append(failures, err.Error())
-			} else {
+			default:
 				pruned = true
 			}
 		}
@@ -86,12 +101,19 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res.Complete = len(failures) == 0
 	res.Permanent = res.Permanent && !res.Complete
 	res.Message = joinBounded(failures)
-	next := &verified{hashes: map[string]string{}, ready: map[string]bool{}, pruned: pruned && res.Complete}
+	next := newVerified()
+	next.pruned = pruned && res.Complete
 	for i, obj := range job.Objects {
-		if errs[i] == nil {
-			next.hashes[render.Key(obj)] = obj.GetAnnotations()[flotillav1.AnnotationHash]
+		if errs[i] != nil {
+			continue
+		}
+		key := render.Key(obj)
+		next.hashes[key] = obj.GetAnnotations()[flotillav1.AnnotationHash]
+		if d := drifts[i]; d != nil && !d.Corrected {
+			next.drifted[key] = *d
 		}
 	}
+	w.reportDrifts(ctx, cl, job, prev, drifts, &res)
 	if res.Complete {
 		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects, prev, next)
 	}
@@ -99,47 +121,93 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	return res
 }
 
-// applyOne makes one object on the spoke as desired, writing only when it is not already.
-func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *liveIndex, desired *unstructured.Unstructured, job Job) error {
+// applyOne makes one object on the spoke as desired, writing only when it is not already. It
+// returns the drift it found, if any: corrected (re-applied) or left, as the object's mode and
+// drift policy say. known says an earlier delivery confirmed the object on the cluster, so
+// its absence now is a deletion made there.
+func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *liveIndex, desired *unstructured.Unstructured, job Job, known bool) (*Drift, error) {
 	ref := describe(desired)
 	key, hash := render.Key(desired), desired.GetAnnotations()[flotillav1.AnnotationHash]
 	if w.recentlyApplied(key, hash) {
-		return nil // written moments ago; the cache has not caught up yet
+		return nil, nil // written moments ago; the cache has not caught up yet
 	}
+	mode, policy := modeOf(desired, job), driftOf(desired, job)
+	ignore := job.Ignore.For(desired.GetAPIVersion(), desired.GetKind())
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
 	cached, err := w.readGet(ctx, cl, client.ObjectKeyFromObject(desired), existing)
-	var displaced string // another Flotilla owner this delivery takes the object from
+	var displaced string   // another Flotilla owner this delivery takes the object from
+	var correction *Drift  // the drift this write corrects
+	var current = existing // the full live object, when there is one
 	switch {
 	case err == nil:
 		if err := checkOwner(existing, job); err != nil {
-			return fmt.Errorf("%s: %w", ref, err)
+			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
 		if existing.GetLabels()[flotillav1.LabelOwner] != job.Owner.LabelValue() {
 			displaced = existing.GetAnnotations()[flotillav1.AnnotationOwner]
-		} else if existing.GetAnnotations()[flotillav1.AnnotationHash] == hash {
-			return nil // already as desired: no write
+			break
 		}
-	case apierrors.IsNotFound(err) && cached:
-		// Not among Flotilla's objects; it may still exist unmanaged.
-		existing, err := live.get(ctx, desired)
-		if err != nil {
-			return fmt.Errorf("%s: read: %w", ref, err)
+		paths := drift.Compare(desired.Object, existing.Object, ignore)
+		sameHash := existing.GetAnnotations()[flotillav1.AnnotationHash] == hash
+		switch {
+		case mode == flotillav1.ModeApplyOnce && paths == nil:
+			return nil, nil
+		case mode == flotillav1.ModeApplyOnce:
+			return &Drift{Object: ref, Fields: paths}, nil // created once; differences are information
+		case sameHash && paths == nil:
+			return nil, nil // already as desired: no write
+		case sameHash && policy == flotillav1.DriftIgnore:
+			return nil, nil
+		case sameHash && policy == flotillav1.DriftReport:
+			return &Drift{Object: ref, Fields: paths}, nil
+		case sameHash:
+			correction = &Drift{Object: ref, Fields: paths, Corrected: true, Manager: w.managerOf(ctx, cl, desired, paths)}
 		}
-		if existing != nil {
-			if err := checkOwner(existing, job); err != nil {
-				return fmt.Errorf("%s: %w", ref, err)
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		if meta.IsNoMatchError(err) {
+			return nil, fmt.Errorf("%s: the cluster does not serve this kind; deliver its CustomResourceDefinition first", ref)
+		}
+		current = nil
+		if cached {
+			// Not among Flotilla's objects; it may still exist unmanaged, or relabelled.
+			md, err := live.get(ctx, desired)
+			if err != nil {
+				return nil, fmt.Errorf("%s: read: %w", ref, err)
+			}
+			if md != nil {
+				if err := checkOwner(md, job); err != nil {
+					return nil, fmt.Errorf("%s: %w", ref, err)
+				}
+				if known {
+					// Flotilla's own object lost its labels on the cluster.
+					d := &Drift{Object: ref, Fields: []string{"/metadata/labels"}}
+					if mode == flotillav1.ModeApplyOnce || policy != flotillav1.DriftCorrect {
+						return reported(d, policy), nil
+					}
+					d.Corrected, d.Manager = true, w.managerOf(ctx, cl, desired, d.Fields)
+					correction = d
+				}
+				break
 			}
 		}
-	case apierrors.IsNotFound(err):
-		// Read directly: it does not exist.
-	case meta.IsNoMatchError(err):
-		return fmt.Errorf("%s: the cluster does not serve this kind; deliver its CustomResourceDefinition first", ref)
+		if known {
+			d := &Drift{Object: ref, Deleted: true}
+			if mode != flotillav1.ModeApplyOnce && policy != flotillav1.DriftCorrect {
+				return reported(d, policy), nil
+			}
+			d.Corrected = true // deleted on the cluster: created again
+			correction = d
+		}
 	default:
-		return fmt.Errorf("%s: read: %w", ref, err)
+		return nil, fmt.Errorf("%s: read: %w", ref, err)
 	}
-	if err := w.apply(ctx, cl, desired); err != nil {
-		return fmt.Errorf("%s: %w", ref, err)
+	toApply := desired
+	if current != nil && len(ignore) > 0 {
+		toApply = &unstructured.Unstructured{Object: drift.KeepLive(desired.Object, current.Object, ignore)}
+	}
+	if err := w.apply(ctx, cl, toApply); err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
 	w.rememberApplied(key, hash)
 	if owner, ok := render.ParseOwner(displaced); ok {
@@ -148,9 +216,17 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		w.queue.Add(owner)
 	}
 	if render.IsCRD(desired) {
-		return waitEstablished(ctx, cl, desired.GetName())
+		return correction, waitEstablished(ctx, cl, desired.GetName())
 	}
-	return nil
+	return correction, nil
+}
+
+// reported is the drift a policy leaves in place: nothing for Ignore.
+func reported(d *Drift, policy flotillav1.DriftPolicy) *Drift {
+	if policy == flotillav1.DriftIgnore {
+		return nil
+	}
+	return d
 }
 
 // applyParallelism is how many objects of one phase one delivery applies at once.
@@ -186,6 +262,8 @@ func checkOwner(live metav1.Object, job Job) error {
 	switch {
 	case labels[flotillav1.LabelOwner] == job.Owner.LabelValue():
 		return nil
+	case live.GetAnnotations()[flotillav1.AnnotationOwner] == job.Owner.String():
+		return nil // Flotilla's own object, relabelled on the cluster
 	case labels[flotillav1.LabelManagedBy] == flotillav1.ManagedByValue:
 		other := live.GetAnnotations()[flotillav1.AnnotationOwner]
 		if other != "" && job.Owner.String() < other {
@@ -200,6 +278,16 @@ func checkOwner(live metav1.Object, job Job) error {
 }
 
 func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, desired *unstructured.Unstructured) error {
+	if rules := desired.GetAnnotations()[flotillav1.AnnotationOverrides]; rules != "" {
+		// Overridden per cluster: the cluster validates the result before it is applied, and
+		// a refusal names the rules, not just the object.
+		obj := desired.DeepCopy()
+		err := cl.GetClient().Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll) //nolint:staticcheck // unstructured apply
+		countWrite(w.name, "dry-run", err)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("rejected by the cluster after override rules %s: %w", rules, err)
+		}
+	}
 	obj := desired.DeepCopy()
 	err := cl.GetClient().Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership) //nolint:staticcheck // unstructured apply
 	countWrite(w.name, "apply", err)

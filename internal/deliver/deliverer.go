@@ -2,11 +2,13 @@ package deliver
 
 import (
 	"context"
+	"math/rand/v2"
 	"reflect"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -29,6 +31,12 @@ type Options struct {
 	WorkersPerCluster int
 	// JobTimeout bounds one delivery (default 2m).
 	JobTimeout time.Duration
+	// VerifyInterval is how often every delivery to a cluster is confirmed again against the
+	// spoke cache, as a backstop to the spoke watches (default 10m, jittered by up to 10%;
+	// negative turns it off). Only what really differs is written.
+	VerifyInterval time.Duration
+	// OnDrift, when set, is told of each drift a delivery finds anew, corrected or left.
+	OnDrift func(owner render.Owner, cluster string, d Drift)
 }
 
 // Deliverer runs deliveries, one queue per cluster.
@@ -52,6 +60,9 @@ func New(ctx context.Context, clusters ClusterGetter, notify func(render.Owner),
 	if opts.JobTimeout <= 0 {
 		opts.JobTimeout = 2 * time.Minute
 	}
+	if opts.VerifyInterval == 0 {
+		opts.VerifyInterval = 10 * time.Minute
+	}
 	return &Deliverer{ctx: ctx, clusters: clusters, notify: notify, opts: opts,
 		log: ctrllog.Log.WithName("deliver"), workers: map[string]*clusterWorker{}}
 }
@@ -66,13 +77,16 @@ func (d *Deliverer) Submit(job Job) {
 		return
 	}
 	w.jobs[job.Owner] = job
+	delete(w.index, job.Owner)
 	w.mu.Unlock()
 	w.queue.Add(job.Owner)
 }
 
 // sameJob compares what a job asks for, apart from its objects (covered by the revision).
 func sameJob(a, b Job) bool {
-	return a.Prune == b.Prune && a.Deletion == b.Deletion && a.Conflict == b.Conflict && reflect.DeepEqual(a.PruneKinds, b.PruneKinds)
+	return a.Prune == b.Prune && a.Deletion == b.Deletion && a.Conflict == b.Conflict && reflect.DeepEqual(a.PruneKinds, b.PruneKinds) &&
+		a.Mode == b.Mode && a.Drift == b.Drift && reflect.DeepEqual(a.Ignore, b.Ignore) &&
+		a.PruneBudget == b.PruneBudget && a.PruneConfirmed == b.PruneConfirmed
 }
 
 // Retry queues at once every delivery to a cluster, for example when the cluster has just
@@ -118,6 +132,8 @@ func (d *Deliverer) Forget(owner render.Owner, clusterName string) {
 	delete(w.jobs, owner)
 	delete(w.results, owner)
 	delete(w.verified, owner)
+	delete(w.dirty, owner)
+	delete(w.index, owner)
 	w.mu.Unlock()
 	w.queue.Forget(owner)
 }
@@ -153,6 +169,9 @@ func (d *Deliverer) worker(name string) *clusterWorker {
 		<-d.ctx.Done()
 		w.queue.ShutDown()
 	}()
+	if d.opts.VerifyInterval > 0 {
+		go w.verifyPeriodically(d.opts.VerifyInterval)
+	}
 	return w
 }
 
@@ -165,9 +184,27 @@ type clusterWorker struct {
 	mu       sync.Mutex
 	jobs     map[pairKey]Job
 	results  map[pairKey]Result
-	applied  map[string]appliedRecord // recent writes, by render.Key
-	verified map[pairKey]*verified    // what the last delivery of each owner confirmed
-	bypass   bypassed                 // kinds read without the cache
+	applied  map[string]appliedRecord                          // recent writes, by render.Key
+	verified map[pairKey]*verified                             // what the last delivery of each owner confirmed
+	dirty    map[pairKey]map[string]bool                       // objects spoke events touched since, by render.Key
+	index    map[pairKey]map[string]*unstructured.Unstructured // jobs' objects by render.Key
+	watching map[watchKey]bool                                 // spoke informers with Flotilla's handler
+	bypass   bypassed                                          // kinds read without the cache
+}
+
+// verifyPeriodically confirms every delivery again now and then, in case a watch missed
+// something: it reads the spoke cache and writes only what differs.
+func (w *clusterWorker) verifyPeriodically(interval time.Duration) {
+	for {
+		jitter := time.Duration(rand.Int64N(int64(interval/10) + 1))
+		select {
+		case <-w.d.ctx.Done():
+			return
+		case <-time.After(interval + jitter):
+		}
+		verifications.WithLabelValues(w.name).Inc()
+		w.d.Retry(w.name)
+	}
 }
 
 func (w *clusterWorker) run() {

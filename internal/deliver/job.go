@@ -1,10 +1,13 @@
 package deliver
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -23,6 +26,17 @@ type Job struct {
 	Prune    bool
 	Deletion flotillav1.DeletionPolicy
 	Conflict flotillav1.ConflictPolicy
+	// Mode and Drift are the owner's defaults; the flotilla.dev/mode and flotilla.dev/drift
+	// annotations of an object override them. Empty means Reconcile and Correct.
+	Mode  flotillav1.ApplyMode
+	Drift flotillav1.DriftPolicy
+	// Ignore are fields Flotilla sets on creation and then leaves to the cluster.
+	Ignore drift.IgnoreSet
+	// PruneBudget is the largest percentage of the owner's objects on the cluster one
+	// delivery may delete; deleting all of them always exceeds it. 0 means no budget (removal
+	// of an owner from a cluster). PruneConfirmed, when it equals Revision, lifts the budget.
+	PruneBudget    int
+	PruneConfirmed string
 }
 
 // Result is the outcome of the latest delivery of a Job.
@@ -49,7 +63,45 @@ type Result struct {
 	Disconnected bool
 	// Message describes the first failures.
 	Message string
+	// PruneBlocked says why pruning waits for confirmation (counts included); the delivery is
+	// then not Complete.
+	PruneBlocked string
+	// Drifted counts objects that differ from what was applied and are left so (drift
+	// Report, mode ApplyOnce); DriftedObjects describes the first of them.
+	Drifted        int
+	DriftedObjects []Drift
 }
+
+// Drift is an object found changed on a cluster.
+type Drift struct {
+	// Object is kind, namespace and name.
+	Object string
+	// Fields are the JSON pointers that differ; none when the object was deleted.
+	Fields  []string
+	Deleted bool
+	// Manager is the field manager that made the change, when the object's managedFields
+	// tell.
+	Manager string
+	// Corrected says Flotilla re-applied the object.
+	Corrected bool
+}
+
+// Describe says what changed and who changed it, for conditions and Events.
+func (d Drift) Describe() string {
+	s := d.Object
+	if d.Deleted {
+		s += " was deleted"
+	} else {
+		s += " changed at " + strings.Join(d.Fields, ", ")
+	}
+	if d.Manager != "" {
+		s += " by " + d.Manager
+	}
+	return s
+}
+
+// maxDriftDetails bounds Result.DriftedObjects.
+const maxDriftDetails = 5
 
 // pairKey identifies a Job's owner on one cluster's queue.
 type pairKey = render.Owner

@@ -21,10 +21,18 @@ var (
 		Help:    "Duration of one delivery to one cluster: applies, prune and readiness check.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
 	}, []string{"cluster"})
+	driftEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "flotilla_drift_events_total",
+		Help: "Changes to Flotilla's objects on spoke clusters that made them differ from what was applied (or deleted them), as seen by the spoke watches.",
+	}, []string{"cluster"})
+	verifications = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "flotilla_verifications_total",
+		Help: "Periodic full verifications of a cluster (every delivered object compared with the spoke cache).",
+	}, []string{"cluster"})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(spokeWrites, deliveries, deliveryDuration)
+	ctrlmetrics.Registry.MustRegister(spokeWrites, deliveries, deliveryDuration, driftEvents, verifications)
 }
 
 func countWrite(cluster, write string, err error) {

@@ -24,6 +24,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 		want[render.Key(o)] = true
 	}
 	var stale []*unstructured.Unstructured
+	owned := 0
 	for _, gvk := range pruneKinds(job) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -39,13 +40,20 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 		}
 		for i := range list.Items {
 			item := &list.Items[i]
-			if !want[render.Key(item)] && item.GetAnnotations()[flotillav1.AnnotationOwner] == job.Owner.String() {
+			if item.GetAnnotations()[flotillav1.AnnotationOwner] != job.Owner.String() {
+				continue
+			}
+			owned++
+			if !want[render.Key(item)] && item.GetLabels()[flotillav1.LabelProtected] != "true" {
 				stale = append(stale, item)
 			}
 		}
 	}
 	if len(stale) == 0 || job.Deletion == flotillav1.DeletionOrphan {
 		return nil
+	}
+	if overBudget(job, len(stale), owned) {
+		return pruneBlockedError{stale: len(stale), owned: owned, budget: job.PruneBudget, revision: job.Revision}
 	}
 	render.SortForDeletion(stale)
 	var errs []error
@@ -78,4 +86,25 @@ func pruneKinds(job Job) []schema.GroupVersionKind {
 		add(o.GroupVersionKind())
 	}
 	return out
+}
+
+// overBudget reports whether deleting stale of the owned objects needs confirmation: more
+// than the budget's share, or all of them, unless this revision was confirmed.
+func overBudget(job Job, stale, owned int) bool {
+	if job.PruneBudget <= 0 || job.PruneConfirmed == job.Revision {
+		return false
+	}
+	return stale >= owned || stale*100 > job.PruneBudget*owned
+}
+
+// pruneBlockedError is a prune held by the budget.
+type pruneBlockedError struct {
+	stale, owned, budget int
+	revision             string
+}
+
+func (e pruneBlockedError) Error() string {
+	return fmt.Sprintf("pruning would delete %d of %d objects here, more than the prune budget (%d%%) allows; nothing was deleted. "+
+		"Fix the selection, or confirm with: kubectl annotate --overwrite <propagation> %s=%s",
+		e.stale, e.owned, e.budget, flotillav1.AnnotationConfirmPrune, e.revision)
 }

@@ -80,6 +80,9 @@ func (w *clusterWorker) cacheStuck(ctx context.Context, cl cluster.Cluster, gvk 
 		return false
 	}
 	w.bypass.start(gvk)
+	w.mu.Lock()
+	delete(w.watching, watchKey{cl: cl, gvk: gvk}) // the informer goes, and its handler with it
+	w.mu.Unlock()
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	_ = cl.GetCache().RemoveInformer(ctx, u)

@@ -32,6 +32,11 @@ type Options struct {
 	// LeaderElectionNamespace.
 	LeaderElection          bool
 	LeaderElectionNamespace string
+	// PprofAddr serves Go's pprof profiles ("" or "0" disables).
+	PprofAddr string
+	// VerifyInterval is how often every delivery is confirmed against the spoke caches as a
+	// backstop to the spoke watches (0: 10 minutes; negative: never).
+	VerifyInterval time.Duration
 	// Inventory tunes probing of spokes.
 	Inventory inventory.Options
 }
@@ -62,6 +67,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.HealthAddr,
+		PprofBindAddress:              pprofAddr(opts.PprofAddr),
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              leaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
@@ -80,7 +86,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
 		return fmt.Errorf("set up placement scheduling: %w", err)
 	}
-	if deliverer, err = setupDelivery(ctx, mgr.GetLocalManager(), provider); err != nil {
+	if deliverer, err = setupDelivery(ctx, mgr.GetLocalManager(), provider, opts.VerifyInterval); err != nil {
 		return err
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
@@ -97,9 +103,16 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 
 func ptr[T any](v T) *T { return &v }
 
+func pprofAddr(a string) string {
+	if a == "0" {
+		return ""
+	}
+	return a
+}
+
 // setupDelivery creates the deliverer, the one writer to spokes, and the controllers that feed
 // it: Propagations and transparent mode. Delivery results go back to whichever owns them.
-func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.ClusterGetter) (*deliver.Deliverer, error) {
+func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.ClusterGetter, verifyInterval time.Duration) (*deliver.Deliverer, error) {
 	prop := &propagation.Reconciler{}
 	transparentByKind := map[string]*transparent.Reconciler{}
 	route := func(owner render.Owner) {
@@ -109,7 +122,14 @@ func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.
 			t.Notify(owner)
 		}
 	}
-	d := deliver.New(ctx, clusters, route, deliver.Options{})
+	onDrift := func(owner render.Owner, cluster string, d deliver.Drift) {
+		if propagation.IsOwnerKind(owner.Kind) {
+			prop.RecordDrift(owner, cluster, d)
+		} else if t, ok := transparentByKind[owner.Kind]; ok {
+			t.RecordDrift(owner, cluster, d)
+		}
+	}
+	d := deliver.New(ctx, clusters, route, deliver.Options{OnDrift: onDrift, VerifyInterval: verifyInterval})
 	prop.Deliverer = d
 	if err := prop.SetupWithManager(local); err != nil {
 		return nil, fmt.Errorf("set up propagation: %w", err)

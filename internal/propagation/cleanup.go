@@ -27,7 +27,7 @@ func (r *Reconciler) handleDropped(ctx context.Context, p propagator, in statusI
 	}
 	ready := true
 	for _, c := range in.targets {
-		if res, ok := in.results[c]; !ok || !res.Complete || res.Revision != in.revision {
+		if res, ok := in.results[c]; !ok || !res.Complete || res.Revision != in.revisionOf(c) {
 			ready = false
 		}
 	}
@@ -108,6 +108,7 @@ func (r *Reconciler) cleanup(ctx context.Context, p propagator) error {
 		r.Deliverer.Forget(owner, c)
 	}
 	r.renders.forget(owner)
+	r.rules.forget(owner)
 	before := p.deepCopy()
 	controllerutil.RemoveFinalizer(p.obj, flotillav1.FinalizerCleanup)
 	return client.IgnoreNotFound(r.Hub.Patch(ctx, p.obj, client.MergeFrom(before.obj)))

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,6 +29,8 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -45,6 +49,7 @@ type Reconciler struct {
 	events     chan event.GenericEvent
 
 	renders *renderCache
+	rules   ruleCache
 
 	mu           sync.Mutex
 	watched      map[schema.GroupVersionKind]bool
@@ -69,10 +74,12 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.pendingSince = map[render.Owner]pendingRevision{}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagation").
-		For(&flotillav1.Propagation{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionPredicate()))).
+		For(&flotillav1.Propagation{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
 		Watches(&flotillav1.ClusterPropagation{}, &handler.EnqueueRequestForObject{},
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionPredicate()))).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
+		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster),
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, allocatableChanged()))).
 		// Secrets carrying manifests are watched as metadata only: their data never sits in
 		// the hub controller's memory; it is read when a Propagation needs it.
 		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.usersOfNamespace), builder.OnlyMetadata).
@@ -89,6 +96,15 @@ func secretMetadata() *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return m
+}
+
+// allocatableChanged passes Cluster updates that change what overrides see of capacity.
+func allocatableChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, okO := e.ObjectOld.(*flotillav1.Cluster)
+		n, okN := e.ObjectNew.(*flotillav1.Cluster)
+		return okO && okN && !equality.Semantic.DeepEqual(o.Status.Allocatable, n.Status.Allocatable)
+	}}
 }
 
 // deletionPredicate passes updates that start a deletion (they do not change generation).
@@ -212,7 +228,7 @@ const settleTime = 2 * time.Second
 func (r *Reconciler) settling(owner render.Owner, revision string, in statusInput) bool {
 	pending := false
 	for _, c := range in.targets {
-		if res, ok := in.results[c]; !ok || res.Disconnected || (res.Revision != revision && res.Message == "") {
+		if res, ok := in.results[c]; !ok || res.Disconnected || (res.Revision != in.revisionOf(c) && res.Message == "") {
 			pending = true
 		}
 	}
@@ -287,13 +303,45 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		in.hold = &holdReason{flotillav1.ReasonNothingSelected,
 			"the selectors match no object on the hub; delivered objects are kept until the selectors match again or the Propagation is deleted"}
 	}
+	confirmed := p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]
+	if len(in.targets) == 0 && len(p.status.ClusterResults) > 0 && confirmed != in.revision {
+		// A placement that suddenly chooses nothing is more often a typo than an intent.
+		in.hold = &holdReason{flotillav1.ReasonPruneBlocked, fmt.Sprintf(
+			"the Placement now chooses no cluster; the objects on %d clusters are kept. Fix the Placement, or confirm removing them with: kubectl annotate --overwrite %s %s %s=%s",
+			len(p.status.ClusterResults), strings.ToLower(p.kind), p.obj.GetName(), flotillav1.AnnotationConfirmPrune, in.revision)}
+		in.pruneBlocked = in.hold.message
+		return in, nil
+	}
+	ignore, err := drift.NewIgnoreSet(p.spec.Strategy.IgnoreFields)
+	if err != nil {
+		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, "spec.strategy." + err.Error()}
+		return in, nil
+	}
+	budget := 50
+	if b := p.spec.Strategy.PruneBudgetPercent; b != nil {
+		budget = int(*b)
+	}
 	kinds := render.Kinds(rendered, p.status.DeliveredKinds...)
 	in.kinds = kinds
+	rules := r.rules.get(p)
 	for _, c := range *decisions {
+		objs, revision := rendered, in.revision
+		if facts := r.clusterFacts(ctx, c); override.Active(rules, facts) {
+			objs, err = overridden(rules, facts, rendered)
+			if err != nil {
+				// This cluster keeps what it has; the others carry on.
+				in.overrideFailed(c, err.Error())
+				continue
+			}
+			revision = render.Revision(objs)
+			in.clusterRevision(c, revision)
+		}
 		r.Deliverer.Submit(deliver.Job{
-			Owner: owner, Cluster: c, Objects: rendered, Revision: in.revision,
+			Owner: owner, Cluster: c, Objects: objs, Revision: revision,
 			PruneKinds: render.ParseKinds(kinds), Prune: prune,
 			Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
+			Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift, Ignore: ignore,
+			PruneBudget: budget, PruneConfirmed: confirmed,
 		})
 	}
 	in.results = r.results(owner, *decisions)
@@ -325,4 +373,22 @@ func (r *Reconciler) results(owner render.Owner, clusters []string) map[string]d
 		}
 	}
 	return out
+}
+
+// RecordDrift emits an Event on the propagator a drift belongs to: Normal when Flotilla
+// corrected it, Warning when it is left (drift Report, mode ApplyOnce).
+func (r *Reconciler) RecordDrift(owner render.Owner, cluster string, d deliver.Drift) {
+	var obj client.Object = &flotillav1.Propagation{}
+	if owner.Kind == kindClusterPropagation {
+		obj = &flotillav1.ClusterPropagation{}
+	}
+	if err := r.Hub.Get(context.Background(), client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name}, obj); err != nil {
+		return
+	}
+	msg := limit("cluster "+cluster+": "+d.Describe(), 1024)
+	if d.Corrected {
+		r.recorder.Event(obj, corev1.EventTypeNormal, "DriftCorrected", msg+"; corrected")
+		return
+	}
+	r.recorder.Event(obj, corev1.EventTypeWarning, flotillav1.ReasonDrifted, msg+"; left as is (strategy.drift or mode)")
 }

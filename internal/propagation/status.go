@@ -2,10 +2,10 @@ package propagation
 
 import (
 	"context"
-
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 	"sort"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +18,9 @@ import (
 
 // maxClusterResults bounds status.clusterResults; counts still cover every cluster.
 const maxClusterResults = 1000
+
+// maxDriftDetailClusters bounds how many clusterResults describe their drifted objects.
+const maxDriftDetailClusters = 10
 
 // holdReason explains why nothing is (or only part is) being delivered.
 type holdReason struct{ reason, message string }
@@ -33,6 +36,34 @@ type statusInput struct {
 	results    map[string]deliver.Result
 	dropped    map[string]deliver.Result
 	kinds      []string
+	// revisions holds the revision of clusters whose objects overrides changed; the others
+	// have revision.
+	revisions map[string]string
+	// overrideErrors holds, per cluster, why its overrides could not be applied.
+	overrideErrors map[string]string
+	// pruneBlocked says why deletions wait for confirmation, fleet-wide.
+	pruneBlocked string
+}
+
+func (in *statusInput) revisionOf(cluster string) string {
+	if r, ok := in.revisions[cluster]; ok {
+		return r
+	}
+	return in.revision
+}
+
+func (in *statusInput) clusterRevision(cluster, revision string) {
+	if in.revisions == nil {
+		in.revisions = map[string]string{}
+	}
+	in.revisions[cluster] = revision
+}
+
+func (in *statusInput) overrideFailed(cluster, message string) {
+	if in.overrideErrors == nil {
+		in.overrideErrors = map[string]string{}
+	}
+	in.overrideErrors[cluster] = message
 }
 
 // computeStatus returns the status for in. It is pure.
@@ -44,6 +75,7 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 		cond.Reason, cond.Message = in.hold.reason, in.hold.message
 		meta.SetStatusCondition(&out.Conditions, cond)
 		meta.SetStatusCondition(&out.Conditions, readyCondition(cond, out, in, ""))
+		meta.SetStatusCondition(&out.Conditions, pruneBlockedCondition(in, in.pruneBlocked))
 		return out
 	}
 	if in.kinds != nil {
@@ -58,13 +90,22 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 		previous[r.Cluster] = r
 	}
 	var entries []flotillav1.ClusterResult
-	var firstFailure, conflict string
+	var firstFailure, conflict, pruneBlocked string
+	out.Drifted = 0
 	for _, c := range in.targets {
 		res, ok := in.results[c]
 		entry := flotillav1.ClusterResult{Cluster: c}
 		prev, hadPrev := previous[c]
+		revision := in.revisionOf(c)
 		switch {
-		case (!ok || res.Disconnected) && hadPrev && prev.Revision == in.revision:
+		case in.overrideErrors[c] != "":
+			entry.Message = limit(in.overrideErrors[c]+" (the cluster keeps its last good version)", 512)
+			entry.Failed = int32(in.selected)
+			out.FailedClusters++
+			if firstFailure == "" {
+				firstFailure = c + ": " + in.overrideErrors[c]
+			}
+		case (!ok || res.Disconnected) && hadPrev && prev.Revision == revision:
 			// Nothing new to deliver, and nothing new known (a controller restart, or the
 			// cluster unreachable): what was recorded still holds.
 			entry = prev
@@ -79,13 +120,19 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 		default:
 			entry.Applied, entry.Failed, entry.Message = int32(res.Applied), int32(res.Failed), limit(res.Message, 512)
 			entry.Ready = int32(res.Ready)
-			if res.Complete && res.Revision == in.revision {
+			entry.Drifted, entry.DriftedObjects = int32(res.Drifted), driftedObjects(res.DriftedObjects)
+			out.Drifted += entry.Drifted
+			if res.Complete && res.Revision == revision {
 				entry.Revision = res.Revision
 				out.AppliedClusters++
 				if res.Ready == res.Applied {
 					out.ReadyClusters++
 				} else if firstNotReady == "" {
 					firstNotReady = c + ": " + res.NotReady
+				}
+			} else if res.PruneBlocked != "" && res.Failed == 0 {
+				if pruneBlocked == "" {
+					pruneBlocked = c + ": " + res.PruneBlocked
 				}
 			} else if res.Failed > 0 || res.Message != "" {
 				out.FailedClusters++
@@ -112,6 +159,16 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	if len(entries) > maxClusterResults {
 		entries = entries[:maxClusterResults]
 	}
+	// Drift details of a few clusters say enough and keep status small in a large fleet.
+	detailed := 0
+	for i := range entries {
+		if len(entries[i].DriftedObjects) == 0 {
+			continue
+		}
+		if detailed++; detailed > maxDriftDetailClusters {
+			entries[i].DriftedObjects = nil
+		}
+	}
 	out.ClusterResults = entries
 	switch {
 	case in.hold != nil:
@@ -120,6 +177,8 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 		cond.Reason, cond.Message = flotillav1.ReasonNoClusters, "the Placement chooses no cluster; see its Scheduled condition"
 	case conflict != "":
 		cond.Reason, cond.Message = flotillav1.ReasonConflict, truncate(conflict)
+	case pruneBlocked != "":
+		cond.Reason, cond.Message = flotillav1.ReasonPruneBlocked, truncate(pruneBlocked)
 	case firstFailure != "":
 		cond.Reason, cond.Message = flotillav1.ReasonApplyFailed, truncate(fmt.Sprintf("%d of %d clusters failed; first: %s", out.FailedClusters, len(in.targets), firstFailure))
 	case int(out.AppliedClusters) == len(in.targets) && len(in.dropped) == 0:
@@ -134,6 +193,53 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	}
 	meta.SetStatusCondition(&out.Conditions, cond)
 	meta.SetStatusCondition(&out.Conditions, readyCondition(cond, out, in, firstNotReady))
+	meta.SetStatusCondition(&out.Conditions, pruneBlockedCondition(in, pruneBlocked))
+	meta.SetStatusCondition(&out.Conditions, driftedCondition(in, out))
+	return out
+}
+
+// pruneBlockedCondition is True while deletions wait for confirmation.
+func pruneBlockedCondition(in statusInput, blocked string) metav1.Condition {
+	c := metav1.Condition{Type: flotillav1.PropagationPruneBlocked, Status: metav1.ConditionFalse, ObservedGeneration: in.generation,
+		Reason: flotillav1.ReasonApplied, Message: "no deletion is waiting for confirmation"}
+	if blocked != "" {
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, flotillav1.ReasonPruneBlocked, truncate(blocked)
+	}
+	return c
+}
+
+// driftedCondition is True while objects differ from what was applied and are left so.
+func driftedCondition(in statusInput, out flotillav1.PropagationStatus) metav1.Condition {
+	c := metav1.Condition{Type: flotillav1.PropagationDrifted, Status: metav1.ConditionFalse, ObservedGeneration: in.generation,
+		Reason: flotillav1.ReasonInSync, Message: "no drift is known"}
+	if out.Drifted == 0 {
+		return c
+	}
+	first := ""
+	for _, e := range out.ClusterResults {
+		if len(e.DriftedObjects) > 0 {
+			d := e.DriftedObjects[0]
+			first = e.Cluster + ": " + deliver.Drift{Object: d.Object, Fields: d.Fields, Deleted: d.Deleted, Manager: d.Manager}.Describe()
+			break
+		}
+	}
+	c.Status, c.Reason = metav1.ConditionTrue, flotillav1.ReasonDrifted
+	c.Message = truncate(fmt.Sprintf("%d objects differ from what was applied and are left so; first: %s", out.Drifted, first))
+	return c
+}
+
+func driftedObjects(ds []deliver.Drift) []flotillav1.DriftedObject {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]flotillav1.DriftedObject, 0, len(ds))
+	for _, d := range ds {
+		fields := make([]string, 0, len(d.Fields))
+		for _, f := range d.Fields {
+			fields = append(fields, limit(f, 256))
+		}
+		out = append(out, flotillav1.DriftedObject{Object: limit(d.Object, 600), Fields: fields, Manager: limit(d.Manager, 256), Deleted: d.Deleted})
+	}
 	return out
 }
 

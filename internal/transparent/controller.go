@@ -307,3 +307,17 @@ func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructur
 	}
 	return nil
 }
+
+// RecordDrift emits an Event on the hub object whose copy on a cluster drifted.
+func (r *Reconciler) RecordDrift(owner render.Owner, cluster string, d deliver.Drift) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(r.GVK)
+	if err := r.Hub.Get(context.Background(), client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name}, u); err != nil {
+		return
+	}
+	if d.Corrected {
+		r.recorder.Event(u, corev1.EventTypeNormal, "DriftCorrected", "cluster "+cluster+": "+d.Describe()+"; corrected")
+		return
+	}
+	r.recorder.Event(u, corev1.EventTypeWarning, "Drifted", "cluster "+cluster+": "+d.Describe()+"; left as is")
+}

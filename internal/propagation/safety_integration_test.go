@@ -1,0 +1,209 @@
+package propagation_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+)
+
+func (e *env) condition(t *testing.T, name, condType string, want metav1.ConditionStatus, contains string) *flotillav1.Propagation {
+	t.Helper()
+	p := &flotillav1.Propagation{}
+	fleettest.Eventually(t, wait, fmt.Sprintf("%s %s=%s containing %q", name, condType, want, contains), func() error {
+		if err := e.hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: name}, p); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(p.Status.Conditions, condType)
+		if c == nil || c.Status != want || !strings.Contains(c.Message, contains) {
+			return fmt.Errorf("condition %+v", c)
+		}
+		return nil
+	})
+	return p
+}
+
+func (e *env) countOnSpoke(t *testing.T, spoke string, labels client.MatchingLabels) int {
+	t.Helper()
+	var cms corev1.ConfigMapList
+	if err := e.spokes[spoke].List(context.Background(), &cms, client.InNamespace("team"), labels); err != nil {
+		t.Fatal(err)
+	}
+	return len(cms.Items)
+}
+
+func TestOverrides(t *testing.T) {
+	e := startEnv(t, map[string]string{"spoke-a": "eu", "spoke-b": "us", "spoke-c": "ap"})
+	ctx := context.Background()
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}})
+	e.create(t, configMap("settings", nil, "hub"))
+	e.create(t, deployment("web"))
+	p := propagationOf("tuned", flotillav1.PropagationStrategy{}, "ConfigMap/settings", "Deployment/web")
+	p.Spec.Overrides = []flotillav1.Override{
+		{Name: "per-cluster-value", Target: &flotillav1.OverrideTarget{Kind: "ConfigMap"},
+			CEL: &flotillav1.CELOverride{Path: "/data/v", Expression: `cluster.name + "@" + cluster.labels.region`}},
+		{Name: "eu-image", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}, Target: &flotillav1.OverrideTarget{Kind: "Deployment"},
+			JSONPatch: []flotillav1.JSONPatchOperation{{Op: "replace", Path: "/spec/template/spec/containers/0/image", Value: &apiextensionsv1.JSON{Raw: []byte(`"eu.example.com/nginx"`)}}}},
+		{Name: "broken-cel", ClusterNames: []string{"spoke-b"}, CEL: &flotillav1.CELOverride{Path: "/data/v", Expression: `cluster.labels[`}},
+		{Name: "invalid-replicas", ClusterNames: []string{"spoke-c"}, Target: &flotillav1.OverrideTarget{Kind: "Deployment"},
+			MergePatch: &apiextensionsv1.JSON{Raw: []byte(`{"spec":{"replicas":"many"}}`)}},
+	}
+	e.create(t, p)
+
+	e.onSpoke(t, "spoke-a", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "team"}}, false, func() error {
+		if v, _ := e.valueOnSpoke("spoke-a", "settings"); v != "spoke-a@eu" {
+			return fmt.Errorf("value %q", v)
+		}
+		return nil
+	})
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
+	e.onSpoke(t, "spoke-a", d, false, func() error {
+		if img := d.Spec.Template.Spec.Containers[0].Image; img != "eu.example.com/nginx" || d.Annotations[flotillav1.AnnotationOverrides] != "eu-image" {
+			return fmt.Errorf("image %s, annotations %v", img, d.Annotations)
+		}
+		return nil
+	})
+	got := e.condition(t, "tuned", flotillav1.PropagationApplied, metav1.ConditionFalse, "")
+	fleettest.Eventually(t, wait, "per-cluster override errors naming the rule", func() error {
+		if err := e.hub.Get(ctx, client.ObjectKeyFromObject(got), got); err != nil {
+			return err
+		}
+		msgs := map[string]string{}
+		for _, r := range got.Status.ClusterResults {
+			msgs[r.Cluster] = r.Message
+		}
+		if !strings.Contains(msgs["spoke-b"], `override "broken-cel": cel.expression does not compile`) {
+			return fmt.Errorf("spoke-b: %q", msgs["spoke-b"])
+		}
+		if !strings.Contains(msgs["spoke-c"], "override rules invalid-replicas") {
+			return fmt.Errorf("spoke-c: %q", msgs["spoke-c"])
+		}
+		if msgs["spoke-a"] != "" || got.Status.FailedClusters != 2 {
+			return fmt.Errorf("spoke-a %q, failed clusters %d", msgs["spoke-a"], got.Status.FailedClusters)
+		}
+		return nil
+	})
+	// spoke-c still has the ConfigMap with its own value: one bad object does not stop the rest.
+	if v, err := e.valueOnSpoke("spoke-c", "settings"); err != nil || v != "spoke-c@ap" {
+		t.Fatalf("spoke-c settings %q (%v)", v, err)
+	}
+}
+
+func TestPruneSafety(t *testing.T) {
+	e := startEnv(t, map[string]string{"spoke-a": "eu", "spoke-b": "us"})
+	ctx := context.Background()
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "yes"}}}})
+	for _, c := range []string{"spoke-a", "spoke-b"} {
+		cl := &flotillav1.Cluster{}
+		if err := e.hub.Get(ctx, client.ObjectKey{Name: c}, cl); err != nil {
+			t.Fatal(err)
+		}
+		cl.Labels["fleet"] = "yes"
+		if err := e.hub.Update(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sel := map[string]string{"ship": "yes"}
+	for i := range 3 {
+		e.create(t, configMap(fmt.Sprintf("cm-%d", i), sel, "v"))
+	}
+	e.create(t, configMap("cm-3", map[string]string{"ship": "yes", "tier": "keep"}, "v"))
+	protected := configMap("kept", map[string]string{"ship": "yes", flotillav1.LabelProtected: "true"}, "v")
+	e.create(t, protected)
+	p := &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "all"},
+			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{MatchLabels: sel}}}}}
+	e.create(t, p)
+	e.applied(t, "guarded", flotillav1.ReasonApplied, 2)
+	owned := client.MatchingLabels{flotillav1.LabelManagedBy: flotillav1.ManagedByValue}
+
+	t.Run("a protected object deleted on the hub stays on the spokes", func(t *testing.T) {
+		if err := e.hub.Delete(ctx, protected); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, wait, "the deletion seen", func() error {
+			got := e.applied(t, "guarded", flotillav1.ReasonApplied, 2)
+			if got.Status.SelectedObjects != 4 {
+				return fmt.Errorf("%d objects selected", got.Status.SelectedObjects)
+			}
+			return nil
+		})
+		if n := e.countOnSpoke(t, "spoke-a", owned); n != 5 {
+			t.Fatalf("%d objects on spoke-a, want 5 (the protected one kept)", n)
+		}
+	})
+
+	t.Run("a change deleting more than the budget waits for confirmation", func(t *testing.T) {
+		// A selector edit that leaves one of four selected objects (the protected one does
+		// not count: it is never deleted).
+		e.updatePropagation(t, "guarded", func(p *flotillav1.Propagation) {
+			p.Spec.ResourceSelectors[0].LabelSelector.MatchLabels = map[string]string{"ship": "yes", "tier": "keep"}
+		})
+		got := e.condition(t, "guarded", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "would delete 3 of 5 objects")
+		fleettest.Consistently(t, 2*time.Second, "nothing deleted", func() error {
+			if n := e.countOnSpoke(t, "spoke-a", owned); n != 5 {
+				return fmt.Errorf("%d objects left", n)
+			}
+			return nil
+		})
+		c := meta.FindStatusCondition(got.Status.Conditions, flotillav1.PropagationPruneBlocked)
+		revision := c.Message[strings.LastIndex(c.Message, "=")+1:]
+		e.updatePropagation(t, "guarded", func(p *flotillav1.Propagation) {
+			p.Annotations = map[string]string{flotillav1.AnnotationConfirmPrune: revision}
+		})
+		e.condition(t, "guarded", flotillav1.PropagationPruneBlocked, metav1.ConditionFalse, "")
+		fleettest.Eventually(t, wait, "confirmed prune done", func() error {
+			if n := e.countOnSpoke(t, "spoke-a", owned); n != 2 {
+				return fmt.Errorf("%d objects left, want 2 (cm-3 and the protected one)", n)
+			}
+			return nil
+		})
+	})
+
+	t.Run("a placement that suddenly chooses nothing deletes nothing", func(t *testing.T) {
+		pl := &flotillav1.Placement{}
+		if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "all"}, pl); err != nil {
+			t.Fatal(err)
+		}
+		pl.Spec.ClusterSelector.MatchLabels = map[string]string{"fleet": "typo"}
+		if err := e.hub.Update(ctx, pl); err != nil {
+			t.Fatal(err)
+		}
+		e.condition(t, "guarded", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "chooses no cluster")
+		fleettest.Consistently(t, 2*time.Second, "nothing deleted", func() error {
+			for _, s := range []string{"spoke-a", "spoke-b"} {
+				if n := e.countOnSpoke(t, s, owned); n != 2 {
+					return fmt.Errorf("%s: %d objects left", s, n)
+				}
+			}
+			return nil
+		})
+	})
+
+	t.Run("deleting a Cluster deletes nothing on it", func(t *testing.T) {
+		if err := e.hub.Delete(ctx, &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "spoke-b"}}); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Consistently(t, 3*time.Second, "nothing deleted", func() error {
+			if n := e.countOnSpoke(t, "spoke-b", owned); n != 2 {
+				return fmt.Errorf("%d objects left", n)
+			}
+			return nil
+		})
+	})
+}
