@@ -67,7 +67,7 @@ func run(ctx context.Context, p params, binDir string) (*report, error) {
 		name string
 		fn   func(context.Context, *report) error
 	}{
-		{"bulk", b.bulk}, {"update", b.update}, {"steady", b.steady}, {"outage", b.outage},
+		{"bulk", b.bulk}, {"update", b.update}, {"drift", b.drift}, {"steady", b.steady}, {"outage", b.outage},
 	}
 	for _, s := range steps {
 		fmt.Printf("scenario %s...\n", s.name)
@@ -75,8 +75,6 @@ func run(ctx context.Context, p params, binDir string) (*report, error) {
 			return nil, fmt.Errorf("scenario %s: %w\nflotilla hub log (tail):\n%s", s.name, err, tail(b.proc.log.String(), 20))
 		}
 	}
-	r.add("drift_p50", "ms", nil, nil, "needs drift detection (issue 5)")
-	r.add("drift_p99", "ms", nil, nil, "needs drift detection (issue 5)")
 	return r, nil
 }
 

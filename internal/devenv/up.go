@@ -111,6 +111,7 @@ Try (from the repository root):
   kubectl --kubeconfig %[1]s apply -f examples/crd-everywhere.yaml
   kubectl --kubeconfig %[1]s wait --for=condition=Established crd/backups.example.com
   kubectl --kubeconfig %[1]s apply -f examples/backup.yaml
+  kubectl --kubeconfig %[1]s apply -f examples/drift-and-overrides.yaml
 
 Press Ctrl-C to stop the fleet; nothing is left running.
 `, hub, first)

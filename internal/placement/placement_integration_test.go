@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -156,6 +157,15 @@ func TestAPIValidation(t *testing.T) {
 		{&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: "default"}, Spec: flotillav1.PropagationSpec{
 			PlacementRef: flotillav1.PlacementRef{Name: "p"}, ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap",
 				Name: "x", LabelSelector: &metav1.LabelSelector{}}}}}, "set name or labelSelector, not both"},
+		{withOverride("two-changes", flotillav1.Override{Name: "r", MergePatch: &apiextensionsv1.JSON{Raw: []byte(`{}`)},
+			CEL: &flotillav1.CELOverride{Path: "/spec/replicas", Expression: "1"}}), "set exactly one of jsonPatch, mergePatch and cel"},
+		{withOverride("bad-pointer", flotillav1.Override{Name: "r", CEL: &flotillav1.CELOverride{Path: "spec.replicas", Expression: "1"}}), "spec.overrides[0].cel.path"},
+		{withOverride("bad-op", flotillav1.Override{Name: "r", JSONPatch: []flotillav1.JSONPatchOperation{{Op: "rename", Path: "/a"}}}), "spec.overrides[0].jsonPatch[0].op"},
+		{withOverride("bad-name", flotillav1.Override{Name: "Not A Name", MergePatch: &apiextensionsv1.JSON{Raw: []byte(`{}`)}}), "spec.overrides[0].name"},
+		{&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "bad-ignore", Namespace: "default"}, Spec: flotillav1.PropagationSpec{
+			PlacementRef: flotillav1.PlacementRef{Name: "p"}, ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
+			Strategy: flotillav1.PropagationStrategy{IgnoreFields: []flotillav1.IgnoreFields{{Kind: "Deployment", Paths: []string{"/spec/a~2"}}}}}},
+			"spec.strategy.ignoreFields[0].paths[0]"},
 	} {
 		err := c.Create(ctx, tt.obj)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -167,4 +177,10 @@ func TestAPIValidation(t *testing.T) {
 	if err := c.Create(ctx, ok); err != nil {
 		t.Fatalf("a valid Placement was rejected: %v", err)
 	}
+}
+
+func withOverride(name string, o flotillav1.Override) *flotillav1.Propagation {
+	return &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: flotillav1.PropagationSpec{
+		PlacementRef: flotillav1.PlacementRef{Name: "p"}, ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
+		Overrides: []flotillav1.Override{o}}}
 }

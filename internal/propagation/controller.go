@@ -304,11 +304,12 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 			"the selectors match no object on the hub; delivered objects are kept until the selectors match again or the Propagation is deleted"}
 	}
 	confirmed := p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]
-	if len(in.targets) == 0 && len(p.status.ClusterResults) > 0 && confirmed != in.revision {
-		// A placement that suddenly chooses nothing is more often a typo than an intent.
+	// A placement that suddenly chooses nothing is more often a typo than an intent. Its
+	// confirmation is its own: one given for a smaller prune of this revision does not count.
+	if everywhere := in.revision + "-everywhere"; len(in.targets) == 0 && len(p.status.ClusterResults) > 0 && confirmed != everywhere {
 		in.hold = &holdReason{flotillav1.ReasonPruneBlocked, fmt.Sprintf(
 			"the Placement now chooses no cluster; the objects on %d clusters are kept. Fix the Placement, or confirm removing them with: kubectl annotate --overwrite %s %s %s=%s",
-			len(p.status.ClusterResults), strings.ToLower(p.kind), p.obj.GetName(), flotillav1.AnnotationConfirmPrune, in.revision)}
+			len(p.status.ClusterResults), strings.ToLower(p.kind), p.obj.GetName(), flotillav1.AnnotationConfirmPrune, everywhere)}
 		in.pruneBlocked = in.hold.message
 		return in, nil
 	}

@@ -176,14 +176,7 @@ func TestPruneSafety(t *testing.T) {
 	})
 
 	t.Run("a placement that suddenly chooses nothing deletes nothing", func(t *testing.T) {
-		pl := &flotillav1.Placement{}
-		if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "all"}, pl); err != nil {
-			t.Fatal(err)
-		}
-		pl.Spec.ClusterSelector.MatchLabels = map[string]string{"fleet": "typo"}
-		if err := e.hub.Update(ctx, pl); err != nil {
-			t.Fatal(err)
-		}
+		e.selectClusters(t, map[string]string{"fleet": "typo"})
 		e.condition(t, "guarded", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "chooses no cluster")
 		fleettest.Consistently(t, 2*time.Second, "nothing deleted", func() error {
 			for _, s := range []string{"spoke-a", "spoke-b"} {
@@ -196,9 +189,12 @@ func TestPruneSafety(t *testing.T) {
 	})
 
 	t.Run("deleting a Cluster deletes nothing on it", func(t *testing.T) {
+		e.selectClusters(t, map[string]string{"fleet": "yes"})
+		e.applied(t, "guarded", flotillav1.ReasonApplied, 2)
 		if err := e.hub.Delete(ctx, &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "spoke-b"}}); err != nil {
 			t.Fatal(err)
 		}
+		e.applied(t, "guarded", flotillav1.ReasonApplied, 1)
 		fleettest.Consistently(t, 3*time.Second, "nothing deleted", func() error {
 			if n := e.countOnSpoke(t, "spoke-b", owned); n != 2 {
 				return fmt.Errorf("%d objects left", n)
@@ -206,4 +202,17 @@ func TestPruneSafety(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// selectClusters changes the "all" Placement's cluster selector.
+func (e *env) selectClusters(t *testing.T, labels map[string]string) {
+	t.Helper()
+	pl := &flotillav1.Placement{}
+	if err := e.hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "all"}, pl); err != nil {
+		t.Fatal(err)
+	}
+	pl.Spec.ClusterSelector.MatchLabels = labels
+	if err := e.hub.Update(context.Background(), pl); err != nil {
+		t.Fatal(err)
+	}
 }

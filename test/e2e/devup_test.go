@@ -107,6 +107,14 @@ func TestDevUp(t *testing.T) {
 	eventuallyKubectl(t, filepath.Join(dir, "hub.kubeconfig"), "6", "get", "deployment", "cart", "-n", "shop", "-o", "jsonpath={.status.readyReplicas}")
 	eventuallyKubectl(t, filepath.Join(dir, "hub.kubeconfig"), "True", "get", "propagation", "web", "-n", "web-demo", "-o",
 		`jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	// Overrides per cluster, and an edit made on a spoke put back.
+	banner := []string{"get", "configmap", "banner", "-n", "tuned-demo", "-o", "jsonpath={.data.text}"}
+	eventuallyKubectl(t, spoke1, "hello from spoke-1 in eu-west", banner...)
+	eventuallyKubectl(t, spoke1, "eu.registry.example.com/api:1.0", "get", "deployment", "api", "-n", "tuned-demo", "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+	mustKubectl(t, spoke1, "patch", "configmap", "banner", "-n", "tuned-demo", "--type", "merge", "-p", `{"data":{"text":"edited"}}`)
+	eventuallyKubectl(t, spoke1, "hello from spoke-1 in eu-west", banner...)
+	eventuallyKubectl(t, filepath.Join(dir, "hub.kubeconfig"), "DriftCorrected", "get", "events", "-n", "tuned-demo",
+		"--field-selector", "reason=DriftCorrected", "-o", "jsonpath={.items[0].reason}")
 
 	second := exec.Command(flotilla, "dev", "up", "--dir", dir, "--bin-dir", binDir())
 	secondOut, err := second.CombinedOutput()
