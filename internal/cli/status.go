@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -30,11 +31,11 @@ revision delivered, how many objects are applied and ready, and what failed.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, name, found := strings.Cut(args[0], "/")
-			if !found {
-				kind, name = "propagation", args[0]
-			}
 			hub, err := hf.client()
+			if err != nil {
+				return err
+			}
+			obj, err := getPropagator(cmd.Context(), hub, args[0], namespace)
 			if err != nil {
 				return err
 			}
@@ -42,21 +43,11 @@ revision delivered, how many objects are applied and ready, and what failed.`,
 				title  string
 				status flotillav1.PropagationStatus
 			)
-			switch strings.ToLower(kind) {
-			case "propagation", "propagations", "fprop":
-				p := &flotillav1.Propagation{}
-				if err := hub.Get(cmd.Context(), client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
-					return fmt.Errorf("propagation %s/%s: %w", namespace, name, err)
-				}
-				title, status = fmt.Sprintf("Propagation %s/%s", namespace, name), p.Status
-			case "clusterpropagation", "clusterpropagations", "fcprop":
-				p := &flotillav1.ClusterPropagation{}
-				if err := hub.Get(cmd.Context(), client.ObjectKey{Name: name}, p); err != nil {
-					return fmt.Errorf("clusterpropagation %s: %w", name, err)
-				}
-				title, status = "ClusterPropagation "+name, p.Status
-			default:
-				return usageError(fmt.Errorf("%q: want propagation/NAME or clusterpropagation/NAME", args[0]))
+			switch p := obj.(type) {
+			case *flotillav1.Propagation:
+				title, status = fmt.Sprintf("Propagation %s/%s", p.Namespace, p.Name), p.Status
+			case *flotillav1.ClusterPropagation:
+				title, status = "ClusterPropagation "+p.Name, p.Status
 			}
 			return printPropagationStatus(cmd.OutOrStdout(), title, status)
 		},
@@ -85,4 +76,28 @@ func printPropagationStatus(w io.Writer, title string, s flotillav1.PropagationS
 		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", r.Cluster, orNone(r.Revision), r.Applied, r.Ready, r.Failed, r.Message)
 	}
 	return tw.Flush()
+}
+
+// getPropagator reads the Propagation ([propagation/]NAME in namespace) or ClusterPropagation
+// (clusterpropagation/NAME) an argument names.
+func getPropagator(ctx context.Context, hub client.Client, arg, namespace string) (client.Object, error) {
+	kind, name, found := strings.Cut(arg, "/")
+	if !found {
+		kind, name = "propagation", arg
+	}
+	switch strings.ToLower(kind) {
+	case "propagation", "propagations", "fprop":
+		p := &flotillav1.Propagation{}
+		if err := hub.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
+			return nil, fmt.Errorf("propagation %s/%s: %w", namespace, name, err)
+		}
+		return p, nil
+	case "clusterpropagation", "clusterpropagations", "fcprop":
+		p := &flotillav1.ClusterPropagation{}
+		if err := hub.Get(ctx, client.ObjectKey{Name: name}, p); err != nil {
+			return nil, fmt.Errorf("clusterpropagation %s: %w", name, err)
+		}
+		return p, nil
+	}
+	return nil, usageError(fmt.Errorf("%q: want propagation/NAME or clusterpropagation/NAME", arg))
 }

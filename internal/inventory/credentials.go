@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -112,4 +113,24 @@ func safeKubeconfigError(err error) string {
 		msg = msg[:200] + "…"
 	}
 	return msg
+}
+
+// SpokeClient returns a client for a Cluster, built from the credentials it references on the
+// hub, for commands that inspect spokes (`flotilla plan`, `flotilla diff`). It never runs
+// commands or reads local files named in the kubeconfig.
+func SpokeClient(ctx context.Context, hub client.Reader, name string, scheme *runtime.Scheme) (client.Client, error) {
+	c := &flotillav1.Cluster{}
+	if err := hub.Get(ctx, client.ObjectKey{Name: name}, c); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	creds, obs, err := loadCredentials(ctx, hub, c)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w (reading spoke credentials needs get on Secrets in %s)", err, c.Spec.Credentials.Namespace)
+	case obs != nil:
+		return nil, fmt.Errorf("cluster %s: %s", name, obs.message)
+	}
+	cfg := rest.CopyConfig(creds.config)
+	cfg.UserAgent = "flotilla-cli"
+	return client.New(cfg, client.Options{Scheme: scheme})
 }

@@ -276,7 +276,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 			fmt.Sprintf("Placement %s does not exist; create it, or fix spec.placementRef (nothing is pruned meanwhile)", p.placementKey())}
 		return in, nil
 	}
-	hubObjects, err := r.selectObjects(ctx, p)
+	hubObjects, err := r.selector().selectObjects(ctx, p)
 	var invalid invalidSpecError
 	if errors.As(err, &invalid) {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
@@ -327,7 +327,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	rules := r.rules.get(p)
 	for _, c := range *decisions {
 		objs, revision := rendered, in.revision
-		if facts := r.clusterFacts(ctx, c); override.Active(rules, facts) {
+		if facts := clusterFacts(ctx, r.Hub, c); override.Active(rules, facts) {
 			objs, err = overridden(rules, facts, rendered)
 			if err != nil {
 				// This cluster keeps what it has; the others carry on.
@@ -352,8 +352,14 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 
 // decisions returns the clusters the propagator's Placement chooses, or nil if it has none.
 func (r *Reconciler) decisions(ctx context.Context, p propagator) (*[]string, error) {
+	return placementDecisions(ctx, r.Hub, p)
+}
+
+// placementDecisions returns the clusters a propagator's Placement chooses, or nil if it has
+// none.
+func placementDecisions(ctx context.Context, c client.Reader, p propagator) (*[]string, error) {
 	pl := &flotillav1.Placement{}
-	if err := r.Hub.Get(ctx, p.placementKey(), pl); err != nil {
+	if err := c.Get(ctx, p.placementKey(), pl); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

@@ -52,10 +52,10 @@ func (c *ruleCache) forget(owner render.Owner) {
 }
 
 // clusterFacts returns what override rules may look at of a cluster, from the hub cache.
-func (r *Reconciler) clusterFacts(ctx context.Context, name string) override.Cluster {
+func clusterFacts(ctx context.Context, hub client.Reader, name string) override.Cluster {
 	c := override.Cluster{Name: name}
 	cl := &flotillav1.Cluster{}
-	if err := r.Hub.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+	if err := hub.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
 		return c
 	}
 	c.Labels = cl.Labels

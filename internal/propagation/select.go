@@ -21,19 +21,39 @@ type invalidSpecError struct{ msg string }
 
 func (e invalidSpecError) Error() string { return e.msg }
 
+// hubSelector reads what propagators select on the hub.
+type hubSelector struct {
+	hub client.Client
+	// secrets reads Secrets carrying manifests (uncached in the controller).
+	secrets client.Reader
+	// watch, when set, is called for every kind read, so its later changes reconcile.
+	watch func(schema.GroupVersionKind) error
+}
+
+func (s hubSelector) watchKind(gvk schema.GroupVersionKind) error {
+	if s.watch == nil {
+		return nil
+	}
+	return s.watch(gvk)
+}
+
+// selector is the controller's hubSelector: through the cache, watching what it reads.
+func (r *Reconciler) selector() hubSelector {
+	return hubSelector{hub: r.Hub, secrets: r.HubReader, watch: r.watchHubKind}
+}
+
 // selectObjects returns the hub objects and manifest documents a propagator delivers.
-// Selected kinds are watched from now on, so later changes to such objects reconcile it.
-func (r *Reconciler) selectObjects(ctx context.Context, p propagator) ([]*unstructured.Unstructured, error) {
+func (h hubSelector) selectObjects(ctx context.Context, p propagator) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for i, sel := range p.spec.ResourceSelectors {
-		objs, err := r.selectResources(ctx, p, sel)
+		objs, err := h.selectResources(ctx, p, sel)
 		if err != nil {
 			return nil, fmt.Errorf("resourceSelectors[%d] (%s %s): %w", i, sel.APIVersion, sel.Kind, err)
 		}
 		out = append(out, objs...)
 	}
 	for i, src := range p.spec.Manifests {
-		objs, err := r.readManifests(ctx, p, src)
+		objs, err := h.readManifests(ctx, p, src)
 		if err != nil {
 			return nil, fmt.Errorf("manifests[%d] (%s %s): %w", i, src.Kind, src.Name, err)
 		}
@@ -42,13 +62,13 @@ func (r *Reconciler) selectObjects(ctx context.Context, p propagator) ([]*unstru
 	return dedupe(out), nil
 }
 
-func (r *Reconciler) selectResources(ctx context.Context, p propagator, sel flotillav1.ResourceSelector) ([]*unstructured.Unstructured, error) {
+func (h hubSelector) selectResources(ctx context.Context, p propagator, sel flotillav1.ResourceSelector) ([]*unstructured.Unstructured, error) {
 	gv, err := schema.ParseGroupVersion(sel.APIVersion)
 	if err != nil {
 		return nil, invalidSpecError{fmt.Sprintf("apiVersion %q: %v", sel.APIVersion, err)}
 	}
 	gvk := gv.WithKind(sel.Kind)
-	mapping, err := r.Hub.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	mapping, err := h.hub.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
 		return nil, invalidSpecError{fmt.Sprintf("the hub does not serve %s %s", sel.APIVersion, sel.Kind)}
 	}
@@ -80,14 +100,14 @@ func (r *Reconciler) selectResources(ctx context.Context, p propagator, sel flot
 	} else {
 		opts = append(opts, client.MatchingLabelsSelector{Selector: labels.Everything()})
 	}
-	if err := r.watchHubKind(gvk); err != nil {
+	if err := h.watchKind(gvk); err != nil {
 		return nil, err
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	// The objects are only read (rendering copies them), so the cache's copies are used as they are.
 	opts = append(opts, client.UnsafeDisableDeepCopy)
-	if err := r.Hub.List(ctx, list, opts...); err != nil {
+	if err := h.hub.List(ctx, list, opts...); err != nil {
 		return nil, err
 	}
 	var out []*unstructured.Unstructured
@@ -108,23 +128,23 @@ func (r *Reconciler) selectResources(ctx context.Context, p propagator, sel flot
 	return out, nil
 }
 
-func (r *Reconciler) readManifests(ctx context.Context, p propagator, src flotillav1.ManifestSource) ([]*unstructured.Unstructured, error) {
+func (h hubSelector) readManifests(ctx context.Context, p propagator, src flotillav1.ManifestSource) ([]*unstructured.Unstructured, error) {
 	key := client.ObjectKey{Namespace: p.obj.GetNamespace(), Name: src.Name}
 	data := map[string]string{}
 	switch src.Kind {
 	case "ConfigMap":
-		if err := r.watchHubKind(corev1.SchemeGroupVersion.WithKind("ConfigMap")); err != nil {
+		if err := h.watchKind(corev1.SchemeGroupVersion.WithKind("ConfigMap")); err != nil {
 			return nil, err
 		}
 		cm := &corev1.ConfigMap{}
-		if err := r.Hub.Get(ctx, key, cm); err != nil {
+		if err := h.hub.Get(ctx, key, cm); err != nil {
 			return nil, err
 		}
 		data = cm.Data
 	case "Secret":
 		// Secrets are read without caching them on the hub.
 		s := &corev1.Secret{}
-		if err := r.HubReader.Get(ctx, key, s); err != nil {
+		if err := h.secrets.Get(ctx, key, s); err != nil {
 			return nil, err
 		}
 		for k, v := range s.Data {
@@ -138,7 +158,7 @@ func (r *Reconciler) readManifests(ctx context.Context, p propagator, src flotil
 		return nil, invalidSpecError{err.Error()}
 	}
 	for _, o := range objs {
-		if o.GetNamespace() == "" && p.kind == kindPropagation && r.namespaced(o) {
+		if o.GetNamespace() == "" && p.kind == kindPropagation && h.namespaced(o) {
 			o.SetNamespace(p.obj.GetNamespace())
 		}
 	}
@@ -147,9 +167,9 @@ func (r *Reconciler) readManifests(ctx context.Context, p propagator, src flotil
 
 // namespaced reports whether an object's kind is namespaced on the hub; kinds the hub does not
 // know (their CRD may come in the same delivery) are taken as namespaced.
-func (r *Reconciler) namespaced(o *unstructured.Unstructured) bool {
+func (h hubSelector) namespaced(o *unstructured.Unstructured) bool {
 	gvk := o.GroupVersionKind()
-	m, err := r.Hub.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	m, err := h.hub.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return true
 	}

@@ -1,0 +1,253 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/propagation"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// Action is what would happen to one object.
+type Action string
+
+// Actions, in the order they are printed.
+const (
+	Create    Action = "create"
+	Update    Action = "update"
+	Prune     Action = "prune"
+	Blocked   Action = "blocked"
+	Drifted   Action = "drifted"
+	Unchanged Action = "unchanged"
+	Kept      Action = "kept"
+)
+
+// Item is one object's line in a plan.
+type Item struct {
+	Action Action
+	// Object is kind, namespace and name, e.g. deployment.apps shop/web.
+	Object string
+	// Changes are the fields an update changes (or, for drift, how the cluster differs).
+	Changes []drift.Change
+	// Reason explains blocked and kept objects; Manager names who made a drift.
+	Reason, Manager string
+}
+
+// Cluster is the plan of one cluster.
+type Cluster struct {
+	Name  string
+	Items []Item
+	// Err is why the cluster could not be planned (unreachable, an override failed).
+	Err error
+}
+
+// Count returns how many items have the action.
+func (c Cluster) Count(a Action) int {
+	n := 0
+	for _, it := range c.Items {
+		if it.Action == a {
+			n++
+		}
+	}
+	return n
+}
+
+// ForCluster computes what delivering cd to one cluster would do. cl reads and dry-runs on
+// that cluster.
+func ForCluster(ctx context.Context, cl client.Client, d *propagation.Desired, cd propagation.ClusterDesired) Cluster {
+	out := Cluster{Name: cd.Cluster, Err: cd.Err}
+	if cd.Err != nil {
+		return out
+	}
+	job := jobOf(d, cd)
+	for _, desired := range cd.Objects {
+		out.Items = append(out.Items, planObject(ctx, cl, desired, job))
+	}
+	prune, err := pruneItems(ctx, cl, job)
+	if err != nil {
+		out.Err = err
+		return out
+	}
+	out.Items = append(out.Items, prune...)
+	return out
+}
+
+func jobOf(d *propagation.Desired, cd propagation.ClusterDesired) deliver.Job {
+	budget := 50
+	if b := d.Strategy.PruneBudgetPercent; b != nil {
+		budget = int(*b)
+	}
+	return deliver.Job{Owner: d.Owner, Cluster: cd.Cluster, Objects: cd.Objects, Revision: cd.Revision,
+		PruneKinds: d.Kinds, Prune: true, Deletion: d.Strategy.Deletion, Conflict: d.Strategy.Conflict,
+		Mode: d.Strategy.Mode, Drift: d.Strategy.Drift, Ignore: d.Ignore, PruneBudget: budget, PruneConfirmed: d.Confirmed}
+}
+
+func planObject(ctx context.Context, cl client.Client, desired *unstructured.Unstructured, job deliver.Job) Item {
+	it := Item{Object: deliver.Describe(desired)}
+	live, err := get(ctx, cl, desired)
+	if err != nil {
+		it.Action, it.Reason = Blocked, err.Error()
+		return it
+	}
+	ignore := job.Ignore.For(desired.GetAPIVersion(), desired.GetKind())
+	toApply := desired
+	if live != nil {
+		if err := deliver.CheckOwner(live, job); err != nil {
+			it.Action, it.Reason = Blocked, err.Error()
+			return it
+		}
+		if deliver.ModeOf(desired, job) == flotillav1.ModeApplyOnce {
+			it.Action, it.Reason = Unchanged, "mode ApplyOnce: existing objects are not updated"
+			return it
+		}
+		// As a delivery decides: the same hash means only drift can call for a write.
+		paths := drift.Compare(desired.Object, live.Object, ignore)
+		if live.GetAnnotations()[flotillav1.AnnotationHash] == desired.GetAnnotations()[flotillav1.AnnotationHash] {
+			if paths == nil {
+				it.Action = Unchanged
+				return it
+			}
+			if policy := deliver.DriftOf(desired, job); policy != flotillav1.DriftCorrect {
+				it.Action, it.Manager = Unchanged, drift.Manager(live.GetManagedFields(), paths, deliver.FieldManager)
+				it.Reason = fmt.Sprintf("changed on the cluster at %s; left as is (drift %s)", strings.Join(paths, ", "), policy)
+				return it
+			}
+		}
+		toApply = &unstructured.Unstructured{Object: drift.KeepLive(desired.Object, live.Object, ignore)}
+	}
+	result, err := dryRunApply(ctx, cl, toApply)
+	if err != nil {
+		it.Action, it.Reason = Blocked, "the cluster would refuse it: "+err.Error()
+		return it
+	}
+	if live == nil {
+		it.Action = Create
+		return it
+	}
+	if it.Changes = drift.Diff(live.Object, result.Object); len(it.Changes) == 0 {
+		it.Action = Unchanged
+		return it
+	}
+	it.Action = Update
+	return it
+}
+
+// get reads an object directly, nil when it does not exist.
+func get(ctx context.Context, cl client.Client, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(desired.GroupVersionKind())
+	err := cl.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	switch {
+	case err == nil:
+		return live, nil
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case meta.IsNoMatchError(err):
+		return nil, fmt.Errorf("the cluster does not serve %s; deliver its CustomResourceDefinition first", desired.GroupVersionKind().Kind)
+	}
+	return nil, fmt.Errorf("read: %w", err)
+}
+
+func dryRunApply(ctx context.Context, cl client.Client, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out := obj.DeepCopy()
+	err := cl.Patch(ctx, out, client.Apply, client.FieldOwner(deliver.FieldManager), client.ForceOwnership, client.DryRunAll) //nolint:staticcheck // unstructured apply
+	if apierrors.IsNotFound(err) && obj.GetNamespace() != "" {
+		// The namespace does not exist yet; the delivery would create it first.
+		return obj, nil
+	}
+	return out, err
+}
+
+// pruneItems lists the owner's objects on the cluster that the desired set no longer has.
+func pruneItems(ctx context.Context, cl client.Client, job deliver.Job) ([]Item, error) {
+	want := map[string]bool{}
+	for _, o := range job.Objects {
+		want[render.Key(o)] = true
+	}
+	var items []Item
+	owned, stale := 0, 0
+	for _, gvk := range job.PruneKinds {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		err := cl.List(ctx, list, client.MatchingLabels{flotillav1.LabelManagedBy: flotillav1.ManagedByValue, flotillav1.LabelOwner: job.Owner.LabelValue()})
+		if meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
+		}
+		for i := range list.Items {
+			o := &list.Items[i]
+			if o.GetAnnotations()[flotillav1.AnnotationOwner] != job.Owner.String() {
+				continue
+			}
+			owned++
+			if want[render.Key(o)] {
+				continue
+			}
+			it := Item{Action: Prune, Object: deliver.Describe(o)}
+			switch {
+			case o.GetLabels()[flotillav1.LabelProtected] == "true":
+				it.Action, it.Reason = Kept, "labelled "+flotillav1.LabelProtected
+			case job.Deletion == flotillav1.DeletionOrphan:
+				it.Action, it.Reason = Kept, "strategy.deletion is Orphan"
+			default:
+				stale++
+			}
+			items = append(items, it)
+		}
+	}
+	if deliver.OverBudget(job, stale, owned) {
+		for i := range items {
+			if items[i].Action == Prune {
+				items[i].Action = Blocked
+				items[i].Reason = fmt.Sprintf("pruning %d of %d objects exceeds the prune budget (%d%%); confirm with %s=%s",
+					stale, owned, job.PruneBudget, flotillav1.AnnotationConfirmPrune, job.Revision)
+			}
+		}
+	}
+	return items, nil
+}
+
+// DriftOf lists how the delivered objects on one cluster differ from what is desired now:
+// changes made on the cluster, and hub changes not delivered yet (ApplyOnce, or in flight).
+func DriftOf(ctx context.Context, cl client.Client, d *propagation.Desired, cd propagation.ClusterDesired) Cluster {
+	out := Cluster{Name: cd.Cluster, Err: cd.Err}
+	if cd.Err != nil {
+		return out
+	}
+	for _, desired := range cd.Objects {
+		it := Item{Object: deliver.Describe(desired), Action: Unchanged}
+		live, err := get(ctx, cl, desired)
+		switch {
+		case err != nil:
+			it.Action, it.Reason = Blocked, err.Error()
+		case live == nil:
+			it.Action, it.Reason = Drifted, "missing on the cluster"
+		default:
+			ignore := d.Ignore.For(desired.GetAPIVersion(), desired.GetKind())
+			paths := drift.Compare(desired.Object, live.Object, ignore)
+			if paths == nil {
+				break
+			}
+			it.Action, it.Manager = Drifted, drift.Manager(live.GetManagedFields(), paths, deliver.FieldManager)
+			for _, p := range paths {
+				seg, _ := drift.ParsePointer(p)
+				want, _ := drift.Get(desired.Object, seg)
+				have, _ := drift.Get(live.Object, seg)
+				it.Changes = append(it.Changes, drift.Change{Path: p, Old: have, New: want})
+			}
+		}
+		out.Items = append(out.Items, it)
+	}
+	return out
+}

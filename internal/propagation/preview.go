@@ -1,0 +1,93 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// Desired is what a Propagation or ClusterPropagation wants on each cluster its Placement
+// chooses, computed as the controller computes it: `flotilla plan` and `flotilla diff` show
+// it against the clusters.
+type Desired struct {
+	Owner    render.Owner
+	Strategy flotillav1.PropagationStrategy
+	Ignore   drift.IgnoreSet
+	// Kinds are every kind the owner delivers now or delivered before (where to look for
+	// objects to prune).
+	Kinds []schema.GroupVersionKind
+	// Confirmed is the revision the flotilla.dev/confirm-prune annotation confirms.
+	Confirmed string
+	Clusters  []ClusterDesired
+}
+
+// ClusterDesired is what one cluster should hold.
+type ClusterDesired struct {
+	Cluster  string
+	Objects  []*unstructured.Unstructured
+	Revision string
+	// Err says why the cluster's objects cannot be computed (an override fails there).
+	Err error
+}
+
+// Preview computes what obj (a *Propagation or *ClusterPropagation, stored on the hub or not)
+// wants on its clusters, reading the hub through c. It changes nothing.
+func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired, error) {
+	var p propagator
+	switch o := obj.(type) {
+	case *flotillav1.Propagation:
+		p = fromPropagation(o)
+	case *flotillav1.ClusterPropagation:
+		p = fromClusterPropagation(o)
+	default:
+		return nil, fmt.Errorf("%T is not a Propagation or a ClusterPropagation", obj)
+	}
+	ignore, err := drift.NewIgnoreSet(p.spec.Strategy.IgnoreFields)
+	if err != nil {
+		return nil, fmt.Errorf("spec.strategy.%w", err)
+	}
+	decisions, err := placementDecisions(ctx, c, p)
+	if err != nil {
+		return nil, err
+	}
+	if decisions == nil {
+		return nil, fmt.Errorf("placement %s does not exist", p.placementKey())
+	}
+	hubObjects, err := hubSelector{hub: c, secrets: c}.selectObjects(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	owner := p.owner()
+	rendered := make([]*unstructured.Unstructured, 0, len(hubObjects))
+	for _, o := range hubObjects {
+		r, err := render.Render(o, owner)
+		if err != nil {
+			return nil, err
+		}
+		rendered = append(rendered, r)
+	}
+	render.Sort(rendered)
+	revision := render.Revision(rendered)
+	d := &Desired{Owner: owner, Strategy: p.spec.Strategy, Ignore: ignore,
+		Kinds:     render.ParseKinds(render.Kinds(rendered, p.status.DeliveredKinds...)),
+		Confirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]}
+	rules := override.Compile(p.spec.Overrides)
+	for _, cl := range *decisions {
+		cd := ClusterDesired{Cluster: cl, Objects: rendered, Revision: revision}
+		if facts := clusterFacts(ctx, c, cl); override.Active(rules, facts) {
+			if cd.Objects, cd.Err = overridden(rules, facts, rendered); cd.Err == nil {
+				cd.Revision = render.Revision(cd.Objects)
+			}
+		}
+		d.Clusters = append(d.Clusters, cd)
+	}
+	return d, nil
+}
