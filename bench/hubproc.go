@@ -16,10 +16,11 @@ type hubProcess struct {
 	log    bytes.Buffer
 }
 
-func startHub(binDir, kubeconfig string) (*hubProcess, error) {
+func startHub(binDir, kubeconfig string, extraArgs ...string) (*hubProcess, error) {
 	h := &hubProcess{exited: make(chan error, 1)}
-	h.cmd = exec.Command(filepath.Join(binDir, "flotilla"), "hub", "--hub-kubeconfig", kubeconfig, "--leader-elect=false",
-		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+	args := append([]string{"hub", "--hub-kubeconfig", kubeconfig, "--leader-elect=false",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0"}, extraArgs...)
+	h.cmd = exec.Command(filepath.Join(binDir, "flotilla"), args...)
 	h.cmd.Stdout, h.cmd.Stderr = &h.log, &h.log
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := h.cmd.Start(); err != nil {

@@ -21,12 +21,13 @@ type params struct {
 
 func main() {
 	var p params
-	var outDir, binDir, docs string
+	var outDir, binDir, docs, profileDir string
 	flag.IntVar(&p.Spokes, "spokes", 10, "number of API-only spokes")
 	flag.IntVar(&p.Objects, "objects", 1000, "number of ConfigMaps to propagate")
 	flag.IntVar(&p.ObjectSize, "object-size", 256, "bytes of data per ConfigMap")
 	flag.StringVar(&outDir, "out", "bench/results", "directory for the JSON results")
 	flag.StringVar(&binDir, "bin-dir", "", "directory with the Kubernetes binaries and flotilla (default: bin/)")
+	flag.StringVar(&profileDir, "profile", "", "write CPU profiles of the bulk, update and drift scenarios and a heap profile after bulk to this directory (the hub serves pprof for it)")
 	flag.StringVar(&docs, "update-docs", "", "replace the table between the bench markers of this Markdown file with this run's")
 	flag.Parse()
 	if p.Spokes < 1 || p.Spokes > 50 || p.Objects < 1 || p.Objects > 100000 || p.ObjectSize < 1 || p.ObjectSize > 512*1024 {
@@ -38,7 +39,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := run(ctx, p, binDir)
+	r, err := run(ctx, p, binDir, profileDir)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		os.Exit(1)

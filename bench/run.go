@@ -39,9 +39,14 @@ type bench struct {
 	hub    client.Client
 	spokes []kubernetes.Interface
 	proc   *hubProcess
+	prof   *profiler
 }
 
-func run(ctx context.Context, p params, binDir string) (*report, error) {
+func run(ctx context.Context, p params, binDir, profileDir string) (*report, error) {
+	prof, err := newProfiler(profileDir)
+	if err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "flotilla-bench-")
 	if err != nil {
 		return nil, err
@@ -57,7 +62,7 @@ func run(ctx context.Context, p params, binDir string) (*report, error) {
 		return nil, err
 	}
 	defer fleet.Stop()
-	b := &bench{p: p, binDir: binDir, fleet: fleet, hubKC: fleet.Hub().KubeconfigPath()}
+	b := &bench{p: p, binDir: binDir, fleet: fleet, hubKC: fleet.Hub().KubeconfigPath(), prof: prof}
 	if err := b.setUp(ctx); err != nil {
 		return nil, err
 	}
@@ -71,7 +76,15 @@ func run(ctx context.Context, p params, binDir string) (*report, error) {
 	}
 	for _, s := range steps {
 		fmt.Printf("scenario %s...\n", s.name)
-		if err := s.fn(ctx, r); err != nil {
+		if s.name != "steady" && s.name != "outage" {
+			b.prof.cpu(s.name, 20)
+		}
+		err := s.fn(ctx, r)
+		b.prof.wait()
+		if s.name == "bulk" {
+			b.prof.heap("bulk")
+		}
+		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w\nflotilla hub log (tail):\n%s", s.name, err, tail(b.proc.log.String(), 20))
 		}
 	}
@@ -96,7 +109,7 @@ func (b *bench) setUp(ctx context.Context) error {
 	if b.hub, err = client.New(hubCfg, client.Options{Scheme: install.Scheme()}); err != nil {
 		return err
 	}
-	if b.proc, err = startHub(b.binDir, b.hubKC); err != nil {
+	if b.proc, err = startHub(b.binDir, b.hubKC, b.prof.hubArgs()...); err != nil {
 		return err
 	}
 	for _, s := range b.fleet.Spokes() {

@@ -113,7 +113,7 @@ func (b *bench) steady(ctx context.Context, r *report) error {
 	start := time.Now()
 	time.Sleep(window / 3)
 	b.proc.stop()
-	proc, err := startHub(b.binDir, b.hubKC)
+	proc, err := startHub(b.binDir, b.hubKC, b.prof.hubArgs()...)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// profiler fetches pprof profiles from `flotilla hub --pprof-bind-address` while scenarios
+// run, when --profile names a directory.
+type profiler struct {
+	dir  string // "" disables profiling
+	addr string
+	done chan struct{}
+}
+
+func newProfiler(dir string) (*profiler, error) {
+	if dir == "" {
+		return &profiler{}, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return &profiler{dir: dir, addr: addr}, nil
+}
+
+// hubArgs are the flags that make the hub serve profiles.
+func (p *profiler) hubArgs() []string {
+	if p.dir == "" {
+		return nil
+	}
+	return []string{"--pprof-bind-address=" + p.addr}
+}
+
+// cpu starts a CPU profile of the next seconds, written to <dir>/<name>.cpu.pprof.
+func (p *profiler) cpu(name string, seconds int) {
+	if p.dir == "" {
+		return
+	}
+	p.done = make(chan struct{})
+	go func() {
+		defer close(p.done)
+		p.fetch(fmt.Sprintf("profile?seconds=%d", seconds), name+".cpu.pprof", time.Duration(seconds+30)*time.Second)
+	}()
+}
+
+// wait returns when the CPU profile in flight is written.
+func (p *profiler) wait() {
+	if p.done != nil {
+		<-p.done
+		p.done = nil
+	}
+}
+
+// heap writes the live heap to <dir>/<name>.heap.pprof.
+func (p *profiler) heap(name string) {
+	if p.dir != "" {
+		p.fetch("heap?gc=1", name+".heap.pprof", 30*time.Second)
+	}
+}
+
+func (p *profiler) fetch(query, file string, timeout time.Duration) {
+	c := &http.Client{Timeout: timeout}
+	resp, err := c.Get("http://" + p.addr + "/debug/pprof/" + query)
+	if err != nil {
+		fmt.Printf("profile %s: %v\n", file, err)
+		return
+	}
+	defer func() { _ = resp.Body.Close() }()
+	f, err := os.Create(filepath.Join(p.dir, file))
+	if err != nil {
+		fmt.Printf("profile %s: %v\n", file, err)
+		return
+	}
+	defer func() { _ = f.Close() }()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		fmt.Printf("profile %s: %v\n", file, err)
+		return
+	}
+	fmt.Printf("profile written to %s (go tool pprof -top %s)\n", f.Name(), f.Name())
+}
