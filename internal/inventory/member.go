@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -22,6 +23,10 @@ import (
 // versionEvery is how many probes pass between two reads of /version: versions change only on
 // upgrades, and an idle spoke should see one request per probe period, not two.
 const versionEvery = 30
+
+// cacheStartTimeout bounds the wait for a new spoke cache to start (it starts in moments; a
+// cache that does not is an engage failure the prober retries).
+const cacheStartTimeout = 30 * time.Second
 
 // member is a Cluster with usable credentials: its prober, and its engaged cluster once a probe
 // has succeeded.
@@ -159,6 +164,15 @@ func (p *Provider) engage(ctx context.Context, m *member, cfg *rest.Config, log 
 			log.Error(err, "Spoke cluster stopped")
 		}
 	}()
+	// Controllers read the cluster's cache as soon as it is engaged: wait until it runs. No
+	// informer exists yet, so this waits for the start alone, not for any list.
+	startCtx, cancel := context.WithTimeout(engagedCtx, cacheStartTimeout)
+	started := cl.GetCache().WaitForCacheSync(startCtx)
+	cancel()
+	if !started {
+		disengage()
+		return fmt.Errorf("the cache of cluster %s did not start within %s", m.name, cacheStartTimeout)
+	}
 	if err := p.applyIndexers(engagedCtx, cl); err != nil {
 		disengage()
 		return err

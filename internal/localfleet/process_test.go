@@ -15,8 +15,8 @@ func TestFreePortsAreDistinct(t *testing.T) {
 	}
 	seen := map[int]bool{}
 	for _, p := range ports {
-		if p <= 0 || seen[p] {
-			t.Fatalf("port %d invalid or repeated in %v", p, ports)
+		if p < lowestPort || p >= ephemeralStart() || seen[p] {
+			t.Fatalf("port %d outside [%d, %d) or repeated in %v", p, lowestPort, ephemeralStart(), ports)
 		}
 		seen[p] = true
 	}
