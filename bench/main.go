@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,25 +22,37 @@ type params struct {
 
 func main() {
 	var p params
-	var outDir, binDir, docs, profileDir string
+	var outDir, binDir, docs, profileDir, only string
 	flag.IntVar(&p.Spokes, "spokes", 10, "number of API-only spokes")
 	flag.IntVar(&p.Objects, "objects", 1000, "number of ConfigMaps to propagate")
 	flag.IntVar(&p.ObjectSize, "object-size", 256, "bytes of data per ConfigMap")
 	flag.StringVar(&outDir, "out", "bench/results", "directory for the JSON results")
 	flag.StringVar(&binDir, "bin-dir", "", "directory with the Kubernetes binaries and flotilla (default: bin/)")
 	flag.StringVar(&profileDir, "profile", "", "write CPU profiles of the bulk, update and drift scenarios and a heap profile after bulk to this directory (the hub serves pprof for it)")
+	flag.StringVar(&only, "only", "", "run only these scenarios, comma-separated, from "+strings.Join(stepNames, ",")+" (the docs table is then left alone)")
 	flag.StringVar(&docs, "update-docs", "", "replace the table between the bench markers of this Markdown file with this run's")
 	flag.Parse()
 	if p.Spokes < 1 || p.Spokes > 50 || p.Objects < 1 || p.Objects > 100000 || p.ObjectSize < 1 || p.ObjectSize > 512*1024 {
 		fmt.Fprintln(os.Stderr, "error: --spokes must be 1..50, --objects 1..100000, --object-size 1..524288")
 		os.Exit(2)
 	}
+	steps, err := selectSteps(only)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		os.Exit(2)
+	}
+	if only != "" {
+		docs = "" // a partial table never replaces the full one
+	}
 	if binDir == "" {
 		binDir = localfleet.FindBinDir()
 	}
+	if abs, err := filepath.Abs(binDir); err == nil {
+		binDir = abs // the planes run in their own directories
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := run(ctx, p, binDir, profileDir)
+	r, err := run(ctx, p, steps, binDir, profileDir)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		os.Exit(1)

@@ -1,29 +1,31 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
-// profiler fetches pprof profiles from `flotilla hub --pprof-bind-address` while scenarios
-// run, when --profile names a directory.
+// profiler reads `flotilla hub --pprof-bind-address`: always its live heap (for the memory
+// figures), and CPU and heap profiles while scenarios run when --profile names a directory.
 type profiler struct {
-	dir  string // "" disables profiling
+	dir  string // "" writes no profiles
 	addr string
 	done chan struct{}
 }
 
 func newProfiler(dir string) (*profiler, error) {
-	if dir == "" {
-		return &profiler{}, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -36,10 +38,26 @@ func newProfiler(dir string) (*profiler, error) {
 
 // hubArgs are the flags that make the hub serve profiles.
 func (p *profiler) hubArgs() []string {
-	if p.dir == "" {
-		return nil
-	}
 	return []string{"--pprof-bind-address=" + p.addr}
+}
+
+// liveHeap returns the hub's Go heap right after a forced garbage collection: the bytes its
+// live objects take, without the garbage the collector has not reached yet.
+func (p *profiler) liveHeap() (uint64, error) {
+	c := &http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Get("http://" + p.addr + "/debug/pprof/heap?gc=1&debug=1")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	s := bufio.NewScanner(resp.Body)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "# HeapAlloc = "); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no HeapAlloc in the hub's heap profile (%v)", s.Err())
 }
 
 // cpu starts a CPU profile of the next seconds, written to <dir>/<name>.cpu.pprof.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -42,7 +43,28 @@ type bench struct {
 	prof   *profiler
 }
 
-func run(ctx context.Context, p params, binDir, profileDir string) (*report, error) {
+// stepNames are the scenario groups in the order they run; each may add several figures.
+var stepNames = []string{"bulk", "update", "drift", "steady", "outage", "deployments"}
+
+// selectSteps parses --only: every step when empty.
+func selectSteps(only string) ([]string, error) {
+	if only == "" {
+		return stepNames, nil
+	}
+	var steps []string
+	for _, name := range strings.Split(only, ",") {
+		if !slices.Contains(stepNames, name) {
+			return nil, fmt.Errorf("--only: unknown scenario %q; choose from %s", name, strings.Join(stepNames, ","))
+		}
+		steps = append(steps, name)
+	}
+	if steps[0] != "bulk" {
+		steps = append([]string{"bulk"}, steps...) // every other scenario starts from its fleet
+	}
+	return steps, nil
+}
+
+func run(ctx context.Context, p params, steps []string, binDir, profileDir string) (*report, error) {
 	prof, err := newProfiler(profileDir)
 	if err != nil {
 		return nil, err
@@ -68,24 +90,21 @@ func run(ctx context.Context, p params, binDir, profileDir string) (*report, err
 	}
 	defer func() { b.proc.stop() }()
 	r := newReport(p)
-	steps := []struct {
-		name string
-		fn   func(context.Context, *report) error
-	}{
-		{"bulk", b.bulk}, {"update", b.update}, {"drift", b.drift}, {"steady", b.steady}, {"outage", b.outage},
+	fns := map[string]func(context.Context, *report) error{
+		"bulk": b.bulk, "update": b.update, "drift": b.drift, "steady": b.steady, "outage": b.outage, "deployments": b.deployments,
 	}
-	for _, s := range steps {
-		fmt.Printf("scenario %s...\n", s.name)
-		if s.name != "steady" && s.name != "outage" {
-			b.prof.cpu(s.name, 20)
+	for _, name := range steps {
+		fmt.Printf("scenario %s...\n", name)
+		if name != "steady" && name != "outage" {
+			b.prof.cpu(name, 20)
 		}
-		err := s.fn(ctx, r)
+		err := fns[name](ctx, r)
 		b.prof.wait()
-		if s.name == "bulk" {
+		if name == "bulk" {
 			b.prof.heap("bulk")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("scenario %s: %w\nflotilla hub log (tail):\n%s", s.name, err, tail(b.proc.log.String(), 20))
+			return nil, fmt.Errorf("scenario %s: %w\nflotilla hub log (tail):\n%s", name, err, tail(b.proc.log.String(), 20))
 		}
 	}
 	return r, nil
@@ -158,6 +177,11 @@ func applyAll(ctx context.Context, cs kubernetes.Interface, namespace string, p 
 }
 
 func applyRange(ctx context.Context, cs kubernetes.Interface, namespace string, p params, version string, n int) error {
+	return forEachLimited(n, func(i int) error { return applyOne(ctx, cs, namespace, configMap(i, p, version)) })
+}
+
+// forEachLimited calls fn(0..n-1), perSpoke at a time, and returns one of the errors.
+func forEachLimited(n int, fn func(i int) error) error {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
@@ -170,8 +194,7 @@ func applyRange(ctx context.Context, cs kubernetes.Interface, namespace string, 
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			err := applyOne(ctx, cs, namespace, configMap(i, p, version))
-			if err != nil {
+			if err := fn(i); err != nil {
 				mu.Lock()
 				first = err
 				mu.Unlock()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -22,12 +23,16 @@ const deliveryTimeout = 10 * time.Minute
 // bulk: time from creating the Propagation to every object on every spoke, against the direct
 // client applying the same objects to fresh namespaces of the same spokes; then memory.
 func (b *bench) bulk(ctx context.Context, r *report) error {
-	idle := rssBytes(b.proc.pid())
+	idleRSS := rssBytes(b.proc.pid())
+	idleHeap, err := b.prof.liveHeap()
+	if err != nil {
+		return fmt.Errorf("read the hub's heap: %w", err)
+	}
 	a, err := watchArrivals(ctx, b.spokes, ns, selector, hasVersion("v0"))
 	if err != nil {
 		return err
 	}
-	start := time.Now()
+	start, meter := time.Now(), startCPUMeter(b.cpuGroups())
 	if err := b.hub.Create(ctx, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
 		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "all"},
 			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap",
@@ -38,25 +43,37 @@ func (b *bench) bulk(ctx context.Context, r *report) error {
 		return err
 	}
 	flotilla := time.Since(start).Seconds()
+	firstFlotilla, flotillaCPU := a.firstArrival().Sub(start).Seconds(), meter.String()
+	writes, reads, err := b.spokeRequests(start)
+	if err != nil {
+		return err
+	}
 
 	base, err := watchArrivals(ctx, b.spokes, baseNS, selector, hasVersion("v0"))
 	if err != nil {
 		return err
 	}
-	start = time.Now()
+	start, meter = time.Now(), startCPUMeter(b.cpuGroups())
 	if err := b.eachSpoke(func(cs kubernetes.Interface) error { return applyAll(ctx, cs, baseNS, b.p, "v0") }); err != nil {
 		return err
 	}
 	if err := base.wait(b.p.Objects, deliveryTimeout); err != nil {
 		return err
 	}
-	r.add("bulk", "s", f(flotilla), f(time.Since(start).Seconds()), "")
+	r.add("bulk", "s", f(flotilla), f(time.Since(start).Seconds()),
+		fmt.Sprintf("first object after %.2f s; %d writes and %d reads to spokes; %s (direct: first after %.2f s; %s)",
+			firstFlotilla, writes, reads, flotillaCPU, base.firstArrival().Sub(start).Seconds(), meter))
 
 	if err := b.waitApplied(ctx); err != nil {
 		return err
 	}
 	pairs := float64(b.p.Objects * b.p.Spokes)
-	r.add("bytes_per_pair", "B", f((float64(rssBytes(b.proc.pid()))-float64(idle))/pairs), nil, "hub controller RSS above idle per (object, cluster)")
+	r.add("bytes_per_pair", "B", f((float64(rssBytes(b.proc.pid()))-float64(idleRSS))/pairs), nil, "hub controller RSS above idle per (object, cluster); target ≤ 10 KiB")
+	heap, err := b.prof.liveHeap()
+	if err != nil {
+		return fmt.Errorf("read the hub's heap: %w", err)
+	}
+	r.add("heap_per_pair", "B", f((float64(heap)-float64(idleHeap))/pairs), nil, "hub controller live Go heap above idle per (object, cluster)")
 	return nil
 }
 
@@ -232,6 +249,43 @@ func (b *bench) waitApplied(ctx context.Context) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return fmt.Errorf("propagation not Applied on every cluster")
+}
+
+// spokeRequests counts Flotilla's writes and reads to every spoke since a time, from the audit
+// logs.
+func (b *bench) spokeRequests(since time.Time) (writes, reads int, err error) {
+	for _, p := range b.fleet.Spokes() {
+		events, err := p.AuditEvents()
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, ev := range events {
+			if ev.StageTimestamp.Before(since) || !strings.HasPrefix(ev.UserAgent, "flotilla") {
+				continue
+			}
+			if ev.Mutating() {
+				writes++
+			} else {
+				reads++
+			}
+		}
+	}
+	return writes, reads, nil
+}
+
+// cpuGroups are the processes whose CPU the bulk scenario accounts for.
+func (b *bench) cpuGroups() []cpuGroup {
+	groups := []cpuGroup{{name: "controller", pids: []int{b.proc.pid()}}, {name: "bench", pids: []int{os.Getpid()}},
+		{name: "hub plane"}, {name: "spoke apiservers"}, {name: "spoke etcds"}}
+	for _, pid := range b.fleet.Hub().PIDs() {
+		groups[2].pids = append(groups[2].pids, pid)
+	}
+	for _, s := range b.fleet.Spokes() {
+		pids := s.PIDs()
+		groups[3].pids = append(groups[3].pids, pids["kube-apiserver"])
+		groups[4].pids = append(groups[4].pids, pids["etcd"])
+	}
+	return groups
 }
 
 // eachSpoke runs fn for every spoke in parallel.

@@ -48,23 +48,31 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	}
 	errs := make([]error, len(job.Objects))
 	drifts := make([]*Drift, len(job.Objects))
+	ids := identify(job.Objects)
 	// Phases run in order (CRDs, Namespaces, the rest); objects within a phase in parallel.
 	for start := 0; start < len(job.Objects); {
 		end := start
-		for end < len(job.Objects) && render.Phase(job.Objects[end]) == render.Phase(job.Objects[start]) {
+		for end < len(job.Objects) && ids[end].phase == ids[start].phase {
 			end++
 		}
-		parallel(end-start, applyParallelism, func(i int) {
-			obj := job.Objects[start+i]
-			key := render.Key(obj)
-			if prev.unchanged(key, obj.GetAnnotations()[flotillav1.AnnotationHash]) {
-				if d, ok := prev.drifted[key]; ok {
-					drifts[start+i] = &d
+		var todo []int
+		for i := start; i < end; i++ {
+			if prev.unchanged(ids[i].key, ids[i].hash) {
+				if d, ok := prev.drifted[ids[i].key]; ok {
+					drifts[i] = &d
 				}
-				return // confirmed by an earlier delivery and not changed since
+				continue // confirmed by an earlier delivery and not changed since
 			}
-			drifts[start+i], errs[start+i] = w.applyOne(ctx, cl, live, obj, job, prev.known(key))
-		})
+			todo = append(todo, i)
+		}
+		one := func(i int) {
+			drifts[i], errs[i] = w.applyOne(ctx, cl, live, job.Objects[i], job, prev.known(ids[i].key))
+		}
+		// The first object of each namespace goes ahead: if the namespace is missing, it is
+		// created once, instead of by every object of the namespace applied at the same time.
+		leaders, rest := namespaceLeaders(job.Objects, todo)
+		parallel(len(leaders), applyParallelism, func(i int) { one(leaders[i]) })
+		parallel(len(rest), applyParallelism, func(i int) { one(rest[i]) })
 		start = end
 	}
 	var failures []string
@@ -79,7 +87,10 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		}
 		res.Applied++
 	}
-	want := keysOf(job)
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id.key] = true
+	}
 	pruned := false
 	if len(failures) == 0 && job.Prune {
 		if prev.lostNothing(want) {
@@ -103,19 +114,18 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res.Message = joinBounded(failures)
 	next := newVerified()
 	next.pruned = pruned && res.Complete
-	for i, obj := range job.Objects {
+	for i := range job.Objects {
 		if errs[i] != nil {
 			continue
 		}
-		key := render.Key(obj)
-		next.hashes[key] = obj.GetAnnotations()[flotillav1.AnnotationHash]
+		next.hashes[ids[i].key] = ids[i].hash
 		if d := drifts[i]; d != nil && !d.Corrected {
-			next.drifted[key] = *d
+			next.drifted[ids[i].key] = *d
 		}
 	}
 	w.reportDrifts(ctx, cl, job, prev, drifts, &res)
 	if res.Complete {
-		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects, prev, next)
+		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects, ids, prev, next)
 	}
 	w.setVerified(job.Owner, next)
 	return res
@@ -127,7 +137,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 // its absence now is a deletion made there.
 func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *liveIndex, desired *unstructured.Unstructured, job Job, known bool) (*Drift, error) {
 	ref := describe(desired)
-	key, hash := render.Key(desired), desired.GetAnnotations()[flotillav1.AnnotationHash]
+	key, hash := render.Key(desired), hashOf(desired)
 	if w.recentlyApplied(key, hash) {
 		return nil, nil // written moments ago; the cache has not caught up yet
 	}
@@ -136,6 +146,13 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
 	cached, err := w.readGet(ctx, cl, client.ObjectKeyFromObject(desired), existing)
+	if cached && (err == nil || apierrors.IsNotFound(err)) && w.cacheBehind(key, cachedHash(existing, err)) {
+		// This worker wrote the object since the cache last saw it (another owner wrote it
+		// moments ago): the cache would tell an old story, so ask the API server.
+		existing = &unstructured.Unstructured{}
+		existing.SetGroupVersionKind(desired.GroupVersionKind())
+		cached, err = false, cl.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	}
 	var displaced string   // another Flotilla owner this delivery takes the object from
 	var correction *Drift  // the drift this write corrects
 	var current = existing // the full live object, when there is one
@@ -149,7 +166,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 			break
 		}
 		paths := drift.Compare(desired.Object, existing.Object, ignore)
-		sameHash := existing.GetAnnotations()[flotillav1.AnnotationHash] == hash
+		sameHash := hashOf(existing) == hash
 		switch {
 		case mode == flotillav1.ModeApplyOnce && paths == nil:
 			return nil, nil
@@ -209,9 +226,16 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	if err := w.apply(ctx, cl, toApply); err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
-	w.rememberApplied(key, hash)
+	// Let an owner that lost the object find out at once: one this write displaced, or one
+	// that wrote it moments ago on this worker without either delivery seeing the other's.
+	var lost []pairKey
+	if other, raced := w.rememberApplied(key, hash, job.Owner); raced {
+		lost = append(lost, other)
+	}
 	if owner, ok := render.ParseOwner(displaced); ok {
-		// Let the displaced owner find out at once that it lost the object.
+		lost = append(lost, owner)
+	}
+	for _, owner := range lost {
 		w.setVerified(owner, nil)
 		w.queue.Add(owner)
 	}
@@ -219,6 +243,50 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		return correction, waitEstablished(ctx, cl, desired.GetName())
 	}
 	return correction, nil
+}
+
+// namespaceLeaders splits the indexes of objects into the first of each namespace and the rest.
+func namespaceLeaders(objs []*unstructured.Unstructured, indexes []int) (leaders, rest []int) {
+	seen := map[string]bool{}
+	for _, i := range indexes {
+		if ns := objs[i].GetNamespace(); ns != "" && !seen[ns] {
+			seen[ns] = true
+			leaders = append(leaders, i)
+			continue
+		}
+		rest = append(rest, i)
+	}
+	return leaders, rest
+}
+
+// cachedHash is the hash of what the cache returned: "" when it has no such object.
+func cachedHash(existing *unstructured.Unstructured, err error) string {
+	if err != nil {
+		return ""
+	}
+	return hashOf(existing)
+}
+
+// objectID is what a delivery needs to know of an object again and again.
+type objectID struct {
+	key   string // render.Key
+	hash  string // the hash annotation
+	phase int    // render.Phase
+}
+
+// identify computes each object's objectID, once per delivery.
+func identify(objs []*unstructured.Unstructured) []objectID {
+	ids := make([]objectID, len(objs))
+	for i, o := range objs {
+		ids[i] = objectID{key: render.Key(o), hash: hashOf(o), phase: render.Phase(o)}
+	}
+	return ids
+}
+
+// hashOf reads an object's hash annotation without copying its annotations.
+func hashOf(o *unstructured.Unstructured) string {
+	h, _, _ := unstructured.NestedString(o.Object, "metadata", "annotations", flotillav1.AnnotationHash)
+	return h
 }
 
 // reported is the drift a policy leaves in place: nothing for Ignore.
@@ -278,18 +346,20 @@ func checkOwner(live metav1.Object, job Job) error {
 }
 
 func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, desired *unstructured.Unstructured) error {
+	applier, err := w.appliers.get(cl)
+	if err != nil {
+		return err
+	}
 	if rules := desired.GetAnnotations()[flotillav1.AnnotationOverrides]; rules != "" {
 		// Overridden per cluster: the cluster validates the result before it is applied, and
 		// a refusal names the rules, not just the object.
-		obj := desired.DeepCopy()
-		err := cl.GetClient().Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll) //nolint:staticcheck // unstructured apply
+		err := applier.apply(ctx, desired, true)
 		countWrite(w.name, "dry-run", err)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("rejected by the cluster after override rules %s: %w", rules, err)
 		}
 	}
-	obj := desired.DeepCopy()
-	err := cl.GetClient().Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership) //nolint:staticcheck // unstructured apply
+	err = applier.apply(ctx, desired, false)
 	countWrite(w.name, "apply", err)
 	if err == nil || desired.GetNamespace() == "" || !apierrors.IsNotFound(err) {
 		return err
@@ -303,8 +373,7 @@ func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, desired *
 	if cerr != nil && !apierrors.IsAlreadyExists(cerr) {
 		return fmt.Errorf("create namespace %s: %w", ns.Name, cerr)
 	}
-	obj = desired.DeepCopy()
-	err = cl.GetClient().Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership) //nolint:staticcheck // unstructured apply
+	err = applier.apply(ctx, desired, false)
 	countWrite(w.name, "apply", err)
 	return err
 }

@@ -181,15 +181,17 @@ type clusterWorker struct {
 	d     *Deliverer
 	queue workqueue.TypedRateLimitingInterface[pairKey]
 
-	mu       sync.Mutex
-	jobs     map[pairKey]Job
-	results  map[pairKey]Result
-	applied  map[string]appliedRecord                          // recent writes, by render.Key
-	verified map[pairKey]*verified                             // what the last delivery of each owner confirmed
-	dirty    map[pairKey]map[string]bool                       // objects spoke events touched since, by render.Key
-	index    map[pairKey]map[string]*unstructured.Unstructured // jobs' objects by render.Key
-	watching map[watchKey]bool                                 // spoke informers with Flotilla's handler
-	bypass   bypassed                                          // kinds read without the cache
+	mu           sync.Mutex
+	jobs         map[pairKey]Job
+	results      map[pairKey]Result
+	applied      map[string]appliedRecord                          // recent writes, by render.Key
+	sweepPending bool                                              // a sweep of applied is scheduled
+	verified     map[pairKey]*verified                             // what the last delivery of each owner confirmed
+	dirty        map[pairKey]map[string]bool                       // objects spoke events touched since, by render.Key
+	index        map[pairKey]map[string]*unstructured.Unstructured // jobs' objects by render.Key
+	watching     map[watchKey]bool                                 // spoke informers with Flotilla's handler
+	bypass       bypassed                                          // kinds read without the cache
+	appliers     applierCache                                      // writes to the current cluster instance
 }
 
 // verifyPeriodically confirms every delivery again now and then, in case a watch missed

@@ -8,27 +8,46 @@ const cacheLag = 10 * time.Second
 
 // appliedRecord is a write this worker made.
 type appliedRecord struct {
-	hash string
-	at   time.Time
+	hash  string
+	owner pairKey
+	at    time.Time
 }
 
-// rememberApplied records that an object was just written with this hash.
-func (w *clusterWorker) rememberApplied(key, hash string) {
+// rememberApplied records that owner just wrote an object with this hash. If another owner
+// wrote the same object within cacheLag, it returns that owner: the two deliveries may have
+// raced, each reading the object before the other's write, and the other must look again.
+func (w *clusterWorker) rememberApplied(key, hash string, owner pairKey) (other pairKey, raced bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.applied == nil {
 		w.applied = map[string]appliedRecord{}
 	}
 	now := time.Now()
-	w.applied[key] = appliedRecord{hash: hash, at: now}
-	// Forget records the cache has certainly caught up with, so memory stays bounded by
-	// the writes of the last cacheLag.
-	if len(w.applied) > 1024 {
-		for k, r := range w.applied {
-			if now.Sub(r.at) > cacheLag {
-				delete(w.applied, k)
-			}
+	if r, ok := w.applied[key]; ok && r.owner != owner && now.Sub(r.at) < cacheLag {
+		other, raced = r.owner, true
+	}
+	w.applied[key] = appliedRecord{hash: hash, owner: owner, at: now}
+	if !w.sweepPending {
+		w.sweepPending = true
+		time.AfterFunc(cacheLag, w.sweepApplied)
+	}
+	return other, raced
+}
+
+// sweepApplied forgets the records the cache has certainly caught up with, so memory holds
+// only the writes of the last cacheLag, and runs again while records remain.
+func (w *clusterWorker) sweepApplied() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	for k, r := range w.applied {
+		if now.Sub(r.at) >= cacheLag {
+			delete(w.applied, k)
 		}
+	}
+	w.sweepPending = len(w.applied) > 0
+	if w.sweepPending {
+		time.AfterFunc(cacheLag, w.sweepApplied)
 	}
 }
 
@@ -39,4 +58,13 @@ func (w *clusterWorker) recentlyApplied(key, hash string) bool {
 	defer w.mu.Unlock()
 	r, ok := w.applied[key]
 	return ok && r.hash == hash && time.Since(r.at) < cacheLag
+}
+
+// cacheBehind reports whether this worker wrote the object within cacheLag with another hash
+// than the cache shows: the cache has not caught up with that write yet.
+func (w *clusterWorker) cacheBehind(key, cachedHash string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, ok := w.applied[key]
+	return ok && r.hash != cachedHash && time.Since(r.at) < cacheLag
 }

@@ -9,9 +9,6 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-
-	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
-	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // readinessRecheck is how often a delivered but not yet ready set is looked at again. The look
@@ -21,11 +18,11 @@ const readinessRecheck = time.Second
 // readiness counts the objects that kstatus finds Current in the spoke cache and describes the
 // first one that is not. Objects that were ready and have not changed since are not looked at
 // again; next records what is ready now.
-func (w *clusterWorker) readiness(ctx context.Context, cl cluster.Cluster, objs []*unstructured.Unstructured, prev, next *verified) (int, string) {
+func (w *clusterWorker) readiness(ctx context.Context, cl cluster.Cluster, objs []*unstructured.Unstructured, ids []objectID, prev, next *verified) (int, string) {
 	ready, first := 0, ""
-	for _, desired := range objs {
-		key := render.Key(desired)
-		if prev != nil && prev.ready[key] && prev.unchanged(key, desired.GetAnnotations()[flotillav1.AnnotationHash]) {
+	for i, desired := range objs {
+		key := ids[i].key
+		if prev != nil && prev.ready[key] && prev.unchanged(key, ids[i].hash) {
 			ready++
 			next.ready[key] = true
 			continue

@@ -1,7 +1,5 @@
 package deliver
 
-import "github.com/flotilla-dev/flotilla/internal/render"
-
 // verified is what this worker last confirmed of an owner's objects on its cluster: which
 // hash each object had, which were ready, which were found drifted and left so, and whether
 // the owner's leftovers were pruned. A new delivery then only looks at what changed, so one
@@ -79,12 +77,4 @@ func (v *verified) lostNothing(want map[string]bool) bool {
 		}
 	}
 	return true
-}
-
-func keysOf(job Job) map[string]bool {
-	out := make(map[string]bool, len(job.Objects))
-	for _, o := range job.Objects {
-		out[render.Key(o)] = true
-	}
-	return out
 }

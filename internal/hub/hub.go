@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -73,6 +74,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       ptr(10 * time.Second),
+		// Hub objects of the kinds Flotilla delivers are read as unstructured, and every such
+		// kind is watched: read them from the cache too, not with a LIST of the API server on
+		// every reconcile (a thousand objects, decoded, for each hub edit).
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		// Run may be called again in one process (tests restart the controller); each run
 		// registers its controllers once.
 		Controller: config.Controller{SkipNameValidation: ptr(true)},

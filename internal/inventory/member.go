@@ -151,7 +151,7 @@ func (p *Provider) engage(ctx context.Context, m *member, cfg *rest.Config, log 
 	// a spoke full of other objects costs the hub nothing.
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = p.scheme
-		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
+		o.Cache.DefaultTransform = spokeObjectTransform(p.strings)
 		o.Cache.DefaultLabelSelector = labels.SelectorFromSet(labels.Set{flotillav1.LabelManagedBy: flotillav1.ManagedByValue})
 		o.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: trimNode, Label: labels.Everything()}}
 	})

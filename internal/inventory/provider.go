@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/intern"
 )
 
 // Options tunes the provider.
@@ -68,6 +70,8 @@ type Provider struct {
 	mgr    mcmanager.Manager // nil in tests that drive the provider without a manager
 	events chan event.GenericEvent
 
+	strings *intern.Table // shared by every spoke cache
+
 	mu       sync.RWMutex
 	members  map[string]*member
 	indexers []index
@@ -87,6 +91,7 @@ func New(scheme *runtime.Scheme, opts Options) *Provider {
 		log:     ctrllog.Log.WithName("inventory"),
 		events:  make(chan event.GenericEvent, 1024),
 		members: map[string]*member{},
+		strings: intern.NewTable(internLimit, internMaxLen),
 	}
 }
 
@@ -138,6 +143,9 @@ func (p *Provider) applyIndexers(ctx context.Context, cl cluster.Cluster) error 
 func (p *Provider) restConfigFor(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = p.opts.QPS, p.opts.Burst
+	// One token bucket for every client built from this config (the cluster's cache and
+	// client, the deliverer's applier): the limit is per spoke, not per client.
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	cfg.UserAgent = p.opts.UserAgent
 	return cfg
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -54,6 +55,7 @@ type Reconciler struct {
 	mu           sync.Mutex
 	watched      map[schema.GroupVersionKind]bool
 	pendingSince map[render.Owner]pendingRevision
+	finalized    map[types.UID]time.Time // finalizer added then, though the cache may not show it yet
 }
 
 // +kubebuilder:rbac:groups=flotilla.dev,resources=propagations;clusterpropagations,verbs=get;list;watch;update;patch
@@ -72,6 +74,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.watched = map[schema.GroupVersionKind]bool{}
 	r.renders = newRenderCache()
 	r.pendingSince = map[render.Owner]pendingRevision{}
+	r.finalized = map[types.UID]time.Time{}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagation").
 		For(&flotillav1.Propagation{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
@@ -209,14 +212,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !p.obj.GetDeletionTimestamp().IsZero() {
 		return reconcile.Result{}, r.cleanup(ctx, p)
 	}
-	if !controllerutil.ContainsFinalizer(p.obj, flotillav1.FinalizerCleanup) {
-		before := p.deepCopy()
-		controllerutil.AddFinalizer(p.obj, flotillav1.FinalizerCleanup)
-		if err := r.Hub.Patch(ctx, p.obj, client.MergeFrom(before.obj)); err != nil {
-			return reconcile.Result{}, err
-		}
+	if err := r.ensureFinalizer(ctx, p); err != nil {
+		return reconcile.Result{}, err
 	}
 	return r.sync(ctx, p)
+}
+
+// ensureFinalizer adds the cleanup finalizer. A reconcile that follows at once may read a
+// cache without it; the finalizer is not patched again within the cache's lag then.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, p propagator) error {
+	const cacheLag = 10 * time.Second
+	uid := p.obj.GetUID()
+	r.mu.Lock()
+	for id, at := range r.finalized {
+		if time.Since(at) > cacheLag {
+			delete(r.finalized, id)
+		}
+	}
+	_, recent := r.finalized[uid]
+	r.mu.Unlock()
+	if recent || controllerutil.ContainsFinalizer(p.obj, flotillav1.FinalizerCleanup) {
+		return nil
+	}
+	before := p.deepCopy()
+	controllerutil.AddFinalizer(p.obj, flotillav1.FinalizerCleanup)
+	if err := r.Hub.Patch(ctx, p.obj, client.MergeFrom(before.obj)); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.finalized[uid] = time.Now()
+	r.mu.Unlock()
+	return nil
 }
 
 // settleTime is how long a status write waits for deliveries in flight: a change that reaches

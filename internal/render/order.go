@@ -27,14 +27,26 @@ func Phase(o *unstructured.Unstructured) int {
 }
 
 // Sort orders objects for applying: by phase, then by key, so the order is deterministic.
+// Each object's phase and key are computed once, not at every comparison.
 func Sort(objs []*unstructured.Unstructured) {
-	sort.SliceStable(objs, func(i, j int) bool {
-		pi, pj := Phase(objs[i]), Phase(objs[j])
-		if pi != pj {
-			return pi < pj
+	type sortable struct {
+		phase int
+		key   string
+		obj   *unstructured.Unstructured
+	}
+	s := make([]sortable, len(objs))
+	for i, o := range objs {
+		s[i] = sortable{phase: Phase(o), key: Key(o), obj: o}
+	}
+	sort.SliceStable(s, func(i, j int) bool {
+		if s[i].phase != s[j].phase {
+			return s[i].phase < s[j].phase
 		}
-		return Key(objs[i]) < Key(objs[j])
+		return s[i].key < s[j].key
 	})
+	for i := range s {
+		objs[i] = s[i].obj
+	}
 }
 
 // SortForDeletion orders objects for deleting: the reverse of Sort.

@@ -1,0 +1,90 @@
+package deliver
+
+import (
+	"context"
+	"encoding/json"
+	"path"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+)
+
+// spokeApplier sends server-side applies to one engaged cluster and drops the answers unread:
+// Flotilla learns the result from its spoke watch, so decoding every returned object (a
+// thousand per bulk delivery, per cluster) would only cost CPU and garbage. It shares the
+// cluster's HTTP transport.
+type spokeApplier struct {
+	cl     cluster.Cluster
+	rest   rest.Interface
+	mapper meta.RESTMapper
+}
+
+func newSpokeApplier(cl cluster.Cluster) (*spokeApplier, error) {
+	cfg := rest.CopyConfig(cl.GetConfig())
+	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion() // only for error Status bodies
+	rc, err := rest.UnversionedRESTClientForConfigAndClient(cfg, cl.GetHTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	return &spokeApplier{cl: cl, rest: rc, mapper: cl.GetRESTMapper()}, nil
+}
+
+// apply server-side applies obj as Flotilla's field manager, taking ownership of conflicting
+// fields. With dryRun the cluster validates and admits the object but stores nothing.
+func (a *spokeApplier) apply(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {
+	gvk := obj.GroupVersionKind()
+	mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(obj.Object)
+	if err != nil {
+		return err
+	}
+	req := a.rest.Patch(types.ApplyPatchType).AbsPath(resourcePath(mapping, obj)).Body(body).
+		Param("fieldManager", FieldManager).Param("force", "true")
+	if dryRun {
+		req = req.Param("dryRun", metav1.DryRunAll)
+	}
+	return req.Do(ctx).Error()
+}
+
+// resourcePath is the API path of obj: /api/v1/namespaces/ns/configmaps/name and the like.
+func resourcePath(m *meta.RESTMapping, obj *unstructured.Unstructured) string {
+	gv := m.Resource.GroupVersion()
+	p := "/api/" + gv.Version
+	if gv.Group != "" {
+		p = path.Join("/apis", gv.Group, gv.Version)
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		p = path.Join(p, "namespaces", obj.GetNamespace())
+	}
+	return path.Join(p, m.Resource.Resource, obj.GetName())
+}
+
+// applierCache holds the applier of a worker's current cluster instance; a cluster engaged
+// again (new credentials, back from an outage) gets a new one.
+type applierCache struct {
+	mu      sync.Mutex
+	applier *spokeApplier
+}
+
+func (c *applierCache) get(cl cluster.Cluster) (*spokeApplier, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.applier != nil && c.applier.cl == cl {
+		return c.applier, nil
+	}
+	a, err := newSpokeApplier(cl)
+	if err != nil {
+		return nil, err
+	}
+	c.applier = a
+	return a, nil
+}
