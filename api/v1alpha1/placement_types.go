@@ -27,6 +27,17 @@ type PlacementSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	Tolerations []Toleration `json:"tolerations,omitempty"`
+
+	// overrides change, per cluster, the objects delivered in transparent mode (labelled
+	// flotilla.dev/placement with this Placement's name); a Propagation carries its own. Rules
+	// apply in order; a rule that fails on a cluster fails that object on that cluster only,
+	// naming the rule in a Warning Event on the object, and the last good version stays live
+	// there.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Overrides []Override `json:"overrides,omitempty"`
 }
 
 // TolerationOperator says how a toleration matches a taint's value.

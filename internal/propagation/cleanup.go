@@ -108,7 +108,7 @@ func (r *Reconciler) cleanup(ctx context.Context, p propagator) error {
 		r.Deliverer.Forget(owner, c)
 	}
 	r.renders.forget(owner)
-	r.rules.forget(owner)
+	r.rules.Forget(owner.String())
 	before := p.deepCopy()
 	controllerutil.RemoveFinalizer(p.obj, flotillav1.FinalizerCleanup)
 	return client.IgnoreNotFound(r.Hub.Patch(ctx, p.obj, client.MergeFrom(before.obj)))

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -50,7 +49,7 @@ type Reconciler struct {
 	events     chan event.GenericEvent
 
 	renders *renderCache
-	rules   ruleCache
+	rules   override.Cache
 
 	mu           sync.Mutex
 	watched      map[schema.GroupVersionKind]bool
@@ -82,7 +81,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster),
-			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, allocatableChanged()))).
+			builder.WithPredicates(override.FactsChanged())).
 		// Secrets carrying manifests are watched as metadata only: their data never sits in
 		// the hub controller's memory; it is read when a Propagation needs it.
 		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.usersOfNamespace), builder.OnlyMetadata).
@@ -99,15 +98,6 @@ func secretMetadata() *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return m
-}
-
-// allocatableChanged passes Cluster updates that change what overrides see of capacity.
-func allocatableChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		o, okO := e.ObjectOld.(*flotillav1.Cluster)
-		n, okN := e.ObjectNew.(*flotillav1.Cluster)
-		return okO && okN && !equality.Semantic.DeepEqual(o.Status.Allocatable, n.Status.Allocatable)
-	}}
 }
 
 // deletionPredicate passes updates that start a deletion (they do not change generation).
@@ -350,11 +340,11 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	}
 	kinds := render.Kinds(rendered, p.status.DeliveredKinds...)
 	in.kinds = kinds
-	rules := r.rules.get(p)
+	rules := r.rules.Get(p.owner().String(), p.obj.GetGeneration(), p.spec.Overrides)
 	for _, c := range *decisions {
 		objs, revision := rendered, in.revision
-		if facts := clusterFacts(ctx, r.Hub, c); override.Active(rules, facts) {
-			objs, err = overridden(rules, facts, rendered)
+		if facts := override.ClusterFacts(ctx, r.Hub, c); override.Active(rules, facts) {
+			objs, err = override.ForCluster(rules, facts, rendered)
 			if err != nil {
 				// This cluster keeps what it has; the others carry on.
 				in.overrideFailed(c, err.Error())

@@ -82,8 +82,8 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 	rules := override.Compile(p.spec.Overrides)
 	for _, cl := range *decisions {
 		cd := ClusterDesired{Cluster: cl, Objects: rendered, Revision: revision}
-		if facts := clusterFacts(ctx, c, cl); override.Active(rules, facts) {
-			if cd.Objects, cd.Err = overridden(rules, facts, rendered); cd.Err == nil {
+		if facts := override.ClusterFacts(ctx, c, cl); override.Active(rules, facts) {
+			if cd.Objects, cd.Err = override.ForCluster(rules, facts, rendered); cd.Err == nil {
 				cd.Revision = render.Revision(cd.Objects)
 			}
 		}

@@ -27,6 +27,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -42,6 +43,8 @@ type Reconciler struct {
 
 	events   chan event.GenericEvent
 	recorder record.EventRecorder
+
+	rules override.Cache // compiled overrides of each Placement
 
 	mu       sync.Mutex
 	reported map[render.Owner]string // last failure reported as an Event, per object
@@ -66,6 +69,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Named("transparent-"+strings.ToLower(ownerKind(r.GVK))).
 		For(r.newObject(), builder.WithPredicates(labelled)).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
+		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster), builder.WithPredicates(override.FactsChanged())).
 		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).
 		Complete(r)
 }
@@ -86,6 +90,22 @@ func (r *Reconciler) Notify(owner render.Owner) {
 
 // OwnerKind is the owner kind of r's objects.
 func (r *Reconciler) OwnerKind() string { return ownerKind(r.GVK) }
+
+// usersOfCluster maps a Cluster to the objects of the Placements whose overrides may depend on
+// it.
+func (r *Reconciler) usersOfCluster(ctx context.Context, _ client.Object) []reconcile.Request {
+	var placements flotillav1.PlacementList
+	if err := r.Hub.List(ctx, &placements); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range placements.Items {
+		if len(placements.Items[i].Spec.Overrides) > 0 {
+			reqs = append(reqs, r.usersOfPlacement(ctx, &placements.Items[i])...)
+		}
+	}
+	return reqs
+}
 
 func (r *Reconciler) usersOfPlacement(ctx context.Context, p client.Object) []reconcile.Request {
 	list := &unstructured.UnstructuredList{}
@@ -112,10 +132,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !u.GetDeletionTimestamp().IsZero() || placementName == "" {
 		return reconcile.Result{}, r.cleanup(ctx, u, owner)
 	}
-	decisions, err := r.decisions(ctx, u.GetNamespace(), placementName)
-	if err != nil || decisions == nil {
+	placement, err := r.placement(ctx, u.GetNamespace(), placementName)
+	if err != nil || placement == nil {
 		return reconcile.Result{}, err // a missing Placement holds everything; its creation brings us back
 	}
+	decisions := decisionsOf(placement)
 	rendered, err := render.Render(u, owner)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -126,8 +147,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	allDone := true
 	var failure string
+	rules := r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides)
 	for _, c := range decisions {
 		obj := perCluster[c]
+		if facts := override.ClusterFacts(ctx, r.Hub, c); override.Active(rules, facts) {
+			objs, err := override.ForCluster(rules, facts, []*unstructured.Unstructured{obj})
+			if err != nil {
+				// This cluster keeps what it has; the others carry on.
+				allDone = false
+				if failure == "" {
+					failure = c + ": Placement " + placement.Name + ": " + err.Error()
+				}
+				continue
+			}
+			obj = objs[0]
+		}
 		rev := obj.GetAnnotations()[flotillav1.AnnotationHash]
 		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: []*unstructured.Unstructured{obj}, Revision: rev,
 			PruneKinds: []schema.GroupVersionKind{r.GVK}, Prune: true, Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject})
@@ -191,7 +225,8 @@ func (r *Reconciler) perCluster(rendered *unstructured.Unstructured, clusters []
 	return out, nil
 }
 
-func (r *Reconciler) decisions(ctx context.Context, namespace, name string) ([]string, error) {
+// placement returns the object's Placement, nil if it does not exist.
+func (r *Reconciler) placement(ctx context.Context, namespace, name string) (*flotillav1.Placement, error) {
 	p := &flotillav1.Placement{}
 	if err := r.Hub.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -199,12 +234,17 @@ func (r *Reconciler) decisions(ctx context.Context, namespace, name string) ([]s
 		}
 		return nil, err
 	}
+	return p, nil
+}
+
+// decisionsOf returns the clusters a Placement chooses, sorted.
+func decisionsOf(p *flotillav1.Placement) []string {
 	out := make([]string, 0, len(p.Status.Decisions))
 	for _, d := range p.Status.Decisions {
 		out = append(out, d.ClusterName)
 	}
 	sort.Strings(out)
-	return out, nil
+	return out
 }
 
 // remove submits the removal of the object from a cluster and reports whether it is done.

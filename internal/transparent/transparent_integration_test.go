@@ -10,6 +10,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,7 +37,8 @@ func deployment(name string, replicas int32, labels map[string]string) *appsv1.D
 }
 
 // TestTransparentMode covers what the end-to-end test does not: replicas divided with a
-// remainder, and a delivery failure reported as an Event on the hub object.
+// remainder, a delivery failure reported as an Event on the hub object, and a Placement's
+// per-cluster overrides.
 func TestTransparentMode(t *testing.T) {
 	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.APIOnlySpoke("a"), fleettest.APIOnlySpoke("b"))
 	ctx := context.Background()
@@ -103,6 +106,49 @@ func TestTransparentMode(t *testing.T) {
 		d := &appsv1.Deployment{}
 		if err := spokes["b"].Get(ctx, client.ObjectKey{Namespace: "shop", Name: "taken"}, d); err != nil || *d.Spec.Replicas != 1 {
 			t.Fatalf("the spoke's own Deployment was changed: %v", err)
+		}
+	})
+
+	t.Run("a Placement's overrides change its objects per cluster; a failing rule fails one cluster", func(t *testing.T) {
+		tuned := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "tuned", Namespace: "shop"}, Spec: flotillav1.PlacementSpec{
+			ClusterSelector: &metav1.LabelSelector{},
+			Overrides: []flotillav1.Override{
+				{Name: "mirror-on-b", ClusterNames: []string{"b"}, JSONPatch: []flotillav1.JSONPatchOperation{
+					{Op: "replace", Path: "/spec/template/spec/containers/0/image", Value: &apiextensionsv1.JSON{Raw: []byte(`"mirror.example/nginx"`)}}}},
+				{Name: "broken-on-a", ClusterNames: []string{"a"}, JSONPatch: []flotillav1.JSONPatchOperation{
+					{Op: "replace", Path: "/spec/nothere", Value: &apiextensionsv1.JSON{Raw: []byte(`1`)}}}},
+			}}}
+		if err := c.Create(ctx, tuned); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Create(ctx, deployment("tuned", 1, map[string]string{flotillav1.LabelPlacement: "tuned"})); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, 30*time.Second, "tuned on b with the mirror image", func() error {
+			d := &appsv1.Deployment{}
+			if err := spokes["b"].Get(ctx, client.ObjectKey{Namespace: "shop", Name: "tuned"}, d); err != nil {
+				return err
+			}
+			if img := d.Spec.Template.Spec.Containers[0].Image; img != "mirror.example/nginx" {
+				return fmt.Errorf("image %s", img)
+			}
+			return nil
+		})
+		fleettest.Eventually(t, 30*time.Second, "DeliveryFailed event naming the rule", func() error {
+			var events corev1.EventList
+			if err := c.List(ctx, &events, client.InNamespace("shop")); err != nil {
+				return err
+			}
+			for _, ev := range events.Items {
+				if ev.InvolvedObject.Name == "tuned" && ev.Reason == "DeliveryFailed" && strings.Contains(ev.Message, "a: Placement tuned") &&
+					strings.Contains(ev.Message, "broken-on-a") {
+					return nil
+				}
+			}
+			return fmt.Errorf("not among %d events", len(events.Items))
+		})
+		if err := spokes["a"].Get(ctx, client.ObjectKey{Namespace: "shop", Name: "tuned"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("the object reached the cluster whose rule fails: %v", err)
 		}
 	})
 }
