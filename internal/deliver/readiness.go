@@ -11,9 +11,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
 
-// readinessRecheck is how often a delivered but not yet ready set is looked at again. The look
-// reads the spoke cache only: it costs the spoke nothing.
-const readinessRecheck = time.Second
+// readinessRecheck is how often a delivered but not yet ready set is looked at again, as a
+// backstop: spoke watch events bring a change of readiness at once (see changedLocked). The
+// look reads the spoke cache only, but a fleet of workloads that never become ready (no
+// nodes, a crash loop) would otherwise cost the hub CPU every second.
+const readinessRecheck = 15 * time.Second
 
 // readiness counts the objects that kstatus finds Current in the spoke cache and describes the
 // first one that is not. Objects that were ready and have not changed since are not looked at

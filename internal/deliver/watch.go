@@ -105,7 +105,7 @@ func (w *clusterWorker) onSpokeChange(obj any, deleted bool) {
 }
 
 // changedLocked reports whether a live object needs another look: it differs from desired
-// in a way not already recorded, or it was ready and is not any more.
+// in a way not already recorded, or its readiness changed.
 func (w *clusterWorker) changedLocked(job Job, desired, live *unstructured.Unstructured, v *verified, key string) bool {
 	paths := drift.Compare(desired.Object, live.Object, job.Ignore.For(desired.GetAPIVersion(), desired.GetKind()))
 	if recorded, ok := v.drifted[key]; ok {
@@ -114,11 +114,10 @@ func (w *clusterWorker) changedLocked(job Job, desired, live *unstructured.Unstr
 	if paths != nil {
 		return true
 	}
-	if v.ready[key] {
-		res, err := status.Compute(live)
-		return err != nil || res.Status != status.CurrentStatus
-	}
-	return false
+	// Readiness follows the watch too: an object that became ready, or stopped being ready,
+	// is looked at again now rather than at the next periodic recheck.
+	res, err := status.Compute(live)
+	return (err == nil && res.Status == status.CurrentStatus) != v.ready[key]
 }
 
 // desiredLocked returns the desired object of owner with this key, indexing the owner's job

@@ -89,8 +89,6 @@ func (p *Provider) run(ctx context.Context, m *member) {
 		log.Error(err, "Cannot build a client for the spoke")
 		return
 	}
-	ticker := time.NewTicker(p.opts.ProbeInterval)
-	defer ticker.Stop()
 	sinceVersion := versionEvery
 	for {
 		start := time.Now()
@@ -128,9 +126,20 @@ func (p *Provider) run(ctx context.Context, m *member) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C:
+		case <-time.After(p.probeAfter(obs, time.Since(start))):
 		}
 	}
+}
+
+// probeAfter is the wait before the next probe: the probe interval for a healthy spoke, a fifth
+// of it (at least a second) for one that is not, so that a spoke coming back is engaged
+// and caught up within moments. Probing a spoke that does not answer costs it nothing.
+func (p *Provider) probeAfter(obs observation, took time.Duration) time.Duration {
+	interval := p.opts.ProbeInterval
+	if obs.status != metav1.ConditionTrue {
+		interval = max(interval/5, time.Second)
+	}
+	return max(interval-took, 0)
 }
 
 // rejectsUs tells the verdicts after which watching the spoke is pointless until the

@@ -23,8 +23,10 @@ import (
 
 // Options tunes the provider.
 type Options struct {
-	// ProbeInterval is how often each spoke is probed (default 10s). An unreachable spoke turns
-	// Ready=Unknown within ProbeInterval+ProbeTimeout and back within one interval of returning.
+	// ProbeInterval is how often each healthy spoke is probed (default 10s); one that is not
+	// Ready is probed five times as often (at least a second apart). An unreachable spoke turns
+	// Ready=Unknown within ProbeInterval+ProbeTimeout and back within a fifth of an interval of
+	// returning.
 	ProbeInterval time.Duration
 	// ProbeTimeout bounds one probe (default 5s, at most ProbeInterval).
 	ProbeTimeout time.Duration
