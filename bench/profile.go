@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
 )
 
 // profiler reads `flotilla hub --pprof-bind-address`: always its live heap (for the memory
@@ -106,4 +109,30 @@ func (p *profiler) fetch(query, file string, timeout time.Duration) {
 		return
 	}
 	fmt.Printf("profile written to %s (go tool pprof -top %s)\n", f.Name(), f.Name())
+}
+
+// spokeCPU starts a CPU profile of a spoke's API server for the next seconds, written to
+// <dir>/<name>.cpu.pprof: what the spoke spends its time on while Flotilla (or the direct
+// client) writes to it. It returns a function that waits for the profile.
+func (p *profiler) spokeCPU(ctx context.Context, spoke kubernetes.Interface, name string, seconds int) (wait func()) {
+	if p.dir == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		data, err := spoke.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+30) * time.Second).DoRaw(ctx)
+		if err != nil {
+			fmt.Printf("profile %s: %v\n", name, err)
+			return
+		}
+		path := filepath.Join(p.dir, name+".cpu.pprof")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			fmt.Printf("profile %s: %v\n", name, err)
+			return
+		}
+		fmt.Printf("profile written to %s (go tool pprof -top %s)\n", path, path)
+	}()
+	return func() { <-done }
 }

@@ -76,7 +76,11 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 	defer func() { _ = os.RemoveAll(dir) }()
 	planes := []localfleet.PlaneSpec{{Name: "hub", Role: localfleet.RoleHub, AuditLog: true}}
 	for i := range p.Spokes {
-		planes = append(planes, localfleet.PlaneSpec{Name: fmt.Sprintf("spoke-%d", i+1), Role: localfleet.RoleSpoke, AuditLog: true})
+		spoke := localfleet.PlaneSpec{Name: fmt.Sprintf("spoke-%d", i+1), Role: localfleet.RoleSpoke, AuditLog: true}
+		if profileDir != "" {
+			spoke.ExtraAPIServerArgs = []string{"--profiling=true"} // for the spoke CPU profiles
+		}
+		planes = append(planes, spoke)
 	}
 	fmt.Printf("starting a hub and %d API-only spokes...\n", p.Spokes)
 	fleet, err := localfleet.Start(ctx, localfleet.Options{Dir: dir, BinDir: binDir, Planes: planes, Parallel: 4, Progress: os.Stdout})

@@ -32,6 +32,7 @@ func (b *bench) bulk(ctx context.Context, r *report) error {
 	if err != nil {
 		return err
 	}
+	spokeProfile := b.prof.spokeCPU(ctx, b.spokes[0], "bulk-spoke-apiserver", 10)
 	start, meter := time.Now(), startCPUMeter(b.cpuGroups())
 	if err := b.hub.Create(ctx, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
 		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "all"},
@@ -53,6 +54,9 @@ func (b *bench) bulk(ctx context.Context, r *report) error {
 	if err != nil {
 		return err
 	}
+	spokeProfile()
+	spokeProfile = b.prof.spokeCPU(ctx, b.spokes[0], "bulk-direct-spoke-apiserver", 10)
+	defer spokeProfile()
 	start, meter = time.Now(), startCPUMeter(b.cpuGroups())
 	if err := b.eachSpoke(func(cs kubernetes.Interface) error { return applyAll(ctx, cs, baseNS, b.p, "v0") }); err != nil {
 		return err

@@ -72,6 +72,12 @@ func New(ctx context.Context, clusters ClusterGetter, notify func(render.Owner),
 func (d *Deliverer) Submit(job Job) {
 	w := d.worker(job.Cluster)
 	w.mu.Lock()
+	for w.retired {
+		// Retired between lookup and lock: a fresh worker takes the job.
+		w.mu.Unlock()
+		w = d.worker(job.Cluster)
+		w.mu.Lock()
+	}
 	if prev, ok := w.results[job.Owner]; ok && prev.Complete && prev.Revision == job.Revision && sameJob(w.jobs[job.Owner], job) {
 		w.mu.Unlock()
 		return
@@ -134,8 +140,34 @@ func (d *Deliverer) Forget(owner render.Owner, clusterName string) {
 	delete(w.verified, owner)
 	delete(w.dirty, owner)
 	delete(w.index, owner)
+	idle := len(w.jobs) == 0
 	w.mu.Unlock()
 	w.queue.Forget(owner)
+	if idle {
+		d.retire(w)
+	}
+}
+
+// retire stops a worker left without jobs (its cluster left every placement, or was removed),
+// so clusters that come and go do not leave goroutines and queues behind. The next Submit to
+// the cluster starts a new one.
+func (d *Deliverer) retire(w *clusterWorker) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w.mu.Lock()
+	if len(w.jobs) > 0 || d.workers[w.name] != w {
+		w.mu.Unlock()
+		return
+	}
+	w.retired = true
+	unwatch := w.unwatch
+	w.unwatch = nil
+	w.mu.Unlock()
+	delete(d.workers, w.name)
+	w.stop()
+	for _, remove := range unwatch {
+		remove()
+	}
 }
 
 // existingWorker returns the worker of a cluster, if one was started.
@@ -152,9 +184,12 @@ func (d *Deliverer) worker(name string) *clusterWorker {
 	if w, ok := d.workers[name]; ok {
 		return w
 	}
+	ctx, stop := context.WithCancel(d.ctx)
 	w := &clusterWorker{
 		name:    name,
 		d:       d,
+		ctx:     ctx,
+		stop:    stop,
 		jobs:    map[pairKey]Job{},
 		results: map[pairKey]Result{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -166,7 +201,7 @@ func (d *Deliverer) worker(name string) *clusterWorker {
 		go w.run()
 	}
 	go func() {
-		<-d.ctx.Done()
+		<-ctx.Done()
 		w.queue.ShutDown()
 	}()
 	if d.opts.VerifyInterval > 0 {
@@ -180,6 +215,8 @@ type clusterWorker struct {
 	name  string
 	d     *Deliverer
 	queue workqueue.TypedRateLimitingInterface[pairKey]
+	ctx   context.Context    // ends when the Deliverer stops or the worker retires
+	stop  context.CancelFunc // retires the worker
 
 	mu           sync.Mutex
 	jobs         map[pairKey]Job
@@ -192,6 +229,8 @@ type clusterWorker struct {
 	watching     map[watchKey]bool                                 // spoke informers with Flotilla's handler
 	bypass       bypassed                                          // kinds read without the cache
 	appliers     applierCache                                      // writes to the current cluster instance
+	retired      bool                                              // stopped for want of jobs; Submit uses a new worker
+	unwatch      []func()                                          // remove this worker's spoke event handlers
 }
 
 // verifyPeriodically confirms every delivery again now and then, in case a watch missed
@@ -200,7 +239,7 @@ func (w *clusterWorker) verifyPeriodically(interval time.Duration) {
 	for {
 		jitter := time.Duration(rand.Int64N(int64(interval/10) + 1))
 		select {
-		case <-w.d.ctx.Done():
+		case <-w.ctx.Done():
 			return
 		case <-time.After(interval + jitter):
 		}

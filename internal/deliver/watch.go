@@ -44,8 +44,9 @@ func (w *clusterWorker) watch(ctx context.Context, cl cluster.Cluster, gvk schem
 	// Not waiting for the sync: a kind Flotilla may not watch there never syncs, and reads
 	// find that out on their own (spokeread.go).
 	inf, err := cl.GetCache().GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	var reg toolscache.ResourceEventHandlerRegistration
 	if err == nil {
-		_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		reg, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 			UpdateFunc: func(_, obj any) { w.onSpokeChange(obj, false) },
 			DeleteFunc: func(obj any) {
 				if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
@@ -54,6 +55,11 @@ func (w *clusterWorker) watch(ctx context.Context, cl cluster.Cluster, gvk schem
 				w.onSpokeChange(obj, true)
 			},
 		})
+	}
+	if err == nil {
+		w.mu.Lock()
+		w.unwatch = append(w.unwatch, func() { _ = inf.RemoveEventHandler(reg) })
+		w.mu.Unlock()
 	}
 	if err != nil {
 		// Deliveries still work through direct reads; periodic verification stands in.

@@ -1,0 +1,61 @@
+package deliver
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// awayClusters knows no cluster: every delivery ends Disconnected, which is enough to see
+// workers start, run and stop.
+type awayClusters struct{}
+
+func (awayClusters) Get(context.Context, string) (cluster.Cluster, error) {
+	return nil, errors.New("not engaged")
+}
+
+func TestWorkerRetiresWithItsLastJobAndComesBack(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := New(ctx, awayClusters{}, func(render.Owner) {}, Options{VerifyInterval: -1})
+	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
+	delivered := func() bool {
+		r, ok := d.Result(owner, "a")
+		return ok && r.Disconnected
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 10s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+
+	d.Submit(Job{Owner: owner, Cluster: "a", Revision: "1"})
+	waitFor("first delivery", delivered)
+	first, _ := d.existingWorker("a")
+
+	d.Forget(owner, "a")
+	if _, ok := d.existingWorker("a"); ok {
+		t.Fatal("a worker without jobs was kept")
+	}
+	select {
+	case <-first.ctx.Done():
+	default:
+		t.Fatal("the retired worker was not stopped")
+	}
+
+	d.Submit(Job{Owner: owner, Cluster: "a", Revision: "2"})
+	waitFor("delivery by a new worker", delivered)
+	if second, ok := d.existingWorker("a"); !ok || second == first {
+		t.Fatal("no new worker took the job")
+	}
+}
