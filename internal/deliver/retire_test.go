@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -24,23 +25,15 @@ func TestWorkerRetiresWithItsLastJobAndComesBack(t *testing.T) {
 	defer cancel()
 	d := New(ctx, awayClusters{}, func(render.Owner) {}, Options{VerifyInterval: -1})
 	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
-	delivered := func() bool {
-		r, ok := d.Result(owner, "a")
-		return ok && r.Disconnected
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 10s", what)
-			}
-			time.Sleep(5 * time.Millisecond)
+	delivered := func() error {
+		if r, ok := d.Result(owner, "a"); !ok || !r.Disconnected {
+			return errors.New("no result yet")
 		}
+		return nil
 	}
 
 	d.Submit(Job{Owner: owner, Cluster: "a", Revision: "1"})
-	waitFor("first delivery", delivered)
+	fleettest.Eventually(t, 10*time.Second, "first delivery", delivered)
 	first, _ := d.existingWorker("a")
 
 	d.Forget(owner, "a")
@@ -54,7 +47,7 @@ func TestWorkerRetiresWithItsLastJobAndComesBack(t *testing.T) {
 	}
 
 	d.Submit(Job{Owner: owner, Cluster: "a", Revision: "2"})
-	waitFor("delivery by a new worker", delivered)
+	fleettest.Eventually(t, 10*time.Second, "delivery by a new worker", delivered)
 	if second, ok := d.existingWorker("a"); !ok || second == first {
 		t.Fatal("no new worker took the job")
 	}
