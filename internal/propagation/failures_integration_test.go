@@ -167,14 +167,8 @@ func TestPropagationFailures(t *testing.T) {
 		e.applied(t, "moving", flotillav1.ReasonApplied, 2)
 		spokeB := e.fleet.Plane("spoke-b")
 		spokeB.Stop()
-		hubCM := &corev1.ConfigMap{}
-		if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "moving"}, hubCM); err != nil {
-			t.Fatal(err)
-		}
-		hubCM.Data["v"] = "v2"
-		if err := e.hub.Update(ctx, hubCM); err != nil {
-			t.Fatal(err)
-		}
+		hubCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "moving", Namespace: "team"}}
+		e.updateHub(t, hubCM, func() { hubCM.Data["v"] = "v2" })
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "moving", Namespace: "team"}}
 		e.onSpoke(t, "spoke-a", cm, false, func() error {
 			if cm.Data["v"] != "v2" {

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )
@@ -38,14 +37,10 @@ func TestManifestsAndAdoption(t *testing.T) {
 			t.Fatalf("selectedObjects = %d, want 3", p.Status.SelectedObjects)
 		}
 
-		secret := &corev1.Secret{}
-		if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "addon-secret"}, secret); err != nil {
-			t.Fatal(err)
-		}
-		secret.Data["secret.yaml"] = []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: addon-token\nstringData:\n  token: rotated\n")
-		if err := e.hub.Update(ctx, secret); err != nil {
-			t.Fatal(err)
-		}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "addon-secret", Namespace: "team"}}
+		e.updateHub(t, secret, func() {
+			secret.Data["secret.yaml"] = []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: addon-token\nstringData:\n  token: rotated\n")
+		})
 		token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "addon-token", Namespace: "team"}}
 		e.onSpoke(t, "spoke-a", token, false, func() error {
 			if string(token.Data["token"]) != "rotated" {
@@ -56,14 +51,8 @@ func TestManifestsAndAdoption(t *testing.T) {
 	})
 
 	t.Run("a malformed manifest is reported and holds what is delivered", func(t *testing.T) {
-		cm := &corev1.ConfigMap{}
-		if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "addon"}, cm); err != nil {
-			t.Fatal(err)
-		}
-		cm.Data["broken.yaml"] = "kind: ConfigMap\nmetadata:\n  name: nameless-version\n"
-		if err := e.hub.Update(ctx, cm); err != nil {
-			t.Fatal(err)
-		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "addon", Namespace: "team"}}
+		e.updateHub(t, cm, func() { cm.Data["broken.yaml"] = "kind: ConfigMap\nmetadata:\n  name: nameless-version\n" })
 		e.applied(t, "addon", flotillav1.ReasonInvalidSpec, 0)
 		e.onSpoke(t, "spoke-a", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "addon", Namespace: "team"}}, false, nil)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -176,13 +177,24 @@ func (e *env) countWrites(t *testing.T, plane string, match func(localfleet.Audi
 // updatePropagation changes a Propagation, retrying when the controller wrote in between.
 func (e *env) updatePropagation(t *testing.T, name string, mutate func(*flotillav1.Propagation)) {
 	t.Helper()
+	p := &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team"}}
+	e.updateHub(t, p, func() { mutate(p) })
+}
+
+// updateHub reads the hub object named by obj into it, changes it with mutate and writes it,
+// again from a fresh read when a controller wrote it in between.
+func (e *env) updateHub(t *testing.T, obj client.Object, mutate func()) {
+	t.Helper()
+	key := client.ObjectKeyFromObject(obj)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		p := &flotillav1.Propagation{}
-		if err := e.hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: name}, p); err != nil {
+		// Decoding merges into maps already set: read into an empty object.
+		v := reflect.ValueOf(obj).Elem()
+		v.Set(reflect.Zero(v.Type()))
+		if err := e.hub.Get(context.Background(), key, obj); err != nil {
 			return err
 		}
-		mutate(p)
-		return e.hub.Update(context.Background(), p)
+		mutate()
+		return e.hub.Update(context.Background(), obj)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -246,14 +258,8 @@ func TestPropagation(t *testing.T) {
 	})
 
 	t.Run("a hub edit reaches the spoke", func(t *testing.T) {
-		hubCM := &corev1.ConfigMap{}
-		if err := e.hub.Get(ctx, client.ObjectKeyFromObject(cm), hubCM); err != nil {
-			t.Fatal(err)
-		}
-		hubCM.Data["v"] = "two"
-		if err := e.hub.Update(ctx, hubCM); err != nil {
-			t.Fatal(err)
-		}
+		hubCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: "team"}}
+		e.updateHub(t, hubCM, func() { hubCM.Data["v"] = "two" })
 		e.onSpoke(t, "spoke-a", cm, false, func() error {
 			if cm.Data["v"] != "two" {
 				return fmt.Errorf("data %v", cm.Data)
@@ -332,17 +338,8 @@ func TestPropagation(t *testing.T) {
 
 	t.Run("relabelling clusters moves objects: added on the new one before removed from the old", func(t *testing.T) {
 		relabel := func(name, region string) {
-			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				c := &flotillav1.Cluster{}
-				if err := e.hub.Get(ctx, client.ObjectKey{Name: name}, c); err != nil {
-					return err
-				}
-				c.Labels["region"] = region
-				return e.hub.Update(ctx, c)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			e.updateHub(t, c, func() { c.Labels["region"] = region })
 		}
 		relabel("spoke-b", "eu")
 		relabel("spoke-a", "us")

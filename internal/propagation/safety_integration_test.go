@@ -12,7 +12,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -110,17 +109,8 @@ func TestPruneSafety(t *testing.T) {
 	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "team"},
 		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "yes"}}}})
 	for _, c := range []string{"spoke-a", "spoke-b"} {
-		// The controller writes Clusters too (their status): retry on a conflict.
-		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cl := &flotillav1.Cluster{}
-			if err := e.hub.Get(ctx, client.ObjectKey{Name: c}, cl); err != nil {
-				return err
-			}
-			cl.Labels["fleet"] = "yes"
-			return e.hub.Update(ctx, cl)
-		}); err != nil {
-			t.Fatal(err)
-		}
+		cl := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: c}}
+		e.updateHub(t, cl, func() { cl.Labels["fleet"] = "yes" })
 	}
 	sel := map[string]string{"ship": "yes"}
 	for i := range 3 {
