@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,10 +33,16 @@ func (w *clusterWorker) readiness(ctx context.Context, cl cluster.Cluster, objs 
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(desired.GroupVersionKind())
 		if _, err := w.readGet(ctx, cl, client.ObjectKeyFromObject(desired), live); err != nil {
-			if first == "" {
-				first = describe(desired) + ": not observed yet"
+			if !apierrors.IsNotFound(err) || !w.recentlyApplied(key, ids[i].hash) {
+				if first == "" {
+					first = describe(desired) + ": not observed yet"
+				}
+				continue
 			}
-			continue
+			// Written by this delivery moments ago and not in the cache yet: judge what was
+			// written. Kinds without status (ConfigMaps and the like) are ready as applied;
+			// the others have no status yet, so are not.
+			live = desired
 		}
 		res, err := status.Compute(live)
 		if err == nil && res.Status == status.CurrentStatus {

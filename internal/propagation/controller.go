@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -54,7 +53,7 @@ type Reconciler struct {
 	mu           sync.Mutex
 	watched      map[schema.GroupVersionKind]bool
 	pendingSince map[render.Owner]pendingRevision
-	finalized    map[types.UID]time.Time // finalizer added then, though the cache may not show it yet
+	own          ownWrites // recent writes the cache may not show yet
 }
 
 // +kubebuilder:rbac:groups=flotilla.dev,resources=propagations;clusterpropagations,verbs=get;list;watch;update;patch
@@ -73,7 +72,6 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.watched = map[schema.GroupVersionKind]bool{}
 	r.renders = newRenderCache()
 	r.pendingSince = map[render.Owner]pendingRevision{}
-	r.finalized = map[types.UID]time.Time{}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagation").
 		For(&flotillav1.Propagation{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
@@ -205,23 +203,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.ensureFinalizer(ctx, p); err != nil {
 		return reconcile.Result{}, err
 	}
+	if status, ok := r.own.latestStatus(p.obj.GetUID()); ok {
+		*p.status = status // written moments ago; the cache may not show it yet
+	}
 	return r.sync(ctx, p)
 }
 
 // ensureFinalizer adds the cleanup finalizer. A reconcile that follows at once may read a
 // cache without it; the finalizer is not patched again within the cache's lag then.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, p propagator) error {
-	const cacheLag = 10 * time.Second
 	uid := p.obj.GetUID()
-	r.mu.Lock()
-	for id, at := range r.finalized {
-		if time.Since(at) > cacheLag {
-			delete(r.finalized, id)
-		}
-	}
-	_, recent := r.finalized[uid]
-	r.mu.Unlock()
-	if recent || controllerutil.ContainsFinalizer(p.obj, flotillav1.FinalizerCleanup) {
+	if r.own.finalizerAdded(uid) || controllerutil.ContainsFinalizer(p.obj, flotillav1.FinalizerCleanup) {
 		return nil
 	}
 	before := p.deepCopy()
@@ -229,9 +221,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, p propagator) error {
 	if err := r.Hub.Patch(ctx, p.obj, client.MergeFrom(before.obj)); err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.finalized[uid] = time.Now()
-	r.mu.Unlock()
+	r.own.addedFinalizer(uid)
 	return nil
 }
 

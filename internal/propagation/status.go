@@ -270,6 +270,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, p propagator, in statusInp
 	if err := r.Hub.Status().Patch(ctx, p.obj, client.MergeFrom(before.obj)); err != nil {
 		return fmt.Errorf("update status of %s: %w", p.owner(), err)
 	}
+	r.own.wroteStatus(p.obj.GetUID(), want)
 	r.recordTransition(p.obj, before.status.Conditions, want.Conditions)
 	return nil
 }
