@@ -12,18 +12,18 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 BIN := $(CURDIR)/bin
-KUBE_VERSION := v1.34.1
-KWOK_VERSION := v0.7.0
+KUBE_VERSION := v1.36.3
+KWOK_VERSION := v0.8.0
 TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
 KWOK_MOD := hack/tools/kwok/go.mod hack/tools/kwok/go.sum
 
 # Stamp the Kubernetes binaries with their real version, as the Kubernetes release build does.
 KUBE_LDFLAGS := -s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
-	-X $(p).gitVersion=$(KUBE_VERSION) -X $(p).gitMajor=1 -X $(p).gitMinor=34 \
-	-X $(p).gitTreeState=clean -X $(p).buildDate=2025-09-09T00:00:00Z)
+	-X $(p).gitVersion=$(KUBE_VERSION) -X $(p).gitMajor=1 -X $(p).gitMinor=36 \
+	-X $(p).gitTreeState=clean -X $(p).buildDate=2026-10-01T00:00:00Z)
 
 KUBE_BINS := kube-apiserver kube-controller-manager kube-scheduler kubectl
-TOOL_BINS := $(addprefix $(BIN)/,$(KUBE_BINS) etcd kwok controller-gen)
+TOOL_BINS := $(addprefix $(BIN)/,$(KUBE_BINS) etcd kwok kwok-stages.yaml controller-gen)
 
 # -count=1: integration tests run real binaries that Go's test cache cannot see, so never reuse results.
 GO_TEST_FLAGS ?= -count=1
@@ -47,6 +47,12 @@ $(BIN)/etcd: $(TOOLS_MOD)
 $(BIN)/kwok: $(KWOK_MOD)
 	@echo ">> building kwok $(KWOK_VERSION), the fake-node simulator (first time only)"
 	@cd hack/tools/kwok && go build -trimpath -ldflags '-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$(KWOK_VERSION:v%=%)' -o $@ sigs.k8s.io/kwok/cmd/kwok
+
+# kwok needs its node and pod lifecycle stages in its configuration; they come from the same
+# kwok module, so they match the binary.
+$(BIN)/kwok-stages.yaml: $(KWOK_MOD) hack/tools/kwok/stages/main.go
+	@echo ">> writing kwok's node and pod stages (first time only)"
+	@mkdir -p $(BIN) && cd hack/tools/kwok && go run ./stages > $@.tmp && mv $@.tmp $@
 
 $(BIN)/controller-gen: $(TOOLS_MOD)
 	@echo ">> building controller-gen (first time only)"

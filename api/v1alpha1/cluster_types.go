@@ -91,7 +91,7 @@ type ClusterStatus struct {
 	// +kubebuilder:validation:MaxItems=16
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// kubernetesVersion is the spoke API server's version, e.g. v1.34.1.
+	// kubernetesVersion is the spoke API server's version, e.g. v1.36.3.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`

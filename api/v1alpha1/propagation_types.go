@@ -272,6 +272,7 @@ type PropagationStrategy struct {
 	// pruneBudgetPercent is the largest share of a cluster's delivered objects one change may
 	// delete (default 50). A change that would delete more, or all of them, waits with a
 	// PruneBlocked condition until the flotilla.dev/confirm-prune annotation names its revision.
+	// 0 means every deletion waits for that confirmation; it never means "unlimited".
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100

@@ -33,9 +33,16 @@ Deployments on them become Available without running containers.
 Spokes are named spoke-1, spoke-2, ... and labelled with a region (eu-west, us-east, ap-south)
 and an env (prod, staging) in turn. A kubeconfig for every plane is written to --dir.
 
+--dir must be a new or empty directory, or one an earlier 'flotilla dev up' set up (it holds a
+.flotilla-dev marker file). From such a directory, when no dev up runs there, it removes what
+the earlier run wrote (planes/, the kubeconfigs, flotilla-hub.log, dev.pid) and keeps any other
+file. It refuses any other directory, your home directory, the filesystem root and the root of
+a git repository.
+
 The command builds nothing: the Kubernetes binaries come from 'make tools' (make dev runs it).
 It prints a line starting with "ready:" and the commands to try, and runs until interrupted;
-Ctrl-C or SIGTERM stops every process it started and removes --dir's contents.`,
+Ctrl-C or SIGTERM stops every process it started and removes what it wrote in --dir; files
+you put there stay.`,
 		Example: `  # Three spokes (the default), kubeconfigs in .flotilla/dev
   flotilla dev up
 
@@ -58,7 +65,7 @@ Ctrl-C or SIGTERM stops every process it started and removes --dir's contents.`,
 	f := cmd.Flags()
 	f.IntVar(&opts.Spokes, "spokes", opts.Spokes, "number of spoke clusters (1 to 10)")
 	f.IntVar(&opts.Nodes, "nodes", opts.Nodes, "fake Nodes per spoke (1 to 50)")
-	f.StringVar(&opts.Dir, "dir", opts.Dir, "directory for kubeconfigs and plane data")
+	f.StringVar(&opts.Dir, "dir", opts.Dir, "new or empty directory for kubeconfigs and plane data (or one an earlier dev up set up)")
 	f.StringVar(&opts.BinDir, "bin-dir", "", "directory with the Kubernetes binaries (default: beside flotilla, or $"+localfleet.BinDirEnv+")")
 	return cmd
 }

@@ -19,7 +19,8 @@ func newJoinCommand(hf *hubFlags) *cobra.Command {
 		Use:     "join NAME --kubeconfig FILE",
 		Short:   "Join a spoke cluster to the fleet",
 		GroupID: groupFleet,
-		Long: `Join a spoke cluster to the hub under NAME.
+		Long: `Join a spoke cluster to the hub under NAME, a DNS-1123 label (at most 63 characters:
+lowercase letters, digits and '-', starting and ending with a letter or digit).
 
 On the spoke, join creates the flotilla-system namespace and a ServiceAccount bound to
 cluster-admin, and issues a token for it; your own credentials are used for this only and are
@@ -33,8 +34,8 @@ name is refused.`,
 		Args: exactlyOneName("join"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-				return usageError(fmt.Errorf("cluster name %q: %s", name, strings.Join(errs, "; ")))
+			if err := membership.ValidateName(name); err != nil {
+				return usageError(err)
 			}
 			parsed, err := parseLabels(labels)
 			if err != nil {
@@ -75,7 +76,9 @@ ServiceAccount and ClusterRoleBinding from the spoke, which revokes Flotilla's t
 else on the spoke is touched: workloads Flotilla delivered keep running.
 
 The spoke is reached with the stored credentials, or with --kubeconfig if given. If it cannot
-be reached, the hub side is still removed and the command prints what to delete on the spoke.`,
+be reached, the hub side is still removed and the command prints what to delete on the spoke.
+Stored credentials that would run a plugin or read a local file on this machine are refused,
+and nothing is changed; pass --kubeconfig then.`,
 		Example: `  flotilla unjoin eu-1`,
 		Args:    exactlyOneName("unjoin"),
 		RunE: func(cmd *cobra.Command, args []string) error {

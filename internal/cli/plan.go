@@ -178,6 +178,7 @@ func printItems(w io.Writer, items []plan.Item, markers map[plan.Action]string) 
 			line += " (changed by " + it.Manager + ")"
 		}
 		_, _ = fmt.Fprintln(w, line)
+		// A Secret's values come masked from package plan (plan.Masked), as kubectl diff shows them.
 		for _, ch := range it.Changes {
 			_, _ = fmt.Fprintf(w, "      %s: %s → %s\n", ch.Path, value(ch.Old), value(ch.New))
 		}

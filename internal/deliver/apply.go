@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/drift"
@@ -35,7 +36,7 @@ var errConflict = errors.New("conflict")
 // deliver applies a job's objects in order and prunes what the owner no longer wants.
 func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res := Result{Revision: job.Revision}
-	cl, err := w.d.clusters.Get(ctx, w.name)
+	cl, err := w.d.clusters.Get(ctx, multicluster.ClusterName(w.name))
 	if err != nil {
 		res.Disconnected = true
 		res.Message = "cluster is not connected (see its Ready condition); delivery resumes when it is"
@@ -137,6 +138,18 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 // its absence now is a deletion made there.
 func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *liveIndex, desired *unstructured.Unstructured, job Job, known bool) (*Drift, error) {
 	ref := describe(desired)
+	if job.Owner.Namespace != "" {
+		scope, err := scopeOf(cl.GetRESTMapper(), desired)
+		if meta.IsNoMatchError(err) {
+			return nil, fmt.Errorf("%s: the cluster does not serve this kind; deliver its CustomResourceDefinition first", ref)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		if err := checkScope(job.Owner, desired, scope); err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+	}
 	key, hash := render.Key(desired), hashOf(desired)
 	if w.recentlyApplied(key, hash) {
 		return nil, nil // written moments ago; the cache has not caught up yet
@@ -159,6 +172,9 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	switch {
 	case err == nil:
 		if err := checkOwner(existing, job); err != nil {
+			if heldByAnother(err) {
+				w.waitFor(key, job.Owner)
+			}
 			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
 		if existing.GetLabels()[flotillav1.LabelOwner] != job.Owner.LabelValue() {
@@ -194,6 +210,9 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 			}
 			if md != nil {
 				if err := checkOwner(md, job); err != nil {
+					if heldByAnother(err) {
+						w.waitFor(key, job.Owner)
+					}
 					return nil, fmt.Errorf("%s: %w", ref, err)
 				}
 				if known {
@@ -319,7 +338,7 @@ func parallel(n, limit int, fn func(i int)) {
 // permanent reports whether the spoke will refuse the same object again: retrying it soon
 // would only add load.
 func permanent(err error) bool {
-	return errors.Is(err, errConflict) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+	return errors.Is(err, errConflict) || errors.Is(err, errOutOfScope) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsForbidden(err)
 }
 
@@ -333,11 +352,9 @@ func checkOwner(live metav1.Object, job Job) error {
 	case live.GetAnnotations()[flotillav1.AnnotationOwner] == job.Owner.String():
 		return nil // Flotilla's own object, relabelled on the cluster
 	case labels[flotillav1.LabelManagedBy] == flotillav1.ManagedByValue:
+		// First owner wins: an object keeps its owner until that owner lets go of it.
 		other := live.GetAnnotations()[flotillav1.AnnotationOwner]
-		if other != "" && job.Owner.String() < other {
-			return nil // two owners: the one whose name sorts first wins, every time
-		}
-		return fmt.Errorf("%w: delivered by %s, which takes precedence", errConflict, orUnknown(other))
+		return fmt.Errorf("%w (%s); it keeps the object until it stops delivering it here or is deleted", errHeld, orUnknown(other))
 	case job.Conflict == flotillav1.ConflictAdopt:
 		return nil
 	default:

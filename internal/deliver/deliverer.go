@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -22,7 +23,7 @@ const permanentRetry = 5 * time.Minute
 
 // ClusterGetter returns an engaged spoke; the inventory provider is one.
 type ClusterGetter interface {
-	Get(ctx context.Context, name string) (cluster.Cluster, error)
+	Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error)
 }
 
 // Options tunes delivery.
@@ -148,6 +149,22 @@ func (d *Deliverer) Forget(owner render.Owner, clusterName string) {
 	}
 }
 
+// ForgetEverywhere drops owner on every cluster: its jobs stop (no more applies, drift
+// corrections or periodic confirmations) and nothing is deleted. It is for an owner that is
+// gone from the hub without its cleanup having run (its finalizer removed by hand, a restore
+// of the hub): what it delivered stays on the spokes, no longer enforced.
+func (d *Deliverer) ForgetEverywhere(owner render.Owner) {
+	d.mu.Lock()
+	names := make([]string, 0, len(d.workers))
+	for name := range d.workers {
+		names = append(names, name)
+	}
+	d.mu.Unlock()
+	for _, name := range names {
+		d.Forget(owner, name)
+	}
+}
+
 // retire stops a worker left without jobs (its cluster left every placement, or was removed),
 // so clusters that come and go do not leave goroutines and queues behind. The next Submit to
 // the cluster starts a new one.
@@ -231,6 +248,7 @@ type clusterWorker struct {
 	appliers     applierCache                                      // writes to the current cluster instance
 	retired      bool                                              // stopped for want of jobs; Submit uses a new worker
 	unwatch      []func()                                          // remove this worker's spoke event handlers
+	claims       map[string]map[pairKey]bool                       // owners waiting for an object another owner holds, by render.Key
 }
 
 // verifyPeriodically confirms every delivery again now and then, in case a watch missed

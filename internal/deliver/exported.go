@@ -2,6 +2,7 @@ package deliver
 
 import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -25,4 +26,17 @@ func ModeOf(obj *unstructured.Unstructured, job Job) flotillav1.ApplyMode { retu
 // DriftOf is an object's drift policy under a job: its annotation, else the job's.
 func DriftOf(obj *unstructured.Unstructured, job Job) flotillav1.DriftPolicy {
 	return driftOf(obj, job)
+}
+
+// CheckScope returns why a delivery of job would refuse obj on a cluster with this REST
+// mapping (a namespaced owner's object that is cluster-scoped there, or in another namespace).
+func CheckScope(job Job, obj *unstructured.Unstructured, mapper meta.RESTMapper) error {
+	if job.Owner.Namespace == "" {
+		return nil
+	}
+	scope, err := scopeOf(mapper, obj)
+	if err != nil {
+		return err
+	}
+	return checkScope(job.Owner, obj, scope)
 }

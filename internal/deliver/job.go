@@ -33,8 +33,9 @@ type Job struct {
 	// Ignore are fields Flotilla sets on creation and then leaves to the cluster.
 	Ignore drift.IgnoreSet
 	// PruneBudget is the largest percentage of the owner's objects on the cluster one
-	// delivery may delete; deleting all of them always exceeds it. 0 means no budget (removal
-	// of an owner from a cluster). PruneConfirmed, when it equals Revision, lifts the budget.
+	// delivery may delete; deleting all of them always exceeds it. 0 means every deletion
+	// waits for confirmation; Unbudgeted (the removal of an owner from a cluster, which its
+	// caller decided) means none does. PruneConfirmed, when it equals Revision, lifts the budget.
 	PruneBudget    int
 	PruneConfirmed string
 }

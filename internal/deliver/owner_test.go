@@ -30,9 +30,10 @@ func TestCheckOwner(t *testing.T) {
 		{"ours", live(&a), Job{Owner: a}, false},
 		{"unmanaged, rejected by default", live(nil), Job{Owner: a}, true},
 		{"unmanaged, adopted on request", live(nil), Job{Owner: a, Conflict: flotillav1.ConflictAdopt}, false},
-		{"another owner that sorts later loses to us", live(&b), Job{Owner: a}, false},
-		{"another owner that sorts first wins over us", live(&a), Job{Owner: b}, true},
-		{"another owner wins even when we adopt", live(&a), Job{Owner: b, Conflict: flotillav1.ConflictAdopt}, true},
+		// First owner wins, whatever the names: an incumbent keeps its object.
+		{"an incumbent whose name sorts later keeps it", live(&b), Job{Owner: a}, true},
+		{"an incumbent whose name sorts first keeps it", live(&a), Job{Owner: b}, true},
+		{"an incumbent keeps it even when we adopt", live(&a), Job{Owner: b, Conflict: flotillav1.ConflictAdopt}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -63,7 +63,9 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 		countWrite(w.name, "delete", err)
 		if err != nil && !kerrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("prune %s: %w", describe(o), err))
+			continue
 		}
+		w.released(render.Key(o))
 	}
 	return errors.Join(errs...)
 }
@@ -88,10 +90,14 @@ func pruneKinds(job Job) []schema.GroupVersionKind {
 	return out
 }
 
+// Unbudgeted is the PruneBudget of a job that removes an owner from a cluster: the caller
+// decided the removal (and holds it when its own input is in doubt), so no deletion of it waits.
+const Unbudgeted = -1
+
 // overBudget reports whether deleting stale of the owned objects needs confirmation: more
 // than the budget's share, or all of them, unless this revision was confirmed.
 func overBudget(job Job, stale, owned int) bool {
-	if job.PruneBudget <= 0 || job.PruneConfirmed == job.Revision {
+	if job.PruneBudget == Unbudgeted || job.PruneConfirmed == job.Revision {
 		return false
 	}
 	return stale >= owned || stale*100 > job.PruneBudget*owned

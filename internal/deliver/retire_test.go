@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -16,7 +17,7 @@ import (
 // workers start, run and stop.
 type awayClusters struct{}
 
-func (awayClusters) Get(context.Context, string) (cluster.Cluster, error) {
+func (awayClusters) Get(context.Context, multicluster.ClusterName) (cluster.Cluster, error) {
 	return nil, errors.New("not engaged")
 }
 

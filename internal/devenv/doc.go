@@ -3,6 +3,8 @@
 //
 // It owns the choices that make the dev fleet useful for trying Flotilla (spoke names, the
 // region and env labels that placement examples select on, where kubeconfigs go) and the
-// guard against two runs sharing a directory. Starting and stopping the planes is localfleet's
-// job.
+// guards on its directory: two runs never share one, and dev up only takes a new or empty
+// directory, or one it set up itself (marked by .flotilla-dev), and removes only the entries it
+// writes there (ownedEntries), never a user's files. Starting and stopping the planes is
+// localfleet's job.
 package devenv

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,8 +22,9 @@ type Options struct {
 }
 
 // Up starts the dev fleet, prints a line starting with "ready:" and the commands to try, and
-// runs until ctx is cancelled; then it stops every process it started and removes the
-// directory's contents.
+// runs until ctx is cancelled; then it stops every process it started and removes what it wrote
+// in the directory (ownedEntries), keeping any other file. It uses only a new or empty directory,
+// or one an earlier Up set up (see claimDir).
 func Up(ctx context.Context, opts Options) error {
 	planes, err := Layout(opts.Spokes, opts.Nodes)
 	if err != nil {
@@ -38,12 +38,16 @@ func Up(ctx context.Context, opts Options) error {
 	if err := claimDir(dir, out); err != nil {
 		return err
 	}
-	defer cleanDir(dir)
+	defer func() {
+		if err := cleanDir(dir, ownedEntries(planeNames(planes))); err != nil {
+			_, _ = fmt.Fprintf(out, "could not remove everything dev up wrote: %v\n", err)
+		}
+	}()
 
 	started := time.Now()
 	_, _ = fmt.Fprintf(out, "starting a hub and %d spokes in %s (etcd, kube-apiserver, controllers, kwok fake nodes)...\n", opts.Spokes, opts.Dir)
 	fleet, err := localfleet.Start(ctx, localfleet.Options{
-		Dir:      filepath.Join(dir, "planes"),
+		Dir:      filepath.Join(dir, planesDir),
 		BinDir:   opts.BinDir,
 		Planes:   planes,
 		Progress: out,
@@ -81,7 +85,7 @@ func Up(ctx context.Context, opts Options) error {
 }
 
 // KubeconfigPath returns where Up writes the kubeconfig of the named plane.
-func KubeconfigPath(dir, plane string) string { return filepath.Join(dir, plane+".kubeconfig") }
+func KubeconfigPath(dir, plane string) string { return filepath.Join(dir, kubeconfigName(plane)) }
 
 func writeKubeconfigs(fleet *localfleet.Fleet, dir string) error {
 	for _, p := range fleet.Planes() {
@@ -127,15 +131,4 @@ func labelString(labels map[string]string) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
-}
-
-// cleanDir removes what Up put in dir; the directory itself stays.
-func cleanDir(dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		_ = os.RemoveAll(filepath.Join(dir, e.Name()))
-	}
 }

@@ -11,10 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/kubeconfig"
 )
 
 // defaultKubeconfigKey is used when a Cluster's credentials reference names no key.
@@ -34,7 +34,8 @@ type observation struct {
 }
 
 // loadCredentials reads the kubeconfig a Cluster references. A Secret or key that is missing,
-// or a kubeconfig that does not parse, is returned as an observation to record on the Cluster
+// or a kubeconfig that does not parse or is refused (it names a plugin or a local file; see
+// package kubeconfig), is returned as an observation to record on the Cluster
 // (the user must fix it); other errors (the hub is unreachable) are returned as errors to retry.
 func loadCredentials(ctx context.Context, reader client.Reader, c *flotillav1.Cluster) (*credentials, *observation, error) {
 	ref := c.Spec.Credentials
@@ -56,7 +57,7 @@ func loadCredentials(ctx context.Context, reader client.Reader, c *flotillav1.Cl
 		return nil, &observation{metav1.ConditionFalse, flotillav1.ReasonKubeconfigKeyMissing,
 			fmt.Sprintf("Secret %s/%s has no key %q; put the kubeconfig there or set spec.credentials.key", ref.Namespace, ref.Name, key)}, nil
 	}
-	cfg, err := restConfigFromKubeconfig(data)
+	cfg, err := kubeconfig.Parse(data)
 	if err != nil {
 		return nil, &observation{metav1.ConditionFalse, flotillav1.ReasonKubeconfigInvalid,
 			fmt.Sprintf("key %q of Secret %s/%s is not a usable kubeconfig: %s", key, ref.Namespace, ref.Name, safeKubeconfigError(err))}, nil
@@ -65,48 +66,8 @@ func loadCredentials(ctx context.Context, reader client.Reader, c *flotillav1.Cl
 	return &credentials{config: cfg, hash: hex.EncodeToString(sum[:])}, nil, nil
 }
 
-// restConfigFromKubeconfig parses a kubeconfig and refuses ones that reference local files or
-// run commands: credentials on the hub must be self-contained, and a Secret must never make the
-// controller read its own files or execute programs.
-func restConfigFromKubeconfig(data []byte) (*rest.Config, error) {
-	raw, err := clientcmd.Load(data)
-	if err != nil {
-		return nil, err
-	}
-	if raw.CurrentContext == "" && len(raw.Contexts) != 1 {
-		return nil, fmt.Errorf("no current-context set and %d contexts to choose from", len(raw.Contexts))
-	}
-	for name, auth := range raw.AuthInfos {
-		if auth.Exec != nil || auth.AuthProvider != nil {
-			return nil, fmt.Errorf("user %q uses an exec or auth-provider plugin; use a token or client certificate", name)
-		}
-		if auth.TokenFile != "" || auth.ClientCertificate != "" || auth.ClientKey != "" {
-			return nil, fmt.Errorf("user %q references files; inline the token or certificate data", name)
-		}
-	}
-	for name, cl := range raw.Clusters {
-		if cl.CertificateAuthority != "" {
-			return nil, fmt.Errorf("cluster %q references a CA file; inline certificate-authority-data", name)
-		}
-	}
-	cc := clientcmd.NewDefaultClientConfig(*raw, &clientcmd.ConfigOverrides{})
-	if len(raw.Contexts) == 1 && raw.CurrentContext == "" {
-		for name := range raw.Contexts {
-			cc = clientcmd.NewNonInteractiveClientConfig(*raw, name, &clientcmd.ConfigOverrides{}, nil)
-		}
-	}
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Host == "" {
-		return nil, fmt.Errorf("no server address")
-	}
-	return cfg, nil
-}
-
-// safeKubeconfigError keeps a parse error's message short; YAML errors quote at most a line
-// number and a token kind, never the document.
+// safeKubeconfigError keeps a kubeconfig error's message short; kubeconfig.Parse never quotes
+// the document.
 func safeKubeconfigError(err error) string {
 	msg := err.Error()
 	if len(msg) > 200 {

@@ -1,75 +1,43 @@
 package inventory
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )
 
-func TestRestConfigFromKubeconfig(t *testing.T) {
-	base := func() *clientcmdapi.Config {
-		c := clientcmdapi.NewConfig()
-		c.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:6443", CertificateAuthorityData: []byte("ca")}
-		c.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: "t"}
-		c.Contexts["ctx"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
-		c.CurrentContext = "ctx"
-		return c
+// TestLoadCredentialsRefusesPlugins checks that the inventory reads hub Secrets through the
+// hardened loader (package kubeconfig, which tests each refusal): a plugin is recorded on the
+// Cluster as KubeconfigInvalid, not run.
+func TestLoadCredentialsRefusesPlugins(t *testing.T) {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:6443"}
+	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "sh"}}
+	kc.Contexts["ctx"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	kc.CurrentContext = "ctx"
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		t.Fatal(err)
 	}
-	tests := []struct {
-		name    string
-		mutate  func(*clientcmdapi.Config)
-		raw     string
-		wantErr string
-	}{
-		{name: "token kubeconfig"},
-		{name: "single context without current-context", mutate: func(c *clientcmdapi.Config) { c.CurrentContext = "" }},
-		{name: "exec plugin", mutate: func(c *clientcmdapi.Config) {
-			c.AuthInfos["u"].Exec = &clientcmdapi.ExecConfig{Command: "rm"}
-		}, wantErr: "exec or auth-provider"},
-		{name: "token file", mutate: func(c *clientcmdapi.Config) { c.AuthInfos["u"].TokenFile = "/etc/shadow" }, wantErr: "references files"},
-		{name: "client certificate file", mutate: func(c *clientcmdapi.Config) { c.AuthInfos["u"].ClientCertificate = "/tmp/x" }, wantErr: "references files"},
-		{name: "CA file", mutate: func(c *clientcmdapi.Config) { c.Clusters["c"].CertificateAuthority = "/tmp/ca" }, wantErr: "CA file"},
-		{name: "two contexts and none current", mutate: func(c *clientcmdapi.Config) {
-			c.Contexts["other"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
-			c.CurrentContext = ""
-		}, wantErr: "no current-context"},
-		{name: "no server", mutate: func(c *clientcmdapi.Config) { c.Clusters["c"].Server = "" }, wantErr: ""},
-		{name: "not YAML", raw: "{{{ not yaml", wantErr: "yaml"},
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "flotilla-system", Name: "eu-1-kubeconfig"},
+		Data: map[string][]byte{"kubeconfig": data}}
+	cluster := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "eu-1"},
+		Spec: flotillav1.ClusterSpec{Credentials: flotillav1.KubeconfigSecretRef{Namespace: "flotilla-system", Name: "eu-1-kubeconfig"}}}
+	reader := fake.NewClientBuilder().WithObjects(secret).Build()
+
+	creds, obs, err := loadCredentials(context.Background(), reader, cluster)
+	if err != nil || creds != nil || obs == nil {
+		t.Fatalf("loadCredentials = %v, %v, %v; want an observation", creds, obs, err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			data := []byte(tt.raw)
-			if tt.raw == "" {
-				c := base()
-				if tt.mutate != nil {
-					tt.mutate(c)
-				}
-				var err error
-				if data, err = clientcmd.Write(*c); err != nil {
-					t.Fatal(err)
-				}
-			}
-			cfg, err := restConfigFromKubeconfig(data)
-			if tt.name == "no server" {
-				if err == nil {
-					t.Fatal("a kubeconfig without a server was accepted")
-				}
-				return
-			}
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if cfg.Host != "https://127.0.0.1:6443" || cfg.BearerToken != "t" {
-					t.Fatalf("config = %s %q", cfg.Host, cfg.BearerToken)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("error = %v, want %q", err, tt.wantErr)
-			}
-		})
+	if obs.reason != flotillav1.ReasonKubeconfigInvalid || !strings.Contains(obs.message, `user "u": exec plugin`) {
+		t.Fatalf("observation = %+v", *obs)
 	}
 }

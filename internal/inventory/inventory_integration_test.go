@@ -201,19 +201,19 @@ func TestInventory(t *testing.T) {
 	e.waitReady(t, "not-kube", metav1.ConditionFalse, flotillav1.ReasonNotKubernetes, 30*time.Second)
 
 	t.Run("a ready cluster reports version and engagement", func(t *testing.T) {
-		if good.Status.KubernetesVersion != "v1.34.1" {
-			t.Errorf("kubernetesVersion = %q, want v1.34.1", good.Status.KubernetesVersion)
+		if good.Status.KubernetesVersion != localfleet.KubernetesVersion {
+			t.Errorf("kubernetesVersion = %q, want %s", good.Status.KubernetesVersion, localfleet.KubernetesVersion)
 		}
 		if good.Status.ObservedGeneration != good.Generation {
 			t.Errorf("observedGeneration = %d, want %d", good.Status.ObservedGeneration, good.Generation)
 		}
 		for _, name := range []string{"good-a", "good-b"} {
-			if _, err := e.provider.Get(ctx, name); err != nil {
+			if _, err := e.provider.Get(ctx, multicluster.ClusterName(name)); err != nil {
 				t.Errorf("%s not engaged: %v", name, err)
 			}
 		}
 		for _, name := range []string{"no-secret", "garbage", "wrong-ca", "bad-token", "not-kube"} {
-			if _, err := e.provider.Get(ctx, name); !errors.Is(err, multicluster.ErrClusterNotFound) {
+			if _, err := e.provider.Get(ctx, multicluster.ClusterName(name)); !errors.Is(err, multicluster.ErrClusterNotFound) {
 				t.Errorf("%s engaged despite bad credentials (err %v)", name, err)
 			}
 		}

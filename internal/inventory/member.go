@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )
@@ -209,7 +210,7 @@ func (p *Provider) engage(ctx context.Context, m *member, cfg *rest.Config, log 
 		}
 	}()
 	if p.mgr != nil {
-		if err := p.mgr.Engage(engagedCtx, m.name, cl); err != nil {
+		if err := p.mgr.Engage(engagedCtx, multicluster.ClusterName(m.name), cl); err != nil {
 			p.disengage(m)
 			return err
 		}

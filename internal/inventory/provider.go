@@ -99,9 +99,9 @@ func New(scheme *runtime.Scheme, opts Options) *Provider {
 
 // Get returns the engaged spoke with this name, or multicluster.ErrClusterNotFound when the
 // spoke is unknown, has unusable credentials, or has not answered a probe yet.
-func (p *Provider) Get(_ context.Context, name string) (cluster.Cluster, error) {
+func (p *Provider) Get(_ context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
 	p.mu.RLock()
-	m, ok := p.members[name]
+	m, ok := p.members[string(name)]
 	p.mu.RUnlock()
 	if ok {
 		if cl := m.engagedCluster(); cl != nil {

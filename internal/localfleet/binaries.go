@@ -14,6 +14,9 @@ const (
 	binControllerManager = "kube-controller-manager"
 	binScheduler         = "kube-scheduler"
 	binKwok              = "kwok"
+	// kwokStages is not a binary but kwok's node and pod lifecycle stages, written by
+	// `make tools` from the kwok module; kwok refuses to run without stages.
+	kwokStages = "kwok-stages.yaml"
 )
 
 // BinDirEnv names the environment variable that points at the directory holding the
@@ -56,7 +59,7 @@ func checkBinaries(binDir string, specs []PlaneSpec) error {
 			needed = append(needed, binControllerManager)
 		}
 		if s.Role == RoleSpoke && s.Mode == ModeFull {
-			needed = append(needed, binScheduler, binKwok)
+			needed = append(needed, binScheduler, binKwok, kwokStages)
 		}
 	}
 	var missing []string

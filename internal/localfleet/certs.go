@@ -19,6 +19,9 @@ import (
 // pki is the throwaway certificate material of one plane, kept as files in its directory.
 type pki struct {
 	dir string
+	// serviceIP is the address of the in-cluster API server Service, which the serving
+	// certificate names beside 127.0.0.1; none if empty.
+	serviceIP string
 }
 
 // File names inside a plane's pki directory.
@@ -74,9 +77,12 @@ func (p pki) ensure() error {
 		NotAfter:     now.Add(10 * 365 * 24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP)},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
 		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default",
 			"kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+	}
+	if ip := net.ParseIP(p.serviceIP); ip != nil {
+		serving.IPAddresses = append(serving.IPAddresses, ip)
 	}
 	admin := &x509.Certificate{
 		SerialNumber: serial(),

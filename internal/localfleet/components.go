@@ -1,21 +1,29 @@
 package localfleet
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 )
 
-// The service network of every plane; the first address is the in-cluster API server Service.
-const (
-	serviceCIDR = "10.96.0.0/16"
-	serviceIP   = "10.96.0.1"
-	podCIDR     = "10.244.0.1/16"
-)
+// podCIDR is where kwok takes fake Pod IPs from on every full spoke. Service networks differ by
+// plane: see serviceNetworks.
+const podCIDR = "10.244.0.1/16"
 
 // Controllers the hub's kube-controller-manager runs: deletion must cascade and namespaces must
 // empty out, but no workload controller may act on hub Deployments.
 var hubControllers = []string{"garbage-collector-controller", "namespace-controller"}
+
+// nodeGracePeriod is how long a full spoke's node lifecycle controller lets a fake Node go
+// without a heartbeat before it marks the Node NotReady, and with it every Pod there. A fake
+// Node's heartbeat comes from kwok, which on a busy 2-core machine running a dozen API servers
+// can be late by more than the default 50 s; the Pods it marked stayed NotReady after the Node
+// came back (kwok's stages do not restore a Pod's Ready condition), so Deployments showed 0/6
+// for minutes. The controller itself stays: it also lifts the not-ready taint every new Node
+// starts with, without which nothing is ever scheduled.
+const nodeGracePeriod = "10m"
 
 // component is one binary of a plane and how to run it.
 type component struct {
@@ -31,7 +39,7 @@ func (p *Plane) components() []component {
 	case p.spec.Role == RoleHub:
 		cs = append(cs, p.controllerManager(strings.Join(hubControllers, ",")))
 	case p.spec.Mode == ModeFull:
-		cs = append(cs, p.controllerManager("*"), p.scheduler(), p.kwok())
+		cs = append(cs, p.controllerManager("*", "--node-monitor-grace-period="+nodeGracePeriod, "--node-startup-grace-period="+nodeGracePeriod), p.scheduler(), p.kwok())
 	}
 	return cs
 }
@@ -67,7 +75,7 @@ func (p *Plane) apiServer() component {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + k.path(saPubFile),
 		"--service-account-signing-key-file=" + k.path(saKeyFile),
-		"--service-cluster-ip-range=" + serviceCIDR,
+		"--service-cluster-ip-range=" + p.network.cidr,
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
 		"--profiling=false",
@@ -82,18 +90,20 @@ func (p *Plane) apiServer() component {
 	return component{name: binAPIServer, bin: binAPIServer, args: append(args, p.spec.ExtraAPIServerArgs...)}
 }
 
-func (p *Plane) controllerManager(controllers string) component {
+func (p *Plane) controllerManager(controllers string, extra ...string) component {
 	k := p.pki
-	return component{name: binControllerManager, bin: binControllerManager, args: []string{
+	return component{name: binControllerManager, bin: binControllerManager, args: append([]string{
 		"--kubeconfig=" + p.KubeconfigPath(),
 		"--controllers=" + controllers,
+		// Read only with --allocate-node-cidrs; set so that no flag of the plane disagrees.
+		"--service-cluster-ip-range=" + p.network.cidr,
 		"--service-account-private-key-file=" + k.path(saKeyFile),
 		"--root-ca-file=" + k.path(caCertFile),
 		"--cluster-signing-cert-file=" + k.path(caCertFile),
 		"--cluster-signing-key-file=" + k.path(caKeyFile),
 		"--leader-elect=false",
 		"--secure-port=0",
-	}}
+	}, extra...)}
 }
 
 func (p *Plane) scheduler() component {
@@ -104,12 +114,28 @@ func (p *Plane) scheduler() component {
 	}}
 }
 
-// kwokConfig keeps kwok from reading a configuration in the user's home directory; with no
-// stages configured it uses its built-in node and pod lifecycles.
+// kwokConfig keeps kwok from reading a configuration in the user's home directory; the node
+// and pod lifecycle stages follow it (kwokStages in the binary directory). kwok v0.8 does not
+// default its parallelism options when a configuration file is given, so they are set here
+// (to its documented defaults).
 const kwokConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokConfiguration
-options: {}
+options:
+  nodePlayStageParallelism: 4
+  podPlayStageParallelism: 4
+  nodeLeaseParallelism: 4
+  podsOnNodeSyncParallelism: 1
 `
+
+// writeKwokConfig writes kwok's configuration: its options and the stages that make fake
+// Nodes Ready (and keep them so with heartbeats) and fake Pods run.
+func (p *Plane) writeKwokConfig() error {
+	stages, err := os.ReadFile(filepath.Join(p.binDir, kwokStages))
+	if err != nil {
+		return fmt.Errorf("read kwok's stages (run make tools): %w", err)
+	}
+	return os.WriteFile(p.kwokConfigPath(), []byte(kwokConfig+"---\n"+string(stages)), 0o600)
+}
 
 func (p *Plane) kwokConfigPath() string { return filepath.Join(p.dir, "kwok.yaml") }
 

@@ -51,8 +51,9 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 		progress = io.Discard
 	}
 	f := &Fleet{}
-	for _, s := range specs {
-		p, err := newPlane(s, filepath.Join(opts.Dir, s.Name), binDir)
+	networks := serviceNetworks(specs)
+	for i, s := range specs {
+		p, err := newPlane(s, networks[i], filepath.Join(opts.Dir, s.Name), binDir)
 		if err != nil {
 			return nil, err
 		}

@@ -77,7 +77,7 @@ func (p *Plane) fakeNode(i int) (*corev1.Node, error) {
 		Status: corev1.NodeStatus{
 			Capacity:    resources,
 			Allocatable: resources,
-			NodeInfo:    corev1.NodeSystemInfo{KubeletVersion: "v1.34.1-kwok", OperatingSystem: "linux", Architecture: "amd64"},
+			NodeInfo:    corev1.NodeSystemInfo{KubeletVersion: KubernetesVersion + "-kwok", OperatingSystem: "linux", Architecture: "amd64"},
 		},
 	}, nil
 }

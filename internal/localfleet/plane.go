@@ -25,27 +25,29 @@ type planePorts struct {
 
 // Plane is one Kubernetes control plane of a fleet: its processes, directory and identity.
 type Plane struct {
-	spec   PlaneSpec
-	dir    string
-	binDir string
-	pki    pki
-	ports  planePorts
+	spec    PlaneSpec
+	network serviceNetwork
+	dir     string
+	binDir  string
+	pki     pki
+	ports   planePorts
 
 	mu    sync.Mutex
 	procs []*process // running components, in start order
 }
 
-func newPlane(spec PlaneSpec, dir, binDir string) (*Plane, error) {
+func newPlane(spec PlaneSpec, network serviceNetwork, dir, binDir string) (*Plane, error) {
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
 	p := &Plane{
-		spec:   spec,
-		dir:    dir,
-		binDir: binDir,
-		pki:    pki{dir: filepath.Join(dir, "pki")},
-		ports:  planePorts{etcdClient: ports[0], etcdPeer: ports[1], apiServer: ports[2]},
+		spec:    spec,
+		network: network,
+		dir:     dir,
+		binDir:  binDir,
+		pki:     pki{dir: filepath.Join(dir, "pki"), serviceIP: network.apiServerIP},
+		ports:   planePorts{etcdClient: ports[0], etcdPeer: ports[1], apiServer: ports[2]},
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -56,8 +58,10 @@ func newPlane(spec PlaneSpec, dir, binDir string) (*Plane, error) {
 	if err := p.writeKubeconfig(p.KubeconfigPath()); err != nil {
 		return nil, fmt.Errorf("plane %s: kubeconfig: %w", spec.Name, err)
 	}
-	if err := os.WriteFile(p.kwokConfigPath(), []byte(kwokConfig), 0o600); err != nil {
-		return nil, err
+	if spec.Role == RoleSpoke && spec.Mode == ModeFull {
+		if err := p.writeKwokConfig(); err != nil {
+			return nil, fmt.Errorf("plane %s: %w", spec.Name, err)
+		}
 	}
 	if err := os.WriteFile(p.auditPolicyPath(), []byte(auditPolicy), 0o600); err != nil {
 		return nil, err

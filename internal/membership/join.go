@@ -32,8 +32,12 @@ type JoinOptions struct {
 	Progress func(string)
 }
 
-// Join sets the spoke up for Flotilla and registers it on the hub.
+// Join sets the spoke up for Flotilla and registers it on the hub. A name that is not a
+// DNS-1123 label is refused before the spoke or the hub is touched (see ValidateName).
 func Join(ctx context.Context, hub client.Client, opts JoinOptions) error {
+	if err := ValidateName(opts.Name); err != nil {
+		return err
+	}
 	progress := opts.Progress
 	if progress == nil {
 		progress = func(string) {}

@@ -10,10 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/kubeconfig"
 )
 
 // UnjoinOptions describes a spoke to remove.
@@ -32,6 +32,10 @@ var ErrNotJoined = errors.New("no such cluster")
 // Unjoin removes Flotilla's ServiceAccount from the spoke and the Cluster and its credentials
 // from the hub. It never touches workloads. When the spoke cannot be reached, the hub side is
 // still removed and the returned error says what to delete on the spoke by hand.
+//
+// Without opts.Spoke the stored kubeconfig is used, read with package kubeconfig: one that
+// names a plugin or a local file is refused (a *kubeconfig.RefusedError) before anything
+// changes, since it would run a program or read a file where Unjoin runs.
 func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 	progress := opts.Progress
 	if progress == nil {
@@ -47,20 +51,22 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 	ref := c.Spec.Credentials
 	secret := &corev1.Secret{}
 	secretErr := hub.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret)
-	spokeCfg := opts.Spoke
-	if spokeCfg == nil && secretErr == nil {
-		key := ref.Key
-		if key == "" {
-			key = kubeconfigKey
-		}
-		if cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data[key]); err == nil {
-			spokeCfg = cfg
+	spokeCfg, spokeErr := opts.Spoke, error(nil)
+	switch {
+	case spokeCfg != nil:
+		// The operator's own connection.
+	case secretErr != nil:
+		spokeErr = fmt.Errorf("no usable credentials for the spoke (secret %s/%s: %w); pass --kubeconfig", ref.Namespace, ref.Name, secretErr)
+	default:
+		spokeCfg, spokeErr = storedCredentials(secret, ref.Key)
+		var refused *kubeconfig.RefusedError
+		if errors.As(spokeErr, &refused) {
+			// Someone put a kubeconfig on the hub that would run a program or read a file
+			// here. Change nothing, so the Secret stays for inspection.
+			return fmt.Errorf("unjoin %s: nothing changed: %w; to unjoin, pass --kubeconfig with an admin kubeconfig for the spoke", c.Name, spokeErr)
 		}
 	}
-	var spokeErr error
-	if spokeCfg == nil {
-		spokeErr = errors.New("no usable credentials for the spoke; pass --kubeconfig")
-	} else {
+	if spokeErr == nil {
 		spokeErr = removeFromSpoke(ctx, spokeCfg)
 	}
 	if spokeErr == nil {
@@ -83,6 +89,20 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 			c.Name, spokeErr, ClusterRoleBinding, Namespace, ServiceAccount)
 	}
 	return nil
+}
+
+// storedCredentials parses the kubeconfig a Cluster's Secret holds with the hardened loader,
+// which refuses plugins and file references: they would run or be read on the workstation
+// where `flotilla unjoin` runs.
+func storedCredentials(secret *corev1.Secret, key string) (*rest.Config, error) {
+	if key == "" {
+		key = kubeconfigKey
+	}
+	cfg, err := kubeconfig.Parse(secret.Data[key])
+	if err != nil {
+		return nil, fmt.Errorf("key %q of secret %s/%s: %w", key, secret.Namespace, secret.Name, err)
+	}
+	return cfg, nil
 }
 
 func removeFromSpoke(ctx context.Context, cfg *rest.Config) error {

@@ -2,4 +2,9 @@
 // clusters differ from it now, without changing anything: every would-be write is a
 // server-side dry run, with Flotilla's field manager, so the spoke's own validation, defaults
 // and admission decide what the result would be. `flotilla plan` and `flotilla diff` print it.
+//
+// Secret values never leave this package: in the changes of a Secret, data, stringData and
+// kubectl's last-applied annotation are Masked the way `kubectl diff` masks them ("***", or
+// "*** (before)" and "*** (after)" for a value that changes), so a plan can be printed,
+// logged or pasted into a review without disclosing them.
 package plan

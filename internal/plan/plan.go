@@ -36,7 +36,8 @@ type Item struct {
 	Action Action
 	// Object is kind, namespace and name, e.g. deployment.apps shop/web.
 	Object string
-	// Changes are the fields an update changes (or, for drift, how the cluster differs).
+	// Changes are the fields an update changes (or, for drift, how the cluster differs). A
+	// Secret's values are Masked.
 	Changes []drift.Change
 	// Reason explains blocked and kept objects; Manager names who made a drift.
 	Reason, Manager string
@@ -93,6 +94,10 @@ func jobOf(d *propagation.Desired, cd propagation.ClusterDesired) deliver.Job {
 
 func planObject(ctx context.Context, cl client.Client, desired *unstructured.Unstructured, job deliver.Job) Item {
 	it := Item{Object: deliver.Describe(desired)}
+	if err := deliver.CheckScope(job, desired, cl.RESTMapper()); err != nil {
+		it.Action, it.Reason = Blocked, err.Error()
+		return it
+	}
 	live, err := get(ctx, cl, desired)
 	if err != nil {
 		it.Action, it.Reason = Blocked, err.Error()
@@ -133,7 +138,7 @@ func planObject(ctx context.Context, cl client.Client, desired *unstructured.Uns
 		it.Action = Create
 		return it
 	}
-	if it.Changes = drift.Diff(live.Object, result.Object); len(it.Changes) == 0 {
+	if it.Changes = redact(desired.GroupVersionKind(), drift.Diff(live.Object, result.Object)); len(it.Changes) == 0 {
 		it.Action = Unchanged
 		return it
 	}
@@ -246,6 +251,7 @@ func DriftOf(ctx context.Context, cl client.Client, d *propagation.Desired, cd p
 				have, _ := drift.Get(live.Object, seg)
 				it.Changes = append(it.Changes, drift.Change{Path: p, Old: have, New: want})
 			}
+			it.Changes = redact(desired.GroupVersionKind(), it.Changes)
 		}
 		out.Items = append(out.Items, it)
 	}

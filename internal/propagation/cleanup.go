@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
@@ -49,7 +50,7 @@ func (r *Reconciler) handleDropped(ctx context.Context, p propagator, in statusI
 			continue
 		}
 		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true,
-			PruneKinds: render.ParseKinds(in.kinds), Deletion: p.spec.Strategy.Deletion})
+			PruneKinds: render.ParseKinds(in.kinds), Deletion: p.spec.Strategy.Deletion, PruneBudget: deliver.Unbudgeted})
 		res, ok := r.Deliverer.Result(owner, c)
 		if ok && res.Complete && res.Revision == removalRevision {
 			r.Deliverer.Forget(owner, c)
@@ -92,7 +93,7 @@ func (r *Reconciler) cleanup(ctx context.Context, p propagator) error {
 			continue
 		}
 		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true,
-			PruneKinds: render.ParseKinds(p.status.DeliveredKinds), Deletion: p.spec.Strategy.Deletion})
+			PruneKinds: render.ParseKinds(p.status.DeliveredKinds), Deletion: p.spec.Strategy.Deletion, PruneBudget: deliver.Unbudgeted})
 		res, ok := r.Deliverer.Result(owner, c)
 		if !ok || !res.Complete || res.Revision != removalRevision {
 			pending = append(pending, c)
@@ -107,9 +108,27 @@ func (r *Reconciler) cleanup(ctx context.Context, p propagator) error {
 	for c := range clusters {
 		r.Deliverer.Forget(owner, c)
 	}
-	r.renders.forget(owner)
-	r.rules.Forget(owner.String())
+	r.forget(owner)
 	before := p.deepCopy()
 	controllerutil.RemoveFinalizer(p.obj, flotillav1.FinalizerCleanup)
 	return client.IgnoreNotFound(r.Hub.Patch(ctx, p.obj, client.MergeFrom(before.obj)))
+}
+
+// forget drops everything the controller and the deliverer hold of an owner that is gone.
+func (r *Reconciler) forget(owner render.Owner) {
+	r.Deliverer.ForgetEverywhere(owner)
+	r.renders.forget(owner)
+	r.rules.Forget(owner.String())
+	r.mu.Lock()
+	delete(r.pendingSince, owner)
+	r.mu.Unlock()
+}
+
+// ownerOf names the owner a request is for: a ClusterPropagation has no namespace.
+func ownerOf(req reconcile.Request) render.Owner {
+	kind := kindPropagation
+	if req.Namespace == "" {
+		kind = kindClusterPropagation
+	}
+	return render.Owner{Kind: kind, Namespace: req.Namespace, Name: req.Name}
 }

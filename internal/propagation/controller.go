@@ -67,6 +67,9 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.mgr = mgr
 	r.Hub = mgr.GetClient()
 	r.HubReader = mgr.GetAPIReader()
+	// The core/v1 recorder, on purpose: its replacement (events.k8s.io, GetEventRecorder) folds
+	// Events that differ only in their message into one series, which would hide every drift
+	// after the first (which cluster, which field, who changed it).
 	r.recorder = mgr.GetEventRecorderFor("flotilla-propagation")
 	r.events = make(chan event.GenericEvent, 4096)
 	r.watched = map[schema.GroupVersionKind]bool{}
@@ -194,8 +197,14 @@ func (r *Reconciler) get(ctx context.Context, req reconcile.Request) (propagator
 // Reconcile runs one pass of the pipeline for a propagator.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	p, err := r.get(ctx, req)
+	if apierrors.IsNotFound(err) {
+		// Gone without its cleanup (a finalizer removed by hand, a restore of the hub): stop
+		// enforcing it everywhere at once; what it delivered stays on the spokes.
+		r.forget(ownerOf(req))
+		return reconcile.Result{}, nil
+	}
 	if err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return reconcile.Result{}, err
 	}
 	if !p.obj.GetDeletionTimestamp().IsZero() {
 		return reconcile.Result{}, r.cleanup(ctx, p)

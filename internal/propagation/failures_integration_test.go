@@ -129,26 +129,32 @@ func TestPropagationFailures(t *testing.T) {
 		e.propagationCondition(t, "cluster-scoped", flotillav1.ReasonInvalidSpec, "deliver it with a ClusterPropagation")
 	})
 
-	t.Run("two propagations of one object: the first name wins, the other reports a conflict, no flapping", func(t *testing.T) {
+	t.Run("two propagations of one object: the incumbent keeps it, the newcomer reports a conflict naming it, no flapping; the newcomer takes over when the incumbent lets go", func(t *testing.T) {
 		e.create(t, configMap("shared", nil, "x"))
-		for _, name := range []string{"zeta", "alpha"} {
+		claim := func(name string) {
 			e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team"},
 				Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu"},
 					ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "shared"}}}})
 		}
-		e.propagationCondition(t, "zeta", flotillav1.ReasonConflict, "delivered by Propagation/team/alpha")
-		e.propagationCondition(t, "alpha", flotillav1.ReasonApplied, "")
+		// zeta comes first; alpha's name sorts first, which must not matter.
+		claim("zeta")
+		e.propagationCondition(t, "zeta", flotillav1.ReasonApplied, "")
+		claim("alpha")
+		e.propagationCondition(t, "alpha", flotillav1.ReasonConflict, "held by another owner (Propagation/team/zeta)")
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: "team"}}
-		e.onSpoke(t, "spoke-a", cm, false, func() error {
-			if cm.Annotations[flotillav1.AnnotationOwner] != "Propagation/team/alpha" {
-				return fmt.Errorf("owner %q", cm.Annotations[flotillav1.AnnotationOwner])
+		ownedBy := func(owner string) func() error {
+			return func() error {
+				if cm.Annotations[flotillav1.AnnotationOwner] != owner {
+					return fmt.Errorf("owner %q, want %s", cm.Annotations[flotillav1.AnnotationOwner], owner)
+				}
+				return nil
 			}
-			return nil
-		})
+		}
+		e.onSpoke(t, "spoke-a", cm, false, ownedBy("Propagation/team/zeta"))
 		rv := cm.ResourceVersion
 		before := e.writesTo(t, "spoke-a", "shared")
-		// Both keep reconciling; zeta retries with backoff and must never write.
-		fleettest.Consistently(t, 3*time.Second, "the shared object stays as alpha wrote it", func() error {
+		// Both keep reconciling; alpha retries with backoff and must never write.
+		fleettest.Consistently(t, 3*time.Second, "the shared object stays as zeta wrote it", func() error {
 			if err := e.spokes["spoke-a"].Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil || cm.ResourceVersion != rv {
 				return fmt.Errorf("changed (resourceVersion %s → %s, %v)", rv, cm.ResourceVersion, err)
 			}
@@ -157,9 +163,17 @@ func TestPropagationFailures(t *testing.T) {
 			}
 			return nil
 		})
+		// zeta lets go (it is deleted, which removes its objects): alpha gets the object at
+		// once, not after the long retry of a permanent conflict.
+		if err := e.hub.Delete(ctx, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "zeta", Namespace: "team"}}); err != nil {
+			t.Fatal(err)
+		}
+		e.propagationCondition(t, "alpha", flotillav1.ReasonApplied, "")
+		e.onSpoke(t, "spoke-a", cm, false, ownedBy("Propagation/team/alpha"))
 	})
 
 	t.Run("a stopped spoke catches up when it returns, and nothing is deleted meanwhile", func(t *testing.T) {
+		since := time.Now()
 		e.create(t, configMap("moving", map[string]string{"app": "moving"}, "v1"))
 		e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "moving", Namespace: "team"},
 			Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu"},
@@ -191,7 +205,7 @@ func TestPropagationFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ev := range events {
-			if ev.Verb == "delete" && strings.HasPrefix(ev.UserAgent, "flotilla") {
+			if ev.Verb == "delete" && strings.HasPrefix(ev.UserAgent, "flotilla") && ev.StageTimestamp.After(since) {
 				t.Errorf("Flotilla deleted %s %s/%s on spoke-b", ev.ObjectRef.Resource, ev.ObjectRef.Namespace, ev.ObjectRef.Name)
 			}
 		}

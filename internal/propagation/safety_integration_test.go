@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
@@ -196,6 +197,48 @@ func TestPruneSafety(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// TestPruneBudgetZero: pruneBudgetPercent 0 means every deletion waits for confirmation (it
+// once meant "no budget"). Only the spoke's audit log proves nothing was deleted meanwhile.
+func TestPruneBudgetZero(t *testing.T) {
+	e := startEnv(t, map[string]string{"spoke-a": "eu"})
+	ctx := context.Background()
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "eu", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}})
+	sel := map[string]string{"strict": "yes"}
+	for _, name := range []string{"s-0", "s-1"} {
+		e.create(t, configMap(name, sel, "v"))
+	}
+	zero := int32(0)
+	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "strict", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu"},
+			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{MatchLabels: sel}}},
+			Strategy:          flotillav1.PropagationStrategy{PruneBudgetPercent: &zero}}})
+	e.applied(t, "strict", flotillav1.ReasonApplied, 1)
+	if err := e.hub.Delete(ctx, configMap("s-1", nil, "")); err != nil {
+		t.Fatal(err)
+	}
+	got := e.condition(t, "strict", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "would delete 1 of 2 objects")
+	deletes := func() int {
+		return e.countWrites(t, "spoke-a", func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" && ev.ObjectRef.Name == "s-1" })
+	}
+	fleettest.Consistently(t, 2*time.Second, "nothing deleted before the confirmation", func() error {
+		if n := deletes(); n != 0 {
+			return fmt.Errorf("%d deletes of s-1 by Flotilla", n)
+		}
+		return nil
+	})
+	c := meta.FindStatusCondition(got.Status.Conditions, flotillav1.PropagationPruneBlocked)
+	revision := c.Message[strings.LastIndex(c.Message, "=")+1:]
+	e.updatePropagation(t, "strict", func(p *flotillav1.Propagation) {
+		p.Annotations = map[string]string{flotillav1.AnnotationConfirmPrune: revision}
+	})
+	e.onSpoke(t, "spoke-a", configMap("s-1", nil, ""), true, nil)
+	if n := deletes(); n != 1 {
+		t.Errorf("%d deletes of s-1 after the confirmation, want 1", n)
+	}
 }
 
 // selectClusters changes the "all" Placement's cluster selector.

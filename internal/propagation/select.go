@@ -3,6 +3,7 @@ package propagation
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -157,16 +158,35 @@ func (h hubSelector) readManifests(ctx context.Context, p propagator, src flotil
 	if err != nil {
 		return nil, invalidSpecError{err.Error()}
 	}
+	if p.kind != kindPropagation {
+		return objs, nil
+	}
+	// A Propagation's manifests stay in its namespace: the tenancy rule, checked here so that
+	// the whole manifest is refused before anything of it is delivered (each spoke checks
+	// again with its own REST mapping).
+	ns := p.obj.GetNamespace()
+	var refused []string
 	for _, o := range objs {
-		if o.GetNamespace() == "" && p.kind == kindPropagation && h.namespaced(o) {
-			o.SetNamespace(p.obj.GetNamespace())
+		doc := fmt.Sprintf("%s %q", o.GetKind(), o.GetName())
+		switch {
+		case !h.namespaced(o):
+			refused = append(refused, doc+" is cluster-scoped")
+		case o.GetNamespace() == "":
+			o.SetNamespace(ns)
+		case o.GetNamespace() != ns:
+			refused = append(refused, fmt.Sprintf("%s names namespace %q", doc, o.GetNamespace()))
 		}
+	}
+	if len(refused) > 0 {
+		return nil, invalidSpecError{fmt.Sprintf("%s; a Propagation delivers only namespaced objects into its own namespace %s (cluster-scoped objects and other namespaces need a ClusterPropagation, which cluster administrators create); nothing of this manifest is delivered",
+			strings.Join(refused, ", "), ns)}
 	}
 	return objs, nil
 }
 
 // namespaced reports whether an object's kind is namespaced on the hub; kinds the hub does not
-// know (their CRD may come in the same delivery) are taken as namespaced.
+// know (their CRD may be on the spokes only) are taken as namespaced here, and every spoke
+// checks them against its own REST mapping before delivering them.
 func (h hubSelector) namespaced(o *unstructured.Unstructured) bool {
 	gvk := o.GroupVersionKind()
 	m, err := h.hub.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)

@@ -309,3 +309,4 @@ func orDefault(s, d string) string {
 	}
 	return s
 }
+

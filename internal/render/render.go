@@ -22,6 +22,7 @@ var hubOnlyMetadata = []string{
 var hubOnlyAnnotations = []string{
 	"kubectl.kubernetes.io/last-applied-configuration",
 	"deployment.kubernetes.io/revision",
+	flotillav1.AnnotationClusters, // transparent mode's record of where copies are (review M10)
 }
 
 // Render returns the object desired on a spoke for a hub object: hub-only fields stripped,
@@ -31,6 +32,7 @@ func Render(hub *unstructured.Unstructured, owner Owner) (*unstructured.Unstruct
 		return nil, fmt.Errorf("object %q has no apiVersion, kind or name", hub.GetName())
 	}
 	out := hub.DeepCopy()
+	dropAllocated(out) // before the UID goes: it tells hub objects from manifest documents
 	delete(out.Object, "status")
 	for _, f := range hubOnlyMetadata {
 		unstructured.RemoveNestedField(out.Object, "metadata", f)

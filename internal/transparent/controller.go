@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
@@ -173,13 +174,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			failure = c + ": " + res.Message
 		}
 	}
-	r.reportFailure(u, owner, failure)
+	delivered := deliveredTo(u)
+	// A Placement that suddenly chooses nothing (a typo, every cluster tainted, a Placement
+	// deleted and created again) is more often a mistake than an intent, and one whose status
+	// has not caught up with its spec has not decided yet: both hold what is delivered.
+	hold := holdReason(placement, decisions, delivered, u.GetAnnotations()[flotillav1.AnnotationConfirmPrune])
+	if hold != "" {
+		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, hold)
+	} else {
+		r.reportFailure(u, owner, "DeliveryFailed", failure)
+	}
 	remaining := decisions
-	for _, c := range deliveredTo(u) {
+	for _, c := range delivered {
 		if slices.Contains(decisions, c) {
 			continue
 		}
-		if allDone && r.remove(owner, c) {
+		if hold == "" && allDone && r.remove(owner, c) {
 			continue
 		}
 		remaining = append(remaining, c)
@@ -192,7 +202,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // reportFailure emits a Warning Event on the hub object when a delivery fails, once per
 // distinct failure: the object has no status of its own to carry it.
-func (r *Reconciler) reportFailure(u *unstructured.Unstructured, owner render.Owner, failure string) {
+func (r *Reconciler) reportFailure(u *unstructured.Unstructured, owner render.Owner, reason, failure string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.reported[owner] == failure {
@@ -200,7 +210,7 @@ func (r *Reconciler) reportFailure(u *unstructured.Unstructured, owner render.Ow
 	}
 	r.reported[owner] = failure
 	if failure != "" {
-		r.recorder.Event(u, corev1.EventTypeWarning, "DeliveryFailed", failure)
+		r.recorder.Event(u, corev1.EventTypeWarning, reason, failure)
 	}
 }
 
@@ -247,10 +257,28 @@ func decisionsOf(p *flotillav1.Placement) []string {
 	return out
 }
 
+// confirmEverywhere is the flotilla.dev/confirm-prune value that lets a Placement that chooses
+// no cluster remove a transparent-mode object from every cluster it is on.
+const confirmEverywhere = "everywhere"
+
+// holdReason says why nothing may be removed now, or "": the Placement's status lags its spec
+// (it has not decided yet), or it chooses no cluster while the object is delivered somewhere
+// and the removal from everywhere is not confirmed.
+func holdReason(p *flotillav1.Placement, decisions, delivered []string, confirmed string) string {
+	switch {
+	case p.Status.ObservedGeneration != p.Generation:
+		return fmt.Sprintf("Placement %s has not scheduled its latest change yet; what is delivered stays where it is", p.Name)
+	case len(decisions) == 0 && len(delivered) > 0 && confirmed != confirmEverywhere:
+		return fmt.Sprintf("Placement %s now chooses no cluster; the object is kept on %d clusters (%s). Fix the Placement, or confirm removing it from all of them with: kubectl annotate --overwrite <kind> <name> %s=%s",
+			p.Name, len(delivered), strings.Join(delivered, ", "), flotillav1.AnnotationConfirmPrune, confirmEverywhere)
+	}
+	return ""
+}
+
 // remove submits the removal of the object from a cluster and reports whether it is done.
 func (r *Reconciler) remove(owner render.Owner, clusterName string) bool {
 	r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: clusterName, Revision: removalRevision, Prune: true,
-		PruneKinds: []schema.GroupVersionKind{r.GVK}, Deletion: flotillav1.DeletionDelete})
+		PruneKinds: []schema.GroupVersionKind{r.GVK}, Deletion: flotillav1.DeletionDelete, PruneBudget: deliver.Unbudgeted})
 	res, ok := r.Deliverer.Result(owner, clusterName)
 	if ok && res.Complete && res.Revision == removalRevision {
 		r.Deliverer.Forget(owner, clusterName)
@@ -323,7 +351,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructur
 	}
 	var copies []spokeCopy
 	for _, c := range clusters {
-		cl, err := r.Clusters.Get(ctx, c)
+		cl, err := r.Clusters.Get(ctx, multicluster.ClusterName(c))
 		if err != nil {
 			continue
 		}

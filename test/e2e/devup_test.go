@@ -80,7 +80,7 @@ func TestDevUp(t *testing.T) {
 	// The spokes are joined to the hub and Ready, with their version and capacity.
 	clusters := mustKubectl(t, filepath.Join(dir, "hub.kubeconfig"), "get", "clusters", "-o",
 		`jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status} {.status.kubernetesVersion} {.status.nodeCount} {.metadata.labels.region}{"\n"}{end}`)
-	if want := "spoke-1 True v1.34.1 1 eu-west\nspoke-2 True v1.34.1 1 us-east\n"; clusters != want {
+	if want := "spoke-1 True " + localfleet.KubernetesVersion + " 1 eu-west\nspoke-2 True " + localfleet.KubernetesVersion + " 1 us-east\n"; clusters != want {
 		t.Fatalf("clusters on the hub:\n%s\nwant:\n%s", clusters, want)
 	}
 

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
@@ -63,7 +64,7 @@ func TestJoinWithTheCLI(t *testing.T) {
 		}
 		fields := strings.Fields(out)
 		// NAME READY VERSION NODES CPU MEMORY AGE
-		if len(fields) < 7 || fields[1] != "True" || fields[2] != "v1.34.1" || fields[3] != "2" || fields[4] != "16" || fields[5] != "64Gi" {
+		if len(fields) < 7 || fields[1] != "True" || fields[2] != localfleet.KubernetesVersion || fields[3] != "2" || fields[4] != "16" || fields[5] != "64Gi" {
 			return fmt.Errorf("got %q", out)
 		}
 		return nil
@@ -75,7 +76,7 @@ func TestJoinWithTheCLI(t *testing.T) {
 			t.Errorf("`flotilla get clusters -o wide` lacks %q:\n%s", want, wide)
 		}
 	}
-	if yaml := mustRun("get", "clusters", "-o", "yaml"); !strings.Contains(yaml, "kind: Cluster") || !strings.Contains(yaml, "kubernetesVersion: v1.34.1") {
+	if yaml := mustRun("get", "clusters", "-o", "yaml"); !strings.Contains(yaml, "kind: Cluster") || !strings.Contains(yaml, "kubernetesVersion: "+localfleet.KubernetesVersion) {
 		t.Errorf("`flotilla get clusters -o yaml`:\n%s", yaml)
 	}
 	if out, err := run("get", "clusters", "-o", "table"); err == nil || !strings.Contains(out, "want wide, yaml or json") {

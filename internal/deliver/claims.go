@@ -1,0 +1,41 @@
+package deliver
+
+import (
+	"errors"
+	"fmt"
+)
+
+// errHeld marks an object another Flotilla owner holds. It is a conflict: the object keeps its
+// owner until that owner lets go of it (stops delivering it here, or is deleted), whichever
+// owner's name sorts first, so a newcomer can never take an object from an incumbent.
+var errHeld = fmt.Errorf("%w: held by another owner", errConflict)
+
+// waitFor records that owner wants the object with this render.Key, which another owner holds:
+// when the holder lets go on this cluster, owner is delivered again at once instead of after
+// the long retry of a permanent failure.
+func (w *clusterWorker) waitFor(key string, owner pairKey) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.claims == nil {
+		w.claims = map[string]map[pairKey]bool{}
+	}
+	if w.claims[key] == nil {
+		w.claims[key] = map[pairKey]bool{}
+	}
+	w.claims[key][owner] = true
+}
+
+// released wakes the owners waiting for an object whose holder let go of it.
+func (w *clusterWorker) released(key string) {
+	w.mu.Lock()
+	waiting := w.claims[key]
+	delete(w.claims, key)
+	w.mu.Unlock()
+	for owner := range waiting {
+		w.setVerified(owner, nil)
+		w.queue.Add(owner)
+	}
+}
+
+// heldByAnother reports whether err says another owner holds the object.
+func heldByAnother(err error) bool { return errors.Is(err, errHeld) }

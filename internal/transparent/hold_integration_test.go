@@ -1,0 +1,130 @@
+package transparent_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+	"github.com/flotilla-dev/flotilla/internal/membership"
+)
+
+// TestTransparentHoldsWhenPlacementChoosesNothing: a Placement that suddenly chooses no
+// cluster (here a selector typo) removes nothing until the removal is confirmed. Flotilla would
+// restore a wrongly deleted Deployment within moments, so only the spokes' audit logs prove
+// that nothing was deleted.
+func TestTransparentHoldsWhenPlacementChoosesNothing(t *testing.T) {
+	audited := func(name string) localfleet.PlaneSpec {
+		s := fleettest.APIOnlySpoke(name)
+		s.AuditLog = true
+		return s
+	}
+	fleet := fleettest.Start(t, fleettest.Hub(), audited("a"), audited("b"))
+	ctx := context.Background()
+	c := hubtest.Install(t, fleet)
+	hubtest.Run(t, fleet)
+	spokes := map[string]client.Client{}
+	for _, s := range fleet.Spokes() {
+		if err := membership.Join(ctx, c, membership.JoinOptions{Name: s.Name(), Spoke: s.RESTConfig()}); err != nil {
+			t.Fatal(err)
+		}
+		cl, err := client.New(s.RESTConfig(), client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spokes[s.Name()] = cl
+	}
+	placement := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "shop"}, Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}}
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}},
+		placement,
+		deployment("cart", 2, map[string]string{flotillav1.LabelPlacement: "all"}),
+	} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onSpokes := func(present bool) {
+		t.Helper()
+		for name, cl := range spokes {
+			fleettest.Eventually(t, 30*time.Second, fmt.Sprintf("cart on %s: %v", name, present), func() error {
+				err := cl.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "cart"}, &appsv1.Deployment{})
+				switch {
+				case present && err != nil:
+					return err
+				case !present && !apierrors.IsNotFound(err):
+					return fmt.Errorf("still there (%v)", err)
+				}
+				return nil
+			})
+		}
+	}
+	deletes := func() int {
+		n := 0
+		for _, s := range fleet.Spokes() {
+			events, err := s.AuditEvents()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range events {
+				if ev.Verb == "delete" && ev.ObjectRef.Resource == "deployments" && strings.HasPrefix(ev.UserAgent, "flotilla") {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	onSpokes(true)
+
+	// The typo: the Placement now chooses no cluster.
+	fleettest.Eventually(t, 10*time.Second, "placement updated", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(placement), placement); err != nil {
+			return err
+		}
+		placement.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "typo"}}
+		return c.Update(ctx, placement)
+	})
+	fleettest.Eventually(t, 30*time.Second, "a PruneBlocked Event on the hub Deployment", func() error {
+		var events corev1.EventList
+		if err := c.List(ctx, &events, client.InNamespace("shop")); err != nil {
+			return err
+		}
+		for _, ev := range events.Items {
+			if ev.InvolvedObject.Name == "cart" && ev.Reason == flotillav1.ReasonPruneBlocked && strings.Contains(ev.Message, "chooses no cluster") {
+				return nil
+			}
+		}
+		return fmt.Errorf("none among %d events", len(events.Items))
+	})
+	fleettest.Consistently(t, 3*time.Second, "no Deployment deleted", func() error {
+		if n := deletes(); n != 0 {
+			return fmt.Errorf("%d deletes of Deployments by Flotilla", n)
+		}
+		return nil
+	})
+
+	// Confirmed: the removal goes ahead.
+	fleettest.Eventually(t, 10*time.Second, "removal confirmed", func() error {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "cart"}, d); err != nil {
+			return err
+		}
+		if d.Annotations == nil {
+			d.Annotations = map[string]string{}
+		}
+		d.Annotations[flotillav1.AnnotationConfirmPrune] = "everywhere"
+		return c.Update(ctx, d)
+	})
+	onSpokes(false)
+}
