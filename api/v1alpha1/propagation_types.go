@@ -206,7 +206,11 @@ type PlacementRef struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
-	// namespace of the Placement, for a ClusterPropagation; a Propagation uses its own.
+	// namespace of the Placement, for a ClusterPropagation; a Propagation uses its own. A
+	// ClusterPropagation may use only a Placement in an admin namespace (flotilla-system unless
+	// the hub is started with --admin-namespace): whoever may edit a Placement steers where the
+	// objects using it go, or empties them, and a ClusterPropagation's objects are the cluster
+	// administrators'. A Placement elsewhere gives InvalidSpec and delivers nothing.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	Namespace string `json:"namespace,omitempty"`

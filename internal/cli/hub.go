@@ -30,7 +30,12 @@ func newHubCommand(hf *hubFlags) *cobra.Command {
 probes its health and capacity, and reports them on the Cluster objects.
 
 Run it where it can reach the hub and every spoke. Replicas elect one leader through a Lease in
---leader-election-namespace; the others wait. Install the CRDs first with 'flotilla install'.`,
+--leader-election-namespace; the others wait. Install the CRDs first with 'flotilla install'.
+
+ClusterPropagations deliver cluster-scoped objects and objects in any namespace; they may use
+only Placements in an --admin-namespace (flotilla-system unless told otherwise), so that the
+users of a tenant namespace cannot steer or empty an administrator's delivery by editing a
+Placement of theirs.`,
 		Example: `  # Against the hub of 'flotilla dev up', without leader election
   flotilla hub --hub-kubeconfig .flotilla/dev/hub.kubeconfig --leader-elect=false`,
 		Args: cobra.NoArgs,
@@ -50,6 +55,7 @@ Run it where it can reach the hub and every spoke. Replicas elect one leader thr
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", opts.HealthAddr, "address of /healthz and /readyz; 0 disables them")
 	f.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect one active replica through a Lease")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "namespace of the leader election Lease")
+	f.StringSliceVar(&opts.AdminNamespaces, "admin-namespace", []string{"flotilla-system"}, "namespaces whose Placements ClusterPropagations may use (repeat or separate with commas); whoever may edit a Placement steers where the objects using it go, so these must be namespaces only cluster administrators write to")
 	f.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's pprof profiles (/debug/pprof/), e.g. 127.0.0.1:6060; empty disables them")
 	f.DurationVar(&opts.VerifyInterval, "verify-interval", 10*time.Minute, "how often every delivered object is compared with the spoke caches, a backstop to the spoke watches that writes only what differs; negative disables it")
 	f.DurationVar(&opts.Inventory.ProbeInterval, "probe-interval", 10*time.Second, "how often each spoke's health is probed")

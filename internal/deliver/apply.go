@@ -99,10 +99,11 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		} else {
 			err := w.prune(ctx, cl, job)
 			var blocked pruneBlockedError
+			var cascading cascadeBlockedError
 			switch {
-			case errors.As(err, &blocked):
-				res.PruneBlocked = blocked.Error()
-				failures = append(failures, blocked.Error())
+			case errors.As(err, &blocked) || errors.As(err, &cascading):
+				res.PruneBlocked = err.Error()
+				failures = append(failures, err.Error())
 			case err != nil:
 				failures = append(failures, err.Error())
 			default:

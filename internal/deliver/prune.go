@@ -55,6 +55,17 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 	if overBudget(job, len(stale), owned) {
 		return pruneBlockedError{stale: len(stale), owned: owned, budget: job.PruneBudget, revision: job.Revision}
 	}
+	if job.PruneConfirmed != job.Revision {
+		for _, o := range stale {
+			c, err := cascadeOf(ctx, cl, o)
+			if err != nil {
+				return fmt.Errorf("%w (nothing was deleted)", err)
+			}
+			if c.count > 0 {
+				return cascadeBlockedError{object: describe(o), cascade: c, revision: job.Revision}
+			}
+		}
+	}
 	render.SortForDeletion(stale)
 	var errs []error
 	for _, o := range stale {

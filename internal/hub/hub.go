@@ -38,6 +38,9 @@ type Options struct {
 	// VerifyInterval is how often every delivery is confirmed against the spoke caches as a
 	// backstop to the spoke watches (0: 10 minutes; negative: never).
 	VerifyInterval time.Duration
+	// AdminNamespaces are the namespaces whose Placements ClusterPropagations may use
+	// (default: flotilla-system).
+	AdminNamespaces []string
 	// Inventory tunes probing of spokes.
 	Inventory inventory.Options
 }
@@ -91,7 +94,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
 		return fmt.Errorf("set up placement scheduling: %w", err)
 	}
-	if deliverer, err = setupDelivery(ctx, mgr.GetLocalManager(), provider, opts.VerifyInterval); err != nil {
+	if deliverer, err = setupDelivery(ctx, mgr.GetLocalManager(), provider, opts); err != nil {
 		return err
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
@@ -117,8 +120,8 @@ func pprofAddr(a string) string {
 
 // setupDelivery creates the deliverer, the one writer to spokes, and the controllers that feed
 // it: Propagations and transparent mode. Delivery results go back to whichever owns them.
-func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.ClusterGetter, verifyInterval time.Duration) (*deliver.Deliverer, error) {
-	prop := &propagation.Reconciler{}
+func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.ClusterGetter, opts Options) (*deliver.Deliverer, error) {
+	prop := &propagation.Reconciler{AdminNamespaces: opts.AdminNamespaces}
 	transparentByKind := map[string]*transparent.Reconciler{}
 	route := func(owner render.Owner) {
 		if propagation.IsOwnerKind(owner.Kind) {
@@ -134,7 +137,7 @@ func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.
 			t.RecordDrift(owner, cluster, d)
 		}
 	}
-	d := deliver.New(ctx, clusters, route, deliver.Options{OnDrift: onDrift, VerifyInterval: verifyInterval})
+	d := deliver.New(ctx, clusters, route, deliver.Options{OnDrift: onDrift, VerifyInterval: opts.VerifyInterval})
 	prop.Deliverer = d
 	if err := prop.SetupWithManager(local); err != nil {
 		return nil, fmt.Errorf("set up propagation: %w", err)

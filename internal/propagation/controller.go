@@ -41,6 +41,9 @@ type Reconciler struct {
 	HubReader client.Reader
 	// Deliverer writes to spokes.
 	Deliverer *deliver.Deliverer
+	// AdminNamespaces are the namespaces whose Placements ClusterPropagations may use;
+	// empty means flotilla-system only.
+	AdminNamespaces []string
 
 	mgr        manager.Manager
 	controller controller.Controller
@@ -282,6 +285,10 @@ func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, 
 // plan selects, renders and submits deliveries, and gathers what the status is made of.
 func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error) {
 	in := statusInput{generation: p.obj.GetGeneration(), previous: *p.status}
+	if msg := r.placementRefRefused(p); msg != "" {
+		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, msg}
+		return in, nil
+	}
 	decisions, err := r.decisions(ctx, p)
 	if err != nil {
 		return in, err
@@ -361,7 +368,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		})
 	}
 	in.results = r.results(owner, *decisions)
-	in.dropped = r.handleDropped(ctx, p, in)
+	in.dropped, in.pruneBlocked = r.handleDropped(ctx, p, in, budget)
 	return in, nil
 }
 

@@ -1,6 +1,10 @@
 package propagation
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -51,4 +55,27 @@ func (p propagator) deepCopy() propagator {
 		return fromClusterPropagation(o.DeepCopy())
 	}
 	panic("unknown propagator type")
+}
+
+// defaultAdminNamespace is where ClusterPropagations' Placements live unless the hub is told
+// otherwise: the controller's own namespace, which only cluster administrators write to.
+const defaultAdminNamespace = "flotilla-system"
+
+// placementRefRefused says why a propagator may not use the Placement it names, or "". A
+// ClusterPropagation delivers what only cluster administrators may deliver; whoever may edit
+// its Placement steers where that goes, or empties it, so it may use only a Placement in an
+// admin namespace. A Propagation always uses a Placement of its own namespace.
+func (r *Reconciler) placementRefRefused(p propagator) string {
+	if p.kind != kindClusterPropagation {
+		return ""
+	}
+	admin := r.AdminNamespaces
+	if len(admin) == 0 {
+		admin = []string{defaultAdminNamespace}
+	}
+	if slices.Contains(admin, p.spec.PlacementRef.Namespace) {
+		return ""
+	}
+	return fmt.Sprintf("placementRef.namespace %q is not an admin namespace (%s): a ClusterPropagation may use only Placements that cluster administrators control; move the Placement, or start the hub with --admin-namespace=%s if only administrators write there",
+		p.spec.PlacementRef.Namespace, strings.Join(admin, ", "), p.spec.PlacementRef.Namespace)
 }

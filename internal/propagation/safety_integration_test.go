@@ -241,6 +241,42 @@ func TestPruneBudgetZero(t *testing.T) {
 	}
 }
 
+// TestFleetPruneBudget: a Placement that shrinks so that the owner leaves more than its budget's
+// share of its clusters waits for confirmation, whatever each cluster's own share; the audit
+// logs prove nothing was deleted meanwhile.
+func TestFleetPruneBudget(t *testing.T) {
+	e := startEnv(t, map[string]string{"spoke-a": "eu", "spoke-b": "us"})
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}})
+	e.create(t, configMap("fleet", nil, "v"))
+	budget := int32(40)
+	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "all"},
+			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "fleet"}},
+			Strategy:          flotillav1.PropagationStrategy{PruneBudgetPercent: &budget}}})
+	e.applied(t, "fleet", flotillav1.ReasonApplied, 2)
+	since := time.Now()
+	e.selectClusters(t, map[string]string{"region": "eu"})
+	got := e.condition(t, "fleet", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "from 1 of the 2 clusters (spoke-b)")
+	deletes := func() int {
+		return e.countWrites(t, "spoke-b", func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" && ev.StageTimestamp.After(since) })
+	}
+	fleettest.Consistently(t, 2*time.Second, "nothing deleted before the confirmation", func() error {
+		if n := deletes(); n != 0 {
+			return fmt.Errorf("%d deletes on spoke-b by Flotilla", n)
+		}
+		return nil
+	})
+	c := meta.FindStatusCondition(got.Status.Conditions, flotillav1.PropagationPruneBlocked)
+	token := c.Message[strings.LastIndex(c.Message, "=")+1:]
+	e.updatePropagation(t, "fleet", func(p *flotillav1.Propagation) {
+		p.Annotations = map[string]string{flotillav1.AnnotationConfirmPrune: token}
+	})
+	e.onSpoke(t, "spoke-b", configMap("fleet", nil, ""), true, nil)
+	e.applied(t, "fleet", flotillav1.ReasonApplied, 1)
+}
+
 // selectClusters changes the "all" Placement's cluster selector.
 func (e *env) selectClusters(t *testing.T, labels map[string]string) {
 	t.Helper()

@@ -90,7 +90,8 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 		previous[r.Cluster] = r
 	}
 	var entries []flotillav1.ClusterResult
-	var firstFailure, conflict, pruneBlocked string
+	var firstFailure, conflict string
+	pruneBlocked := in.pruneBlocked // a fleet-wide hold; a cluster's own comes from its result
 	out.Drifted = 0
 	for _, c := range in.targets {
 		res, ok := in.results[c]
@@ -309,4 +310,3 @@ func orDefault(s, d string) string {
 	}
 	return s
 }
-

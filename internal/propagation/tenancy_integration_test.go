@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -103,6 +104,31 @@ func TestNamespacedPropagationIsConfined(t *testing.T) {
 		e.propagationCondition(t, "gadget", flotillav1.ReasonApplyFailed, "cluster-scoped on this cluster")
 		if n := writes("spoke-a", "gadgets"); n != 0 {
 			t.Errorf("spoke-a: %d writes of Gadgets by Flotilla", n)
+		}
+	})
+
+	t.Run("a ClusterPropagation may not use a tenant's Placement", func(t *testing.T) {
+		since := time.Now()
+		e.create(t, &flotillav1.ClusterPropagation{ObjectMeta: metav1.ObjectMeta{Name: "steered"},
+			Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu", Namespace: "team"},
+				ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "Namespace", Name: "team"}}}})
+		cp := &flotillav1.ClusterPropagation{}
+		fleettest.Eventually(t, wait, "ClusterPropagation steered InvalidSpec", func() error {
+			if err := e.hub.Get(ctx, client.ObjectKey{Name: "steered"}, cp); err != nil {
+				return err
+			}
+			c := apimeta.FindStatusCondition(cp.Status.Conditions, flotillav1.PropagationApplied)
+			if c == nil || c.Reason != flotillav1.ReasonInvalidSpec || !strings.Contains(c.Message, "not an admin namespace") {
+				return fmt.Errorf("condition %+v", c)
+			}
+			return nil
+		})
+		for _, spoke := range []string{"spoke-a", "spoke-b"} {
+			if n := e.countWrites(t, spoke, func(ev localfleet.AuditEvent) bool {
+				return ev.ObjectRef.Resource == "namespaces" && ev.StageTimestamp.After(since)
+			}); n != 0 {
+				t.Errorf("%s: %d writes of Namespaces by Flotilla", spoke, n)
+			}
 		}
 	})
 }

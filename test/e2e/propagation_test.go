@@ -116,6 +116,20 @@ func TestTransparentDeployment(t *testing.T) {
 	})
 	eventuallyKubectl(t, hubKC, "True", "get", "deployment", "cart", "-n", "shop", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)
 
+	// The Service and the Job arrive without what the hub allocated for them: each spoke gives
+	// the Service a ClusterIP from its own range, and the Job runs to completion there.
+	hubIP := mustKubectl(t, hubKC, "get", "service", "cart", "-n", "shop", "-o", "jsonpath={.spec.clusterIP}")
+	for _, s := range []string{"spoke-1", "spoke-2", "spoke-3"} {
+		fleettest.Eventually(t, 60*time.Second, "service cart on "+s+" with its own ClusterIP", func() error {
+			ip, err := kubectl(t, kc(s), "get", "service", "cart", "-n", "shop", "-o", "jsonpath={.spec.clusterIP}")
+			if err != nil || ip == "" || ip == hubIP {
+				return fmt.Errorf("clusterIP %q (the hub's is %s): %v", ip, hubIP, err)
+			}
+			return nil
+		})
+		eventuallyKubectl(t, kc(s), "1", "get", "job", "migrate", "-n", "shop", "-o", "jsonpath={.status.succeeded}")
+	}
+
 	// Move it to the us-east cluster only by changing its label.
 	mustKubectl(t, hubKC, "label", "deployment", "cart", "-n", "shop", "flotilla.dev/placement=us", "--overwrite")
 	eventuallyKubectl(t, kc("spoke-2"), "6", "get", "deployment", "cart", "-n", "shop", "-o", "jsonpath={.status.availableReplicas}")
