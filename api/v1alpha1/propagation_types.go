@@ -247,7 +247,12 @@ type PropagationStrategy struct {
 	// +kubebuilder:default=Delete
 	Deletion DeletionPolicy `json:"deletion,omitempty"`
 
-	// conflict is Reject (default) or Adopt.
+	// conflict is Reject (default) or Adopt: what to do with an object that already exists on
+	// a cluster without Flotilla's markers. Adopt takes it over (a Propagation can only reach
+	// objects in its own namespace). An object another Flotilla owner delivered is never taken,
+	// whatever this says: the first owner keeps it until it stops delivering it there or is
+	// deleted, and meanwhile this owner reports Conflict naming the holder; it gets the object
+	// as soon as the holder lets go.
 	// +optional
 	// +kubebuilder:default=Reject
 	Conflict ConflictPolicy `json:"conflict,omitempty"`
