@@ -49,7 +49,10 @@ const UserAgent = "flotilla-hub"
 // leaderElectionID names the Lease replicas compete for.
 const leaderElectionID = "flotilla-hub"
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// Leader election reads, creates and renews one Lease, in the controller's own namespace only: a
+// cluster-wide grant would reach kube-node-lease and kube-system's Leases. Run with another
+// --leader-election-namespace and this Role (config/rbac/role.yaml) must move with it.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=flotilla-system
 
 // Run runs the hub controller against the hub API server until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
