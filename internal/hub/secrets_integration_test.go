@@ -299,8 +299,9 @@ func TestSecretsStaySecret(t *testing.T) {
 		if err := spoke.Get(ctx, client.ObjectKey{Namespace: "team", Name: "app"}, app); err != nil {
 			t.Fatal(err)
 		}
+		before := app.DeepCopy()
 		app.Data["password"] = []byte(canary + "-edited")
-		if err := spoke.Update(ctx, app); err != nil {
+		if err := spoke.Patch(ctx, app, client.MergeFrom(before)); err != nil {
 			t.Fatal(err)
 		}
 		fleettest.Eventually(t, 30*time.Second, "the drift corrected, with an Event", func() error {
