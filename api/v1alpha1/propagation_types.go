@@ -10,6 +10,10 @@ import (
 type PropagationSpec struct {
 	// resourceSelectors choose live hub objects to deliver. A Propagation selects only in its
 	// own namespace; a ClusterPropagation also selects cluster-scoped kinds and any namespace.
+	// Secrets that hold credentials are never selected, whatever the selector says: no Secret
+	// of flotilla-system (where spoke kubeconfigs live), no Secret a Cluster names in
+	// spec.credentials, and no ServiceAccount token or bootstrap token Secret. Selected Secrets
+	// are read one by one from the hub API server; the controller caches only Secrets' metadata.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64

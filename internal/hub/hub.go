@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -43,6 +44,10 @@ type Options struct {
 	AdminNamespaces []string
 	// Inventory tunes probing of spokes.
 	Inventory inventory.Options
+
+	// newCache builds the hub cache (nil: controller-runtime's); this package's tests wrap it to
+	// see what the controller asks the cache to hold.
+	newCache cache.NewCacheFunc
 }
 
 // UserAgent identifies the hub controller's requests to the hub in audit logs and metrics; its
@@ -52,7 +57,10 @@ const UserAgent = "flotilla-hub"
 // leaderElectionID names the Lease replicas compete for.
 const leaderElectionID = "flotilla-hub"
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// Leader election reads, creates and renews one Lease, in the controller's own namespace only: a
+// cluster-wide grant would reach kube-node-lease and kube-system's Leases. Run with another
+// --leader-election-namespace and this Role (config/rbac/role.yaml) must move with it.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=flotilla-system
 
 // Run runs the hub controller against the hub API server until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
@@ -79,8 +87,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		GracefulShutdownTimeout:       ptr(10 * time.Second),
 		// Hub objects of the kinds Flotilla delivers are read as unstructured, and every such
 		// kind is watched: read them from the cache too, not with a LIST of the API server on
-		// every reconcile (a thousand objects, decoded, for each hub edit).
-		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		// every reconcile (a thousand objects, decoded, for each hub edit). Secrets are the
+		// exception: the cache holds their metadata only (see propagation's selectSecrets).
+		Client:   client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		NewCache: opts.newCache,
 		// Run may be called again in one process (tests restart the controller); each run
 		// registers its controllers once.
 		Controller: config.Controller{SkipNameValidation: ptr(true)},

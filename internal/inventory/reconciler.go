@@ -33,10 +33,9 @@ type reconciler struct {
 }
 
 // +kubebuilder:rbac:groups=flotilla.dev,resources=clusters,verbs=get;list;watch
-// +kubebuilder:rbac:groups=flotilla.dev,resources=clusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=flotilla.dev,resources=clusters/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the Cluster controller on the hub and makes the provider engage
 // spokes through mgr. ctx bounds the provider's probers.

@@ -24,7 +24,7 @@ type Reconciler struct {
 }
 
 // +kubebuilder:rbac:groups=flotilla.dev,resources=placements,verbs=get;list;watch
-// +kubebuilder:rbac:groups=flotilla.dev,resources=placements/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=flotilla.dev,resources=placements/status,verbs=patch
 
 // SetupWithManager registers the controller. Any change to a Cluster's labels, taints, cordon
 // or existence re-schedules every Placement; status-only changes of Clusters do not.

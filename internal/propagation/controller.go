@@ -59,9 +59,11 @@ type Reconciler struct {
 	own          ownWrites // recent writes the cache may not show yet
 }
 
-// +kubebuilder:rbac:groups=flotilla.dev,resources=propagations;clusterpropagations,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=flotilla.dev,resources=propagations/status;clusterpropagations/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=flotilla.dev,resources=propagations/finalizers;clusterpropagations/finalizers,verbs=update
+// Every hub write is a merge patch (the finalizer, the status); nothing is updated whole.
+// +kubebuilder:rbac:groups=flotilla.dev,resources=propagations;clusterpropagations,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=flotilla.dev,resources=propagations/status;clusterpropagations/status,verbs=patch
+// resourceSelectors may name any kind, CRDs included, so the controller may read every kind on
+// the hub: Secrets in every namespace too (see selectSecrets for which it ever delivers).
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
 
 // SetupWithManager registers the controller on the hub manager. r.Deliverer must be set, and

@@ -2,6 +2,7 @@ package propagation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -101,6 +102,9 @@ func (h hubSelector) selectResources(ctx context.Context, p propagator, sel flot
 	} else {
 		opts = append(opts, client.MatchingLabelsSelector{Selector: labels.Everything()})
 	}
+	if mapping.Resource.GroupResource() == corev1.Resource("secrets") {
+		return h.selectSecrets(ctx, sel, opts)
+	}
 	if err := h.watchKind(gvk); err != nil {
 		return nil, err
 	}
@@ -155,6 +159,11 @@ func (h hubSelector) readManifests(ctx context.Context, p propagator, src flotil
 		return nil, invalidSpecError{fmt.Sprintf("unknown manifest kind %q", src.Kind)}
 	}
 	objs, err := render.ParseManifests(string(src.Kind)+" "+src.Name, data)
+	var malformed *render.ManifestError
+	if src.Kind == "Secret" && errors.As(err, &malformed) {
+		// The parser may quote the document, and status and Events are not for Secret data.
+		return nil, invalidSpecError{malformed.Redacted()}
+	}
 	if err != nil {
 		return nil, invalidSpecError{err.Error()}
 	}

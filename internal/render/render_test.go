@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -159,6 +160,40 @@ func TestParseManifests(t *testing.T) {
 	} {
 		if _, err := ParseManifests("ConfigMap addons", map[string]string{"k": data}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error = %v, want %q", err, want)
+		}
+	}
+}
+
+// TestManifestErrorRedacted: a decoder error can quote the document; the redacted message of a
+// Secret source never does, and still says where the document is.
+func TestManifestErrorRedacted(t *testing.T) {
+	const secret = "hunter2-s3cr3t-value"
+	for _, tc := range []struct {
+		data          string
+		quotes        bool // the decoder's own message quotes the value
+		want, wantNot string
+	}{
+		{data: "apiVersion: v1\nkind: Secret\nmetadata: {name: x}\nstringData:\n  port: !!int " + secret + "\n", quotes: true,
+			want: `Secret db key "k" document 1: not valid YAML or JSON (the parser's message`},
+		{data: "apiVersion: v1\nkind: Secret\n---\na: b\n  c: " + secret + "\n",
+			want: `Secret db key "k" document 1: apiVersion, kind and metadata.name are required`},
+		{data: "a: b\n\tc: " + secret + "\n", want: "not valid YAML or JSON at line 2"},
+		{data: "a: *" + secret + "\n", quotes: true, want: "not valid YAML or JSON"},
+	} {
+		_, err := ParseManifests("Secret db", map[string]string{"k": tc.data})
+		var me *ManifestError
+		if !errors.As(err, &me) {
+			t.Fatalf("%q: error %v is not a *ManifestError", tc.data, err)
+		}
+		if tc.quotes && !strings.Contains(err.Error(), secret[:10]) {
+			t.Errorf("%q: the decoder no longer quotes the value (%v); the case proves nothing", tc.data, err)
+		}
+		got := me.Redacted()
+		if strings.Contains(got, secret[:7]) {
+			t.Errorf("%q: redacted message %q quotes the data", tc.data, got)
+		}
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%q: redacted message %q lacks %q", tc.data, got, tc.want)
 		}
 	}
 }

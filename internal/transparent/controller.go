@@ -51,11 +51,13 @@ type Reconciler struct {
 	reported map[render.Owner]string // last failure reported as an Event, per object
 }
 
-// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=apps,resources=deployments/status;statefulsets/status;daemonsets/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;update;patch
+// The finalizer and the flotilla.dev/clusters annotation are merge patches, and so is the
+// fleet-wide status: patch, never update.
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments/status;statefulsets/status;daemonsets/status,verbs=patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;patch
 
 // SetupWithManager registers the controller for r.GVK.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {

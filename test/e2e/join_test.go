@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,8 +19,11 @@ import (
 )
 
 // TestJoinWithTheCLI drives the fleet commands as an operator would: install the CRDs, run
-// `flotilla hub` as its own process, join a spoke, read the inventory with kubectl and with
-// `flotilla get clusters`, then unjoin.
+// `flotilla hub` as its own process and as its own ServiceAccount, join a spoke, read the
+// inventory with kubectl and with `flotilla get clusters`, deliver a Propagation (a ConfigMap
+// and a Secret) and a transparent-mode Deployment, read them with `flotilla status`, `diff`
+// and `plan`, then unjoin. The generated RBAC is thereby proven sufficient for every flow, and
+// the Secret's value never shows up in the CLI's output or the controller's log.
 func TestJoinWithTheCLI(t *testing.T) {
 	flotilla := buildFlotilla(t)
 	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.FullSpoke("spoke-1", nil))
@@ -43,6 +48,28 @@ func TestJoinWithTheCLI(t *testing.T) {
 	mustKubectl(t, hubKC, "apply", "-k", "../../config/default")
 	controllerKC := serviceAccountKubeconfig(t, fleet.Hub().KubeconfigPath(), "flotilla-system", "flotilla-hub")
 
+	// Least privilege, as the API server sees it: patch but never update, and Leases only in
+	// flotilla-system.
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"yes", []string{"update", "leases", "-n", "flotilla-system"}},
+		{"no", []string{"update", "leases", "-n", "kube-node-lease"}},
+		{"no", []string{"create", "leases", "-n", "kube-system"}},
+		{"yes", []string{"patch", "deployments.apps", "-n", "team"}},
+		{"no", []string{"update", "deployments.apps", "-n", "team"}},
+		{"no", []string{"update", "propagations.flotilla.dev", "-n", "team"}},
+		{"no", []string{"update", "clusters.flotilla.dev", "--subresource=status"}},
+		{"yes", []string{"patch", "clusters.flotilla.dev", "--subresource=status"}},
+		{"no", []string{"delete", "secrets", "-n", "flotilla-system"}},
+	} {
+		out, _ := kubectl(t, controllerKC, append([]string{"auth", "can-i"}, c.args...)...)
+		if words := strings.Fields(out); len(words) == 0 || words[len(words)-1] != c.want { // after any warning
+			t.Errorf("flotilla-hub can-i %v: %q, want %s", c.args, out, c.want)
+		}
+	}
+
 	out := mustRun("install")
 	if !strings.Contains(out, "clusters.flotilla.dev serverside-applied and established") {
 		t.Fatalf("install output:\n%s", out)
@@ -51,7 +78,7 @@ func TestJoinWithTheCLI(t *testing.T) {
 
 	// The controller runs as its own ServiceAccount, so the generated RBAC is proven sufficient,
 	// with leader election on as in production.
-	runFlotillaHub(t, flotilla, controllerKC, "--leader-elect=true")
+	hubLog := runFlotillaHub(t, flotilla, controllerKC, "--leader-elect=true", "--zap-log-level=debug")
 
 	out = mustRun("join", "eu-1", "--kubeconfig", spokeKC, "--label", "region=eu-west", "--label", "env=prod")
 	if !strings.Contains(out, "cluster.flotilla.dev/eu-1 joined") {
@@ -86,6 +113,8 @@ func TestJoinWithTheCLI(t *testing.T) {
 		t.Errorf("an invalid cluster name was not refused clearly: %v\n%s", err, out)
 	}
 
+	deliverAsTheServiceAccount(t, hubKC, spokeKC, mustRun, hubLog)
+
 	out = mustRun("unjoin", "eu-1")
 	if !strings.Contains(out, "cluster.flotilla.dev/eu-1 deleted") {
 		t.Fatalf("unjoin output:\n%s", out)
@@ -97,6 +126,59 @@ func TestJoinWithTheCLI(t *testing.T) {
 	mustKubectl(t, spokeKC, "get", "namespace", "flotilla-system")
 	if out, err := kubectl(t, spokeKC, "get", "serviceaccount", "flotilla", "-n", "flotilla-system"); err == nil {
 		t.Fatalf("Flotilla's ServiceAccount survived unjoin:\n%s", out)
+	}
+}
+
+// secureDemoCanary is the value of the Secret in testdata/secure-demo.yaml.
+const secureDemoCanary = "canary-e2e-s3cr3t-f1071lla"
+
+// deliverAsTheServiceAccount delivers testdata/secure-demo.yaml to the joined cluster eu-1
+// while `flotilla hub` runs as flotilla-hub: the Propagation's ConfigMap and Secret arrive and
+// its status says Applied; the transparent Deployment runs and the hub Deployment's status
+// shows it. Then the Secret drifts on the spoke (drift Report keeps the edit), and neither
+// value appears in `flotilla status`, `diff`, `plan`, hub Events or the controller's log.
+func deliverAsTheServiceAccount(t *testing.T, hubKC, spokeKC string, flotilla func(args ...string) string, hubLog func() string) {
+	t.Helper()
+	mustKubectl(t, hubKC, "apply", "-f", "testdata/secure-demo.yaml")
+	eventuallyKubectl(t, spokeKC, "fast", "get", "configmap", "settings", "-n", "secure-demo", "-o", "jsonpath={.data.mode}")
+	eventuallyKubectl(t, spokeKC, base64.StdEncoding.EncodeToString([]byte(secureDemoCanary)),
+		"get", "secret", "db", "-n", "secure-demo", "-o", "jsonpath={.data.password}")
+	eventuallyKubectl(t, hubKC, "Applied 1", "get", "propagation", "cfg", "-n", "secure-demo", "-o",
+		`jsonpath={.status.conditions[?(@.type=="Applied")].reason} {.status.appliedClusters}`)
+	eventuallyKubectl(t, spokeKC, "1", "get", "deployment", "web", "-n", "secure-demo", "-o", "jsonpath={.status.availableReplicas}")
+	eventuallyKubectl(t, hubKC, "1", "get", "deployment", "web", "-n", "secure-demo", "-o", "jsonpath={.status.readyReplicas}")
+
+	edited := secureDemoCanary + "-edited-on-the-spoke"
+	mustKubectl(t, spokeKC, "patch", "secret", "db", "-n", "secure-demo", "--type=merge", "-p", `{"stringData":{"password":"`+edited+`"}}`)
+	var diff string
+	fleettest.Eventually(t, 30*time.Second, "flotilla diff shows the Secret changed on eu-1", func() error {
+		diff = flotilla("diff", "cfg", "-n", "secure-demo")
+		if !strings.Contains(diff, "~ secret secure-demo/db") || !strings.Contains(diff, "***") {
+			return fmt.Errorf("output:\n%s", diff)
+		}
+		return nil
+	})
+	events := mustKubectl(t, hubKC, "get", "events", "-A", "-o", "json")
+	if !strings.Contains(events, "/data/password") {
+		t.Errorf("no Event names the drifted field /data/password; the check below proves little:\n%s", events)
+	}
+	outputs := map[string]string{
+		"flotilla diff":        diff,
+		"flotilla plan":        flotilla("plan", "cfg", "-n", "secure-demo"),
+		"flotilla status":      flotilla("status", "cfg", "-n", "secure-demo"),
+		"hub Events":           events,
+		"the controller's log": hubLog(),
+	}
+	// A permission the role lacks shows up as a refusal the controller logs and retries.
+	if log := hubLog(); strings.Contains(log, "forbidden") {
+		t.Errorf("the hub refused the controller something:\n%s", log)
+	}
+	for what, out := range outputs {
+		for _, v := range []string{secureDemoCanary, base64.StdEncoding.EncodeToString([]byte(secureDemoCanary)), base64.StdEncoding.EncodeToString([]byte(edited))} {
+			if strings.Contains(out, v) {
+				t.Errorf("%s shows the Secret's value %q:\n%s", what, v, out)
+			}
+		}
 	}
 }
 
@@ -120,14 +202,15 @@ func serviceAccountKubeconfig(t *testing.T, adminKubeconfig, namespace, name str
 }
 
 // runFlotillaHub runs `flotilla hub` against the hub until the test ends, then stops it with
-// SIGTERM (and checks that it stops); its log is shown if the test failed.
-func runFlotillaHub(t *testing.T, flotilla, hubKubeconfig string, extraArgs ...string) {
+// SIGTERM (and checks that it stops); its log is shown if the test failed, and returned by the
+// function it returns at any time.
+func runFlotillaHub(t *testing.T, flotilla, hubKubeconfig string, extraArgs ...string) (log func() string) {
 	t.Helper()
-	var log bytes.Buffer
+	var buf syncBuffer
 	args := append([]string{"hub", "--hub-kubeconfig", hubKubeconfig, "--leader-elect=false",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s"}, extraArgs...)
 	proc := exec.Command(flotilla, args...)
-	proc.Stdout, proc.Stderr = &log, &log
+	proc.Stdout, proc.Stderr = &buf, &buf
 	if err := proc.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -143,9 +226,28 @@ func runFlotillaHub(t *testing.T, flotilla, hubKubeconfig string, extraArgs ...s
 			t.Error("flotilla hub did not stop within 15s of SIGTERM")
 		}
 		if t.Failed() {
-			t.Logf("flotilla hub log:\n%s", log.String())
+			t.Logf("flotilla hub log:\n%s", buf.String())
 		}
 	})
+	return buf.String
+}
+
+// syncBuffer is a bytes.Buffer that a process writes to while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // runFlotilla runs a flotilla command against the hub and fails the test if it fails.
