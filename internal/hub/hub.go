@@ -49,6 +49,11 @@ const UserAgent = "flotilla-hub"
 // leaderElectionID names the Lease replicas compete for.
 const leaderElectionID = "flotilla-hub"
 
+// reconcileTimeout bounds every reconcile of every hub controller. A reconcile reads caches
+// and submits deliveries without waiting for them, which takes seconds even for a thousand
+// objects on a busy machine; the reads inside it have shorter deadlines of their own.
+const reconcileTimeout = 2 * time.Minute
+
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
 // Run runs the hub controller against the hub API server until ctx ends.
@@ -79,8 +84,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		// every reconcile (a thousand objects, decoded, for each hub edit).
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		// Run may be called again in one process (tests restart the controller); each run
-		// registers its controllers once.
-		Controller: config.Controller{SkipNameValidation: ptr(true)},
+		// registers its controllers once. Every reconcile has a deadline: one that waits on
+		// something that never comes (a cache that cannot sync) is cut off and retried, and
+		// its worker is free for other objects.
+		Controller: config.Controller{SkipNameValidation: ptr(true), ReconciliationTimeout: reconcileTimeout},
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
