@@ -10,6 +10,8 @@ package v1alpha1
 //	         False  NoClusters         the Placement chooses no cluster
 //	         False  NothingSelected    the selectors match nothing; nothing is pruned because of it
 //	         False  InvalidSpec        a selector or manifest is malformed (the message names it)
+//	         False  KindUnavailable    the hub cannot list and watch a selected kind now (its API is
+//	                                   down, or the hub controller may not); retried every minute
 //	         False  PruneBlocked       a change would delete more than the prune budget allows
 //	Ready    True   Ready              Applied, and every object is ready on every cluster
 //	         False  NotReady           some objects are not ready yet (the message names one)
@@ -41,6 +43,10 @@ const (
 	ReasonPruneBlocked      = "PruneBlocked"
 	ReasonDrifted           = "Drifted"
 	ReasonInSync            = "InSync"
+
+	// ReasonKindUnavailable holds an owner that selects a kind the hub cannot list and watch
+	// now: nothing is delivered or pruned for it until the kind can be read again.
+	ReasonKindUnavailable = "KindUnavailable"
 )
 
 // Ownership markers on delivered objects. Only objects carrying LabelManagedBy and Flotilla's

@@ -166,8 +166,8 @@ func (d *Deliverer) ForgetEverywhere(owner render.Owner) {
 }
 
 // retire stops a worker left without jobs (its cluster left every placement, or was removed),
-// so clusters that come and go do not leave goroutines and queues behind. The next Submit to
-// the cluster starts a new one.
+// so clusters that come and go do not leave goroutines, queues and metric series behind. Its
+// delivery in flight, if any, is cancelled. The next Submit to the cluster starts a new one.
 func (d *Deliverer) retire(w *clusterWorker) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -184,6 +184,19 @@ func (d *Deliverer) retire(w *clusterWorker) {
 	w.stop()
 	for _, remove := range unwatch {
 		remove()
+	}
+	go d.release(w)
+}
+
+// release drops a retired worker's metric series once its goroutines are done (none of them
+// can record anything after that), unless a new worker delivers to the cluster by then: the
+// series are the cluster's, and go on with it.
+func (d *Deliverer) release(w *clusterWorker) {
+	w.running.Wait()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.workers[w.name]; !ok {
+		forgetMetrics(w.name)
 	}
 }
 
@@ -214,17 +227,26 @@ func (d *Deliverer) worker(name string) *clusterWorker {
 			workqueue.TypedRateLimitingQueueConfig[pairKey]{Name: "deliver-" + name}),
 	}
 	d.workers[name] = w
-	for range d.opts.WorkersPerCluster {
-		go w.run()
-	}
+	w.goRun(d.opts.WorkersPerCluster, w.run)
 	go func() {
 		<-ctx.Done()
 		w.queue.ShutDown()
 	}()
 	if d.opts.VerifyInterval > 0 {
-		go w.verifyPeriodically(d.opts.VerifyInterval)
+		w.goRun(1, func() { w.verifyPeriodically(d.opts.VerifyInterval) })
 	}
 	return w
+}
+
+// goRun starts n goroutines running fn, counted in w.running.
+func (w *clusterWorker) goRun(n int, fn func()) {
+	w.running.Add(n)
+	for range n {
+		go func() {
+			defer w.running.Done()
+			fn()
+		}()
+	}
 }
 
 // clusterWorker delivers to one cluster.
@@ -234,6 +256,8 @@ type clusterWorker struct {
 	queue workqueue.TypedRateLimitingInterface[pairKey]
 	ctx   context.Context    // ends when the Deliverer stops or the worker retires
 	stop  context.CancelFunc // retires the worker
+	// running counts the goroutines that deliver and verify (and record metrics).
+	running sync.WaitGroup
 
 	mu           sync.Mutex
 	jobs         map[pairKey]Job
@@ -249,6 +273,9 @@ type clusterWorker struct {
 	retired      bool                                              // stopped for want of jobs; Submit uses a new worker
 	unwatch      []func()                                          // remove this worker's spoke event handlers
 	claims       map[string]map[pairKey]bool                       // owners waiting for an object another owner holds, by render.Key
+
+	// watchedCluster is the cluster instance watching and unwatch are for (watch.go).
+	watchedCluster cluster.Cluster
 }
 
 // verifyPeriodically confirms every delivery again now and then, in case a watch missed
@@ -284,7 +311,9 @@ func (w *clusterWorker) process(owner pairKey) {
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(w.d.ctx, w.d.opts.JobTimeout)
+	// The worker's context, not the Deliverer's: retiring the worker (its owners forgot the
+	// cluster) cancels the delivery in flight, which no one wants any more.
+	ctx, cancel := context.WithTimeout(w.ctx, w.d.opts.JobTimeout)
 	defer cancel()
 	log := w.d.log.WithValues("cluster", w.name, "owner", owner.String())
 	start := time.Now()
@@ -298,7 +327,7 @@ func (w *clusterWorker) process(owner pairKey) {
 	}
 	w.mu.Unlock()
 	switch {
-	case w.d.ctx.Err() != nil:
+	case w.ctx.Err() != nil: // stopped or retired: nothing to queue again
 	case !result.Complete && result.Permanent:
 		w.queue.Forget(owner)
 		w.queue.AddAfter(owner, permanentRetry)

@@ -4,7 +4,10 @@
 //
 // Each cluster has its own queue and workers, so a slow or unreachable spoke never delays
 // another. Work is keyed by (owner, cluster) and coalesced: a burst of changes to one
-// Propagation becomes one delivery of its latest desired set.
+// Propagation becomes one delivery of its latest desired set. A worker never waits on a
+// controller: results reach owners through a Notifier, which does not block. A cluster's
+// worker retires when no owner delivers there any more, cancelling what it had in flight and
+// releasing its watch records and metric series.
 //
 // Safety rules, all enforced here:
 //   - an object already carrying the desired hash (read from the spoke cache, which holds only

@@ -7,6 +7,10 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
+// Every series is a cluster's, and lasts while a worker delivers to that cluster: when the
+// worker retires (no owner delivers there any more, or the cluster was removed) its series go
+// too, so a fleet whose clusters come and go does not grow them without bound. Counters of a
+// cluster delivered to again start from zero, which Prometheus reads as a counter reset.
 var (
 	spokeWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "flotilla_spoke_writes_total",
@@ -33,6 +37,16 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(spokeWrites, deliveries, deliveryDuration, driftEvents, verifications)
+}
+
+// forgetMetrics drops every series of a cluster no worker delivers to any more.
+func forgetMetrics(cluster string) {
+	only := prometheus.Labels{"cluster": cluster}
+	spokeWrites.DeletePartialMatch(only)
+	deliveries.DeletePartialMatch(only)
+	deliveryDuration.DeletePartialMatch(only)
+	driftEvents.DeletePartialMatch(only)
+	verifications.DeletePartialMatch(only)
 }
 
 func countWrite(cluster, write string, err error) {

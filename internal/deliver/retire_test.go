@@ -53,3 +53,53 @@ func TestWorkerRetiresWithItsLastJobAndComesBack(t *testing.T) {
 		t.Fatal("no new worker took the job")
 	}
 }
+
+// blockedClusters stands for a spoke that does not answer: a delivery waits in Get until its
+// context ends, and says so on ended.
+type blockedClusters struct {
+	started chan struct{}
+	ended   chan error
+}
+
+func (b blockedClusters) Get(ctx context.Context, _ multicluster.ClusterName) (cluster.Cluster, error) {
+	b.started <- struct{}{}
+	<-ctx.Done()
+	b.ended <- ctx.Err()
+	return nil, ctx.Err()
+}
+
+func TestRetiringAWorkerCancelsItsDeliveryInFlight(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clusters := blockedClusters{started: make(chan struct{}, 1), ended: make(chan error, 1)}
+	// Only retiring the worker can end the delivery within the test's deadline.
+	d := New(ctx, clusters, func(render.Owner) {}, Options{VerifyInterval: -1, WorkersPerCluster: 1, JobTimeout: time.Hour})
+	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
+
+	d.Submit(Job{Owner: owner, Cluster: "a", Revision: "1"})
+	select {
+	case <-clusters.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the delivery did not start")
+	}
+	w, _ := d.existingWorker("a")
+	d.Forget(owner, "a")
+	select {
+	case err := <-clusters.ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the delivery ended with %v, want it cancelled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the retired worker's delivery is still in flight")
+	}
+	done := make(chan struct{})
+	go func() { w.running.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the retired worker's goroutines did not end")
+	}
+	if _, ok := d.Result(owner, "a"); ok {
+		t.Fatal("a cancelled delivery left a result for an owner that forgot the cluster")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/drift"
@@ -26,6 +27,9 @@ type watchKey struct {
 // The spoke cache holds only Flotilla-managed objects, without managedFields, so the watch
 // costs the memory of those objects and nothing per event beyond a comparison.
 func (w *clusterWorker) watch(ctx context.Context, cl cluster.Cluster, gvk schema.GroupVersionKind) {
+	if !w.watchInstance(ctx, cl) {
+		return
+	}
 	key := watchKey{cl: cl, gvk: gvk}
 	w.mu.Lock()
 	done := w.watching[key] || w.bypass.active(gvk)
@@ -57,9 +61,16 @@ func (w *clusterWorker) watch(ctx context.Context, cl cluster.Cluster, gvk schem
 		})
 	}
 	if err == nil {
+		remove := func() { _ = inf.RemoveEventHandler(reg) }
 		w.mu.Lock()
-		w.unwatch = append(w.unwatch, func() { _ = inf.RemoveEventHandler(reg) })
+		current := w.watchedCluster == cl
+		if current {
+			w.unwatch = append(w.unwatch, remove)
+		}
 		w.mu.Unlock()
+		if !current {
+			remove() // the cluster was engaged again meanwhile
+		}
 	}
 	if err != nil {
 		// Deliveries still work through direct reads; periodic verification stands in.
@@ -69,6 +80,35 @@ func (w *clusterWorker) watch(ctx context.Context, cl cluster.Cluster, gvk schem
 		delete(w.watching, key)
 		w.mu.Unlock()
 	}
+}
+
+// watchInstance makes cl the cluster instance whose informers carry this worker's handlers,
+// and reports whether it is the engaged one. A cluster engaged again (new credentials, back
+// from an outage) is a new instance with new caches: the records and handlers kept for the
+// old one are dropped then, so they do not pile up with every re-engagement. A delivery that
+// still holds an older instance than the engaged one watches nothing.
+func (w *clusterWorker) watchInstance(ctx context.Context, cl cluster.Cluster) bool {
+	w.mu.Lock()
+	same := w.watchedCluster == cl
+	w.mu.Unlock()
+	if same {
+		return true
+	}
+	if current, err := w.d.clusters.Get(ctx, multicluster.ClusterName(w.name)); err != nil || current != cl {
+		return false
+	}
+	w.mu.Lock()
+	if w.watchedCluster == cl {
+		w.mu.Unlock()
+		return true
+	}
+	old := w.unwatch
+	w.watchedCluster, w.watching, w.unwatch = cl, nil, nil
+	w.mu.Unlock()
+	for _, remove := range old {
+		remove()
+	}
+	return true
 }
 
 // onSpokeChange looks at a changed or deleted Flotilla object on the spoke. When it no longer

@@ -57,6 +57,11 @@ const UserAgent = "flotilla-hub"
 // leaderElectionID names the Lease replicas compete for.
 const leaderElectionID = "flotilla-hub"
 
+// reconcileTimeout bounds every reconcile of every hub controller. A reconcile reads caches
+// and submits deliveries without waiting for them, which takes seconds even for a thousand
+// objects on a busy machine; the reads inside it have shorter deadlines of their own.
+const reconcileTimeout = 2 * time.Minute
+
 // Leader election reads, creates and renews one Lease, in the controller's own namespace only: a
 // cluster-wide grant would reach kube-node-lease and kube-system's Leases. Run with another
 // --leader-election-namespace and this Role (config/rbac/role.yaml) must move with it.
@@ -92,8 +97,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Client:   client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		NewCache: opts.newCache,
 		// Run may be called again in one process (tests restart the controller); each run
-		// registers its controllers once.
-		Controller: config.Controller{SkipNameValidation: ptr(true)},
+		// registers its controllers once. Every reconcile has a deadline: one that waits on
+		// something that never comes (a cache that cannot sync) is cut off and retried, and
+		// its worker is free for other objects.
+		Controller: config.Controller{SkipNameValidation: ptr(true), ReconciliationTimeout: reconcileTimeout},
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)

@@ -30,6 +30,7 @@ type AuditEvent struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef struct {
+		APIGroup  string `json:"apiGroup"`
 		Resource  string `json:"resource"`
 		Namespace string `json:"namespace"`
 		Name      string `json:"name"`
@@ -38,8 +39,12 @@ type AuditEvent struct {
 	StageTimestamp time.Time `json:"stageTimestamp"`
 }
 
-// Mutating reports whether the request could change state.
+// Mutating reports whether the request could change state. Access and token reviews are
+// creates that store nothing (questions to the authorizer or authenticator), so they are not.
 func (e AuditEvent) Mutating() bool {
+	if g := e.ObjectRef.APIGroup; g == "authorization.k8s.io" || g == "authentication.k8s.io" {
+		return false
+	}
 	switch e.Verb {
 	case "create", "update", "patch", "delete", "deletecollection":
 		return true

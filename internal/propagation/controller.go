@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -48,11 +49,13 @@ type Reconciler struct {
 	mgr        manager.Manager
 	controller controller.Controller
 	recorder   record.EventRecorder
-	events     chan event.GenericEvent
+	notifier   deliver.Notifier
+	kinds      kindAccess
 
 	renders *renderCache
 	rules   override.Cache
 
+	// mu guards the maps below: reconciles of different owners run at once (workers).
 	mu           sync.Mutex
 	watched      map[schema.GroupVersionKind]bool
 	pendingSince map[render.Owner]pendingRevision
@@ -66,6 +69,12 @@ type Reconciler struct {
 // the hub: Secrets in every namespace too (see selectSecrets for which it ever delivers).
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
 
+// workers is how many owners are reconciled at once: one owner whose reconcile is slow (a
+// kind whose hub cache is syncing, a slow hub) must not hold up the others. Reconciles of one
+// owner never overlap (the queue sees to it); what they share is guarded by r.mu or by
+// locks of its own (renderCache, ownWrites, override.Cache, the Deliverer).
+const workers = 4
+
 // SetupWithManager registers the controller on the hub manager. r.Deliverer must be set, and
 // its results for Propagation and ClusterPropagation owners routed to r.Notify.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
@@ -76,12 +85,17 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	// Events that differ only in their message into one series, which would hide every drift
 	// after the first (which cluster, which field, who changed it).
 	r.recorder = mgr.GetEventRecorderFor("flotilla-propagation")
-	r.events = make(chan event.GenericEvent, 4096)
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return fmt.Errorf("hub discovery client: %w", err)
+	}
+	r.kinds = kindAccess{discovery: dc, reviews: mgr.GetClient()}
 	r.watched = map[schema.GroupVersionKind]bool{}
 	r.renders = newRenderCache()
 	r.pendingSince = map[render.Owner]pendingRevision{}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagation").
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		For(&flotillav1.Propagation{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
 		Watches(&flotillav1.ClusterPropagation{}, &handler.EnqueueRequestForObject{},
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
@@ -91,7 +105,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		// Secrets carrying manifests are watched as metadata only: their data never sits in
 		// the hub controller's memory; it is read when a Propagation needs it.
 		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.usersOfNamespace), builder.OnlyMetadata).
-		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(r.notifier.Source()).
 		Build(r)
 	if err != nil {
 		return err
@@ -116,19 +130,31 @@ func deletionPredicate() predicate.Predicate {
 // IsOwnerKind reports whether an owner kind is a Propagation's or a ClusterPropagation's.
 func IsOwnerKind(kind string) bool { return kind == kindPropagation || kind == kindClusterPropagation }
 
-// Notify asks for a status pass of an owner after its delivery results changed.
+// Notify asks for a status pass of an owner after its delivery results changed. It never
+// blocks the deliver worker that calls it (see deliver.Notifier). A request names a
+// ClusterPropagation by its name alone, a Propagation by namespace and name, as the watches do.
 func (r *Reconciler) Notify(owner render.Owner) {
-	var obj client.Object = &flotillav1.Propagation{}
-	if owner.Kind == kindClusterPropagation {
-		obj = &flotillav1.ClusterPropagation{}
-	}
-	obj.SetNamespace(owner.Namespace)
-	obj.SetName(owner.Name)
-	r.events <- event.GenericEvent{Object: obj}
+	r.notifier.Notify(owner)
 }
 
-// watchHubKind starts watching a kind on the hub the first time a propagator selects it.
-func (r *Reconciler) watchHubKind(gvk schema.GroupVersionKind) error {
+// watchHubKind starts watching a kind on the hub the first time a propagator selects it,
+// once the hub is known to be able to list and watch it (kindAccess): a watch of a kind that
+// can never sync would only retry in the background for good.
+func (r *Reconciler) watchHubKind(ctx context.Context, gvk schema.GroupVersionKind) error {
+	r.mu.Lock()
+	watched := r.watched[gvk]
+	r.mu.Unlock()
+	if watched {
+		return nil
+	}
+	mapping, err := r.Hub.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return fmt.Errorf("watch %s on the hub: %w", gvk, err)
+	}
+	// Checked without r.mu: it asks the hub, and other owners' reconciles need r.mu meanwhile.
+	if err := r.kinds.check(ctx, mapping); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.watched[gvk] {
@@ -281,7 +307,7 @@ func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, 
 	if in.hold == nil && r.settling(p.owner(), in.revision, in) {
 		return reconcile.Result{RequeueAfter: settleTime}, nil
 	}
-	return reconcile.Result{}, r.writeStatus(ctx, p, in)
+	return reconcile.Result{RequeueAfter: in.retryAfter}, r.writeStatus(ctx, p, in)
 }
 
 // plan selects, renders and submits deliveries, and gathers what the status is made of.
@@ -304,6 +330,12 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	var invalid invalidSpecError
 	if errors.As(err, &invalid) {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
+		return in, nil
+	}
+	var unavailable kindUnavailableError
+	if errors.As(err, &unavailable) {
+		in.hold = &holdReason{flotillav1.ReasonKindUnavailable, err.Error()}
+		in.retryAfter = kindRetry
 		return in, nil
 	}
 	if err != nil {
@@ -406,14 +438,25 @@ func (r *Reconciler) results(owner render.Owner, clusters []string) map[string]d
 	return out
 }
 
+// eventTimeout bounds the hub read an Event about a propagator needs (its UID).
+const eventTimeout = 10 * time.Second
+
 // RecordDrift emits an Event on the propagator a drift belongs to: Normal when Flotilla
-// corrected it, Warning when it is left (drift Report, mode ApplyOnce).
+// corrected it, Warning when it is left (drift Report, mode ApplyOnce). Deliver workers call
+// it, and it returns at once: the Event needs the propagator read from the hub cache, which
+// may be slow or not synced, so the read and the Event happen aside, within eventTimeout.
 func (r *Reconciler) RecordDrift(owner render.Owner, cluster string, d deliver.Drift) {
+	go r.recordDrift(owner, cluster, d)
+}
+
+func (r *Reconciler) recordDrift(owner render.Owner, cluster string, d deliver.Drift) {
 	var obj client.Object = &flotillav1.Propagation{}
 	if owner.Kind == kindClusterPropagation {
 		obj = &flotillav1.ClusterPropagation{}
 	}
-	if err := r.Hub.Get(context.Background(), client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name}, obj); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	if err := r.Hub.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name}, obj); err != nil {
 		return
 	}
 	msg := limit("cluster "+cluster+": "+d.Describe(), 1024)

@@ -4,8 +4,13 @@
 // fleet-wide result changed (deliveries notify it; one write per change burst, not one per
 // cluster or object).
 //
-// Split by concern: select.go finds what to deliver, controller.go drives the pipeline,
-// status.go summarizes results, cleanup.go removes delivered objects when a Propagation goes.
+// Split by concern: select.go finds what to deliver, hubkinds.go makes sure the hub can watch
+// what is selected, controller.go drives the pipeline, status.go summarizes results,
+// cleanup.go removes delivered objects when a Propagation goes.
+//
+// One owner never stalls the others: a kind the hub cannot list and watch is refused before
+// it is watched (InvalidSpec, or KindUnavailable while it may come back), every hub cache
+// read and every reconcile has a deadline, and several owners are reconciled at once.
 //
 // Pruning safety: selectors that match nothing hold every delivered object in place, unless
 // the spec is unchanged and the objects really disappeared from the hub (a typo in a new

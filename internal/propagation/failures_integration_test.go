@@ -323,3 +323,23 @@ func TestObjectTooLargeForASpoke(t *testing.T) {
 	}
 	e.onSpoke(t, "small", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "tiny", Namespace: "team"}}, false, nil)
 }
+
+// TestUnwatchableKind: a Propagation that selects a kind the hub can never watch (v1 Binding
+// is create-only) gets InvalidSpec naming it, and the controller carries on with the others.
+func TestUnwatchableKind(t *testing.T) {
+	e := startEnv(t, map[string]string{"spoke-a": "eu"})
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "eu", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}})
+	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "bindings", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu"},
+			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "Binding"}}}})
+	e.propagationCondition(t, "bindings", flotillav1.ReasonInvalidSpec, "v1 Binding cannot be watched")
+
+	e.create(t, configMap("after", nil, "x"))
+	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "after", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu"},
+			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "after"}}}})
+	e.applied(t, "after", flotillav1.ReasonApplied, 1)
+	e.onSpoke(t, "spoke-a", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after", Namespace: "team"}}, false, nil)
+}

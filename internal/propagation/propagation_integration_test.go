@@ -354,6 +354,7 @@ func TestPropagation(t *testing.T) {
 		}
 	})
 
+	// spoke-a left the placement above: its series went with its idle worker. spoke-b delivers.
 	t.Run("deliveries and spoke writes are exported as metrics", func(t *testing.T) {
 		families, err := ctrlmetrics.Registry.Gather()
 		if err != nil {
@@ -363,7 +364,7 @@ func TestPropagation(t *testing.T) {
 		for _, f := range families {
 			for _, m := range f.GetMetric() {
 				for _, l := range m.GetLabel() {
-					if l.GetName() == "cluster" && l.GetValue() == "spoke-a" {
+					if l.GetName() == "cluster" && l.GetValue() == "spoke-b" {
 						found[f.GetName()] = true
 					}
 				}
@@ -371,7 +372,7 @@ func TestPropagation(t *testing.T) {
 		}
 		for _, name := range []string{"flotilla_spoke_writes_total", "flotilla_deliveries_total", "flotilla_delivery_duration_seconds"} {
 			if !found[name] {
-				t.Errorf("metric %s has no series for spoke-a", name)
+				t.Errorf("metric %s has no series for spoke-b", name)
 			}
 		}
 	})

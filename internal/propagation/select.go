@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -29,19 +30,21 @@ type hubSelector struct {
 	// secrets reads Secrets carrying manifests (uncached in the controller).
 	secrets client.Reader
 	// watch, when set, is called for every kind read, so its later changes reconcile.
-	watch func(schema.GroupVersionKind) error
+	watch func(context.Context, schema.GroupVersionKind) error
+	// readTimeout, when set, bounds each read of hub (a cache: see readCache).
+	readTimeout time.Duration
 }
 
-func (s hubSelector) watchKind(gvk schema.GroupVersionKind) error {
+func (s hubSelector) watchKind(ctx context.Context, gvk schema.GroupVersionKind) error {
 	if s.watch == nil {
 		return nil
 	}
-	return s.watch(gvk)
+	return s.watch(ctx, gvk)
 }
 
 // selector is the controller's hubSelector: through the cache, watching what it reads.
 func (r *Reconciler) selector() hubSelector {
-	return hubSelector{hub: r.Hub, secrets: r.HubReader, watch: r.watchHubKind}
+	return hubSelector{hub: r.Hub, secrets: r.HubReader, watch: r.watchHubKind, readTimeout: hubCacheReadTimeout}
 }
 
 // selectObjects returns the hub objects and manifest documents a propagator delivers.
@@ -105,14 +108,14 @@ func (h hubSelector) selectResources(ctx context.Context, p propagator, sel flot
 	if mapping.Resource.GroupResource() == corev1.Resource("secrets") {
 		return h.selectSecrets(ctx, sel, opts)
 	}
-	if err := h.watchKind(gvk); err != nil {
+	if err := h.watchKind(ctx, gvk); err != nil {
 		return nil, err
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	// The objects are only read (rendering copies them), so the cache's copies are used as they are.
 	opts = append(opts, client.UnsafeDisableDeepCopy)
-	if err := h.hub.List(ctx, list, opts...); err != nil {
+	if err := readCache(ctx, h.readTimeout, gvk, func(ctx context.Context) error { return h.hub.List(ctx, list, opts...) }); err != nil {
 		return nil, err
 	}
 	var out []*unstructured.Unstructured
@@ -138,11 +141,12 @@ func (h hubSelector) readManifests(ctx context.Context, p propagator, src flotil
 	data := map[string]string{}
 	switch src.Kind {
 	case "ConfigMap":
-		if err := h.watchKind(corev1.SchemeGroupVersion.WithKind("ConfigMap")); err != nil {
+		gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
+		if err := h.watchKind(ctx, gvk); err != nil {
 			return nil, err
 		}
 		cm := &corev1.ConfigMap{}
-		if err := h.hub.Get(ctx, key, cm); err != nil {
+		if err := readCache(ctx, h.readTimeout, gvk, func(ctx context.Context) error { return h.hub.Get(ctx, key, cm) }); err != nil {
 			return nil, err
 		}
 		data = cm.Data

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -43,6 +44,8 @@ type statusInput struct {
 	overrideErrors map[string]string
 	// pruneBlocked says why deletions wait for confirmation, fleet-wide.
 	pruneBlocked string
+	// retryAfter, when set, is when a hold that no watched event ends is looked at again.
+	retryAfter time.Duration
 }
 
 func (in *statusInput) revisionOf(cluster string) string {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -17,13 +18,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -42,7 +42,7 @@ type Reconciler struct {
 	Deliverer *deliver.Deliverer
 	Clusters  deliver.ClusterGetter
 
-	events   chan event.GenericEvent
+	notifier deliver.Notifier
 	recorder record.EventRecorder
 
 	rules override.Cache // compiled overrides of each Placement
@@ -59,9 +59,26 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;patch
 
+// workers is how many objects of a kind are reconciled at once, so one slow object (a spoke
+// whose cache is not synced) does not hold up the others. Reconciles of one object never
+// overlap; r.reported is guarded by r.mu, and the override cache and the Deliverer lock
+// themselves.
+const workers = 4
+
+// Reads of caches in a reconcile have deadlines of their own, well within the reconcile's: a
+// cache that cannot sync (a spoke engaged again while unreachable) costs that read, not the
+// whole pass of every object.
+const (
+	// hubReadTimeout bounds a read of the hub cache (Clusters, for overrides), and the read an
+	// Event needs.
+	hubReadTimeout = 10 * time.Second
+	// spokeReadTimeout bounds a read of a spoke cache for status; a spoke that does not answer
+	// within it adds nothing to the status this time.
+	spokeReadTimeout = 5 * time.Second
+)
+
 // SetupWithManager registers the controller for r.GVK.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
-	r.events = make(chan event.GenericEvent, 1024)
 	r.recorder = mgr.GetEventRecorderFor("flotilla-transparent")
 	r.reported = map[render.Owner]string{}
 	labelled := predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -70,10 +87,11 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("transparent-"+strings.ToLower(ownerKind(r.GVK))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		For(r.newObject(), builder.WithPredicates(labelled)).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster), builder.WithPredicates(override.FactsChanged())).
-		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(r.notifier.Source()).
 		Complete(r)
 }
 
@@ -83,12 +101,10 @@ func (r *Reconciler) newObject() *unstructured.Unstructured {
 	return u
 }
 
-// Notify asks for a pass over the object an owner names, after its deliveries changed.
+// Notify asks for a pass over the object an owner names, after its deliveries changed. It
+// never blocks the deliver worker that calls it (see deliver.Notifier).
 func (r *Reconciler) Notify(owner render.Owner) {
-	u := r.newObject()
-	u.SetNamespace(owner.Namespace)
-	u.SetName(owner.Name)
-	r.events <- event.GenericEvent{Object: u}
+	r.notifier.Notify(owner)
 }
 
 // OwnerKind is the owner kind of r's objects.
@@ -153,7 +169,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	rules := r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides)
 	for _, c := range decisions {
 		obj := perCluster[c]
-		if facts := override.ClusterFacts(ctx, r.Hub, c); override.Active(rules, facts) {
+		if facts := r.clusterFacts(ctx, c); override.Active(rules, facts) {
 			objs, err := override.ForCluster(rules, facts, []*unstructured.Unstructured{obj})
 			if err != nil {
 				// This cluster keeps what it has; the others carry on.
@@ -353,15 +369,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructur
 	}
 	var copies []spokeCopy
 	for _, c := range clusters {
-		cl, err := r.Clusters.Get(ctx, multicluster.ClusterName(c))
-		if err != nil {
-			continue
+		if live, ok := r.spokeCopy(ctx, c, client.ObjectKeyFromObject(u)); ok {
+			copies = append(copies, spokeCopy{cluster: c, obj: live})
 		}
-		live := r.newObject()
-		if err := cl.GetCache().Get(ctx, client.ObjectKeyFromObject(u), live); err != nil {
-			continue
-		}
-		copies = append(copies, spokeCopy{cluster: c, obj: live})
 	}
 	previous, _, _ := unstructured.NestedMap(u.Object, "status")
 	want := aggregate(copies, u.GetGeneration(), previous)
@@ -378,11 +388,43 @@ func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructur
 	return nil
 }
 
-// RecordDrift emits an Event on the hub object whose copy on a cluster drifted.
+// spokeCopy reads an object's copy on a cluster from the spoke cache, within
+// spokeReadTimeout.
+func (r *Reconciler) spokeCopy(ctx context.Context, clusterName string, key client.ObjectKey) (*unstructured.Unstructured, bool) {
+	ctx, cancel := context.WithTimeout(ctx, spokeReadTimeout)
+	defer cancel()
+	cl, err := r.Clusters.Get(ctx, multicluster.ClusterName(clusterName))
+	if err != nil {
+		return nil, false
+	}
+	live := r.newObject()
+	if err := cl.GetCache().Get(ctx, key, live); err != nil {
+		return nil, false
+	}
+	return live, true
+}
+
+// clusterFacts reads what override rules see of a cluster from the hub cache, within
+// hubReadTimeout.
+func (r *Reconciler) clusterFacts(ctx context.Context, name string) override.Cluster {
+	ctx, cancel := context.WithTimeout(ctx, hubReadTimeout)
+	defer cancel()
+	return override.ClusterFacts(ctx, r.Hub, name)
+}
+
+// RecordDrift emits an Event on the hub object whose copy on a cluster drifted. Deliver
+// workers call it, and it returns at once: the Event needs the hub object read from the hub
+// cache, which may be slow or not synced, so the read and the Event happen aside, within
+// hubReadTimeout.
 func (r *Reconciler) RecordDrift(owner render.Owner, cluster string, d deliver.Drift) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(r.GVK)
-	if err := r.Hub.Get(context.Background(), client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name}, u); err != nil {
+	go r.recordDrift(owner, cluster, d)
+}
+
+func (r *Reconciler) recordDrift(owner render.Owner, cluster string, d deliver.Drift) {
+	ctx, cancel := context.WithTimeout(context.Background(), hubReadTimeout)
+	defer cancel()
+	u := r.newObject()
+	if err := r.Hub.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name}, u); err != nil {
 		return
 	}
 	if d.Corrected {
