@@ -309,4 +309,3 @@ func orDefault(s, d string) string {
 	}
 	return s
 }
-
