@@ -285,9 +285,18 @@ func TestCredentialLifecycle(t *testing.T) {
 		}
 		waitRevoked(token, "the token revoked by unjoin")
 		for _, check := range []func() error{
-			func() error { _, err := admin.CoreV1().ServiceAccounts(membership.Namespace).Get(ctx, membership.ServiceAccount, metav1.GetOptions{}); return err },
-			func() error { _, err := admin.RbacV1().ClusterRoles().Get(ctx, membership.DeliveryClusterRole, metav1.GetOptions{}); return err },
-			func() error { _, err := admin.RbacV1().Roles(membership.Namespace).Get(ctx, "flotilla-self", metav1.GetOptions{}); return err },
+			func() error {
+				_, err := admin.CoreV1().ServiceAccounts(membership.Namespace).Get(ctx, membership.ServiceAccount, metav1.GetOptions{})
+				return err
+			},
+			func() error {
+				_, err := admin.RbacV1().ClusterRoles().Get(ctx, membership.DeliveryClusterRole, metav1.GetOptions{})
+				return err
+			},
+			func() error {
+				_, err := admin.RbacV1().Roles(membership.Namespace).Get(ctx, "flotilla-self", metav1.GetOptions{})
+				return err
+			},
 		} {
 			if err := check(); !apierrors.IsNotFound(err) {
 				t.Errorf("an object join created survived unjoin: %v", err)
