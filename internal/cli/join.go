@@ -27,12 +27,14 @@ lowercase letters, digits and '-', starting and ending with a letter or digit).
 Your own credentials (--kubeconfig, which needs admin rights on the spoke) are used once, for
 this command, and are never stored. On the spoke, join creates:
   - the namespace flotilla-system and the ServiceAccount flotilla there: Flotilla's identity;
-  - the ClusterRole flotilla-delivery and the ClusterRoleBinding flotilla, which grant it;
+  - the ClusterRole flotilla-delivery and the ClusterRoleBinding flotilla, which grant it
+    (with --role, only the binding);
   - the Role and RoleBinding flotilla-self, which let it request tokens for itself and
     delete itself, nothing more;
   - a Secret flotilla-token-XXXXX that its token is bound to: deleting it revokes the token.
-Each carries the label flotilla.dev/hub with this hub's ID. Join refuses to take over an object
-of these names that join from this hub did not create.
+Each carries the label flotilla.dev/hub with this hub's ID (the UID of its kube-system
+namespace). Join refuses to take over an object of these names that join from this hub did not
+create, and ` + "`flotilla unjoin`" + ` removes only these objects, which revokes the token.
 
 What it grants. Flotilla applies whatever kinds the hub's admins choose, CRDs and their
 instances included, so flotilla-delivery allows get, list, watch, create, update, patch, delete
@@ -47,16 +49,18 @@ the spoke's grant (ClusterRole NAME)". To deliver Roles or bindings that need mo
 
 Token lifetime and rotation. The token comes from the TokenRequest API and is valid for
 --token-lifetime (default 24h, between 10m and 168h). The hub renews it when a third of its
-lifetime is left and writes the new one into the hub Secret; the Cluster's CredentialsValid
-condition and the metric flotilla_cluster_credential_expiry_seconds show the state. If the hub
-is stopped for longer than a third of the lifetime, the token expires: join again.
+lifetime is left (the token it replaces stays valid until it expires) and writes the new one
+into the hub Secret; the Cluster's CredentialsValid condition and the metric
+flotilla_cluster_credential_expiry_seconds show the state. If the hub is stopped for longer than
+a third of the lifetime, the token expires: join again.
 
 On the hub, join stores a kubeconfig with that token in the Secret flotilla-system/NAME-kubeconfig
 and creates the Cluster NAME with the given labels. Joining again under the same name issues a
 new token bound to a new Secret, stores it, then deletes the previous Secret, which revokes the
 old token; joining the same API server under a second name is refused.`,
 		Example: `  flotilla join eu-1 --kubeconfig ~/.kube/eu-1.yaml --label region=eu-west --label env=prod
-  flotilla join staging --kubeconfig ~/.kube/config --context staging-admin`,
+  flotilla join staging --kubeconfig ~/.kube/config --context staging-admin
+  flotilla join eu-2 --kubeconfig ~/.kube/eu-2.yaml --role flotilla-apps --token-lifetime 8h`,
 		Args: exactlyOneName("join"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
