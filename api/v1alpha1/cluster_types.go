@@ -84,7 +84,9 @@ type ClusterTaint struct {
 type ClusterStatus struct {
 	// conditions: Ready is True when the spoke answers health probes with valid credentials,
 	// False when it answers but something is wrong (the reason says what to fix), and Unknown
-	// when it cannot be reached.
+	// when it cannot be reached. CredentialsValid says until when the credentials' token is
+	// valid and whether the hub renews it (reasons Valid, Renewed, ExpiringSoon, NoExpiry,
+	// RenewFailed, Expired).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

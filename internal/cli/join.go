@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -12,8 +13,9 @@ import (
 
 func newJoinCommand(hf *hubFlags) *cobra.Command {
 	var (
-		kubeconfig, kubeContext string
-		labels                  []string
+		kubeconfig, kubeContext, role string
+		labels                        []string
+		lifetime                      time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:     "join NAME --kubeconfig FILE",
@@ -22,20 +24,54 @@ func newJoinCommand(hf *hubFlags) *cobra.Command {
 		Long: `Join a spoke cluster to the hub under NAME, a DNS-1123 label (at most 63 characters:
 lowercase letters, digits and '-', starting and ending with a letter or digit).
 
-On the spoke, join creates the flotilla-system namespace and a ServiceAccount bound to
-cluster-admin, and issues a token for it; your own credentials are used for this only and are
-never stored. On the hub, it stores a kubeconfig with that token in the Secret
-flotilla-system/NAME-kubeconfig and creates the Cluster NAME with the given labels.
+Your own credentials (--kubeconfig, which needs admin rights on the spoke) are used once, for
+this command, and are never stored. On the spoke, join creates:
+  - the namespace flotilla-system and the ServiceAccount flotilla there: Flotilla's identity;
+  - the ClusterRole flotilla-delivery and the ClusterRoleBinding flotilla, which grant it
+    (with --role, only the binding);
+  - the Role and RoleBinding flotilla-self, which let it request tokens for itself and
+    delete itself, nothing more;
+  - a Secret flotilla-token-XXXXX that its token is bound to: deleting it revokes the token.
+Each carries the label flotilla.dev/hub with this hub's ID (the UID of its kube-system
+namespace). Join refuses to take over an object of these names that join from this hub did not
+create, and ` + "`flotilla unjoin`" + ` removes only these objects, which revokes the token.
 
-Joining again under the same name renews the token; joining the same API server under a second
-name is refused.`,
+What it grants. Flotilla applies whatever kinds the hub's admins choose, CRDs and their
+instances included, so flotilla-delivery allows get, list, watch, create, update, patch, delete
+and deletecollection on every resource, and reading non-resource URLs. It withholds escalate,
+bind and impersonate: the spoke then refuses any delivered Role, ClusterRole or binding that
+grants more than Flotilla holds, such as a binding to cluster-admin, edit or admin. It is not a
+sandbox: whoever controls Flotilla can still run workloads as any ServiceAccount. To grant
+less, create a ClusterRole on the spoke and name it with --role; join binds it instead of
+creating flotilla-delivery. Deliveries it does not allow fail, per object, with "forbidden by
+the spoke's grant (ClusterRole NAME)". To deliver Roles or bindings that need more, name
+--role cluster-admin.
+
+Token lifetime and rotation. The token comes from the TokenRequest API and is valid for
+--token-lifetime (default 24h, between 10m and 168h). The hub renews it when a third of its
+lifetime is left (the token it replaces stays valid until it expires) and writes the new one
+into the hub Secret; the Cluster's CredentialsValid condition and the metric
+flotilla_cluster_credential_expiry_seconds show the state. If the hub is stopped for longer than
+a third of the lifetime, the token expires: join again.
+
+On the hub, join stores a kubeconfig with that token in the Secret flotilla-system/NAME-kubeconfig
+and creates the Cluster NAME with the given labels. Joining again under the same name issues a
+new token bound to a new Secret, stores it, then deletes the previous Secret, which revokes the
+old token; joining the same API server under a second name is refused.`,
 		Example: `  flotilla join eu-1 --kubeconfig ~/.kube/eu-1.yaml --label region=eu-west --label env=prod
-  flotilla join staging --kubeconfig ~/.kube/config --context staging-admin`,
+  flotilla join staging --kubeconfig ~/.kube/config --context staging-admin
+  flotilla join eu-2 --kubeconfig ~/.kube/eu-2.yaml --role flotilla-apps --token-lifetime 8h`,
 		Args: exactlyOneName("join"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if err := membership.ValidateName(name); err != nil {
 				return usageError(err)
+			}
+			if err := membership.ValidateRole(role); err != nil {
+				return usageError(err)
+			}
+			if err := membership.ValidateTokenLifetime(lifetime); err != nil {
+				return usageError(fmt.Errorf("--token-lifetime: %w", err))
 			}
 			parsed, err := parseLabels(labels)
 			if err != nil {
@@ -53,7 +89,7 @@ name is refused.`,
 				return err
 			}
 			return membership.Join(cmd.Context(), hub, membership.JoinOptions{
-				Name: name, Spoke: spoke, Labels: parsed,
+				Name: name, Spoke: spoke, Labels: parsed, Role: role, TokenLifetime: lifetime,
 				Progress: func(line string) { _, _ = fmt.Fprintln(cmd.OutOrStdout(), line) },
 			})
 		},
@@ -62,6 +98,9 @@ name is refused.`,
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the spoke with admin rights (required)")
 	f.StringVar(&kubeContext, "context", "", "context of the spoke in that kubeconfig (default: its current context)")
 	f.StringArrayVar(&labels, "label", nil, "label for the Cluster, key=value; repeat for more")
+	f.StringVar(&role, "role", "", "existing ClusterRole on the spoke to grant Flotilla instead of creating "+membership.DeliveryClusterRole)
+	f.DurationVar(&lifetime, "token-lifetime", membership.DefaultTokenLifetime,
+		fmt.Sprintf("how long each token is valid (%s to %s); the hub renews it when a third is left", membership.MinTokenLifetime, membership.MaxTokenLifetime))
 	return cmd
 }
 
@@ -71,9 +110,12 @@ func newUnjoinCommand(hf *hubFlags) *cobra.Command {
 		Use:     "unjoin NAME",
 		Short:   "Remove a spoke cluster from the fleet, leaving its workloads alone",
 		GroupID: groupFleet,
-		Long: `Remove the Cluster NAME and its credentials Secret from the hub, and Flotilla's
-ServiceAccount and ClusterRoleBinding from the spoke, which revokes Flotilla's token. Nothing
-else on the spoke is touched: workloads Flotilla delivered keep running.
+		Long: `Remove the Cluster NAME and its credentials Secret from the hub, and from the spoke what
+` + "`flotilla join`" + ` created there from this hub: the ServiceAccount (which revokes every token
+issued for it), the Secrets its tokens are bound to, its ClusterRoleBinding, flotilla-delivery
+and flotilla-self. An object of those names that join from this hub did not create (it lacks
+this hub's flotilla.dev/hub label) is left in place. Nothing else on the spoke is touched:
+workloads Flotilla delivered keep running.
 
 The spoke is reached with the stored credentials, or with --kubeconfig if given. If it cannot
 be reached, the hub side is still removed and the command prints what to delete on the spoke.

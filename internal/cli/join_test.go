@@ -20,3 +20,33 @@ func TestJoinRefusesNamesThatAreNotLabels(t *testing.T) {
 		}
 	}
 }
+
+func TestJoinRefusesBadRoleAndLifetime(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--token-lifetime", "8760h"}, "--token-lifetime: token lifetime 8760h0m0s is out of bounds"},
+		{[]string{"--token-lifetime", "5m"}, "between 10m0s (the API server's minimum) and 168h0m0s"},
+		{[]string{"--role", "a/b"}, `--role "a/b" is not a valid ClusterRole name`},
+	} {
+		cmd := newJoinCommand(&hubFlags{})
+		cmd.SetArgs(append([]string{"eu-1", "--kubeconfig", "/nonexistent/spoke.yaml"}, tt.args...))
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		var usage UsageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("join %v: error = %v; want a usage error containing %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestJoinHelpExplainsTheGrant(t *testing.T) {
+	long := newJoinCommand(&hubFlags{}).Long
+	for _, want := range []string{"flotilla-delivery", "escalate", "--role", "--token-lifetime", "renews", "revokes", "forbidden by"} {
+		if !strings.Contains(long, want) {
+			t.Errorf("`flotilla join --help` does not mention %q", want)
+		}
+	}
+}

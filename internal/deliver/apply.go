@@ -237,14 +237,14 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 			correction = d
 		}
 	default:
-		return nil, fmt.Errorf("%s: read: %w", ref, err)
+		return nil, fmt.Errorf("%s: read: %w", ref, w.explainForbidden(err))
 	}
 	toApply := desired
 	if current != nil && len(ignore) > 0 {
 		toApply = &unstructured.Unstructured{Object: drift.KeepLive(desired.Object, current.Object, ignore)}
 	}
 	if err := w.apply(ctx, cl, toApply); err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
+		return nil, fmt.Errorf("%s: %w", ref, w.explainForbidden(err))
 	}
 	// Let an owner that lost the object find out at once: one this write displaced, or one
 	// that wrote it moments ago on this worker without either delivery seeing the other's.

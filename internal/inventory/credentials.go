@@ -24,6 +24,13 @@ const defaultKubeconfigKey = "kubeconfig"
 type credentials struct {
 	config *rest.Config
 	hash   string
+	// token holds the claims of the kubeconfig's token; nil when it has no token with an expiry.
+	token *tokenClaims
+	// secret and key locate the kubeconfig on the hub, where a renewed token is written.
+	secret client.ObjectKey
+	key    string
+	// notRenewable says why the hub may not renew the token; "" when it may.
+	notRenewable string
 }
 
 // observation is a verdict on a spoke: the Ready condition Flotilla would write.
@@ -63,7 +70,27 @@ func loadCredentials(ctx context.Context, reader client.Reader, c *flotillav1.Cl
 			fmt.Sprintf("key %q of Secret %s/%s is not a usable kubeconfig: %s", key, ref.Namespace, ref.Name, safeKubeconfigError(err))}, nil
 	}
 	sum := sha256.Sum256(data)
-	return &credentials{config: cfg, hash: hex.EncodeToString(sum[:])}, nil, nil
+	creds := &credentials{config: cfg, hash: hex.EncodeToString(sum[:]), token: parseToken(cfg.BearerToken),
+		secret: client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, key: key}
+	creds.notRenewable = whyNotRenewable(secret, c.Name, creds.token)
+	return creds, nil, nil
+}
+
+// whyNotRenewable says why the hub may not renew a token: it writes only Secrets that
+// `flotilla join` wrote for this Cluster, and renews only ServiceAccount tokens bound to a
+// Secret on the spoke (whose deletion revokes them).
+func whyNotRenewable(secret *corev1.Secret, cluster string, token *tokenClaims) string {
+	switch {
+	case secret.Labels[flotillav1.LabelCluster] != cluster:
+		return fmt.Sprintf("Secret %s/%s was not written by `flotilla join` (it lacks the label %s=%s)", secret.Namespace, secret.Name, flotillav1.LabelCluster, cluster)
+	case token == nil:
+		return "the kubeconfig holds no token with an expiry"
+	case token.Kubernetes.Namespace == "" || token.Kubernetes.ServiceAccount.Name == "":
+		return "the token is not a ServiceAccount token"
+	case token.Kubernetes.Secret == nil:
+		return "the token is not bound to a Secret on the spoke"
+	}
+	return ""
 }
 
 // safeKubeconfigError keeps a kubeconfig error's message short; kubeconfig.Parse never quotes

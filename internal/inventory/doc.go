@@ -13,6 +13,14 @@
 // reconciler writes Cluster status, and only when what it would write differs from what is
 // there: a steady fleet causes no writes to the hub. Probe freshness is exported as metrics.
 //
+// Tokens expire, and the hub renews the ones `flotilla join` wrote: when less than a third of
+// a token's lifetime is left (Options.RenewWhenRemaining), the prober asks the spoke's
+// TokenRequest API, as Flotilla's own ServiceAccount, for a new token bound to the same spoke
+// Secret and writes it into the credentials Secret, which then re-engages the spoke like any
+// rotation. Other Secrets are never written; their tokens' expiry is only reported. The
+// CredentialsValid condition and the metric flotilla_cluster_credential_expiry_seconds say
+// how long the credentials have left (renew.go).
+//
 // Credentials never leave this package: they are read with an uncached GET when needed, the
 // hub cache holds Secrets as metadata only, and no error, condition, Event or metric carries
 // them.

@@ -75,7 +75,17 @@ type env struct {
 
 func startEnv(t *testing.T) *env {
 	t.Helper()
-	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.APIOnlySpoke("spoke-a"), fleettest.APIOnlySpoke("spoke-b"))
+	return startEnvWith(t, inventory.Options{ProbeInterval: probeInterval, ProbeTimeout: 400 * time.Millisecond}, "spoke-a", "spoke-b")
+}
+
+// startEnvWith starts a hub with the inventory tuned by opts, and API-only spokes.
+func startEnvWith(t *testing.T, opts inventory.Options, spokes ...string) *env {
+	t.Helper()
+	planes := []localfleet.PlaneSpec{fleettest.Hub()}
+	for _, name := range spokes {
+		planes = append(planes, fleettest.APIOnlySpoke(name))
+	}
+	fleet := fleettest.Start(t, planes...)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	hubCfg := fleet.Hub().RESTConfig()
@@ -83,7 +93,7 @@ func startEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	scheme := install.Scheme()
-	provider := inventory.New(scheme, inventory.Options{ProbeInterval: probeInterval, ProbeTimeout: 400 * time.Millisecond})
+	provider := inventory.New(scheme, opts)
 	mgr, err := mcmanager.New(hubCfg, provider, manager.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		t.Fatal(err)

@@ -37,8 +37,15 @@ type member struct {
 	cancel context.CancelFunc // stops the prober and disengages
 	done   chan struct{}      // closed when the prober has stopped
 
+	// Renewal state, used by the prober goroutine only: the token the hub issued and has not
+	// read back yet, why the last renewal failed, and when to try again.
+	pending      *tokenClaims
+	renewFailure string
+	retryAt      time.Time
+
 	mu        sync.Mutex
 	obs       observation // zero until the first probe ends
+	credObs   observation // the CredentialsValid verdict
 	version   string
 	capacity  *capacity // nil until the spoke's Nodes are known
 	engaged   cluster.Cluster
@@ -48,6 +55,7 @@ type member struct {
 // snapshot is a consistent copy of what a member knows, for the status writer.
 type snapshot struct {
 	obs      observation
+	credObs  observation // zero when the credentials could not be read
 	version  string
 	capacity *capacity
 }
@@ -55,7 +63,7 @@ type snapshot struct {
 func (m *member) snapshot() snapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return snapshot{obs: m.obs, version: m.version, capacity: m.capacity}
+	return snapshot{obs: m.obs, credObs: m.credObs, version: m.version, capacity: m.capacity}
 }
 
 // record stores a probe verdict and reports whether it differs from the previous one.
@@ -117,12 +125,15 @@ func (p *Provider) run(ctx context.Context, m *member) {
 			p.disengage(m)
 		}
 		wasReady := m.snapshot().obs.status == metav1.ConditionTrue
+		credsChanged := p.checkCredentials(ctx, m, obs.status == metav1.ConditionTrue)
 		if m.record(obs, version) {
 			log.V(1).Info("Spoke health changed", "ready", obs.status, "reason", obs.reason)
 			p.notify(ctx, m.name)
 			if obs.status == metav1.ConditionTrue && !wasReady && p.opts.OnReady != nil {
 				go p.opts.OnReady(m.name)
 			}
+		} else if credsChanged {
+			p.notify(ctx, m.name)
 		}
 		select {
 		case <-ctx.Done():

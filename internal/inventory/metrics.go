@@ -25,6 +25,10 @@ var (
 		Name: "flotilla_cluster_last_probe_timestamp_seconds",
 		Help: "Unix time of the last completed health probe of a spoke cluster.",
 	}, []string{"cluster"})
+	credentialExpiry = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "flotilla_cluster_credential_expiry_seconds",
+		Help: "Seconds until the token of a spoke cluster's credentials expires (negative once expired), as of the last probe; absent for credentials without an expiry.",
+	}, []string{"cluster"})
 	probeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "flotilla_cluster_probe_duration_seconds",
 		Help:    "Duration of spoke health probes.",
@@ -33,7 +37,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(clusterReady, clusterEngaged, probesTotal, lastProbe, probeDuration)
+	ctrlmetrics.Registry.MustRegister(clusterReady, clusterEngaged, probesTotal, lastProbe, probeDuration, credentialExpiry)
 }
 
 // forgetMetrics drops every series of a cluster that is no longer a member.
@@ -41,6 +45,7 @@ func forgetMetrics(cluster string) {
 	clusterReady.DeleteLabelValues(cluster)
 	clusterEngaged.DeleteLabelValues(cluster)
 	lastProbe.DeleteLabelValues(cluster)
+	credentialExpiry.DeleteLabelValues(cluster)
 	probeDuration.DeleteLabelValues(cluster)
 	probesTotal.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
 }
@@ -58,4 +63,14 @@ func observeProbe(cluster string, obs observation, start time.Time) {
 	default:
 		clusterReady.WithLabelValues(cluster).Set(-1)
 	}
+}
+
+// observeCredentialExpiry exports the seconds left on a cluster's token; nil (no expiry)
+// removes the series.
+func observeCredentialExpiry(cluster string, tok *tokenClaims, now time.Time) {
+	if tok == nil {
+		credentialExpiry.DeleteLabelValues(cluster)
+		return
+	}
+	credentialExpiry.WithLabelValues(cluster).Set(tok.expires().Sub(now).Seconds())
 }

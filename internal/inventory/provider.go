@@ -39,6 +39,10 @@ type Options struct {
 	// OnReady, if set, is called (in its own goroutine) when a spoke turns Ready, so work that
 	// waited for it can resume at once instead of at its next retry.
 	OnReady func(cluster string)
+	// RenewWhenRemaining is the share of a token's lifetime left when the hub renews it
+	// (default 1/3; between 0 and 1). A third leaves room for the hub to be away, or for
+	// renewal to fail and be retried, for a third of the lifetime before the token expires.
+	RenewWhenRemaining float64
 }
 
 func (o Options) withDefaults() Options {
@@ -58,6 +62,9 @@ func (o Options) withDefaults() Options {
 	if o.UserAgent == "" {
 		o.UserAgent = "flotilla"
 	}
+	if o.RenewWhenRemaining <= 0 || o.RenewWhenRemaining >= 1 {
+		o.RenewWhenRemaining = 1.0 / 3
+	}
 	return o
 }
 
@@ -71,12 +78,21 @@ type Provider struct {
 
 	mgr    mcmanager.Manager // nil in tests that drive the provider without a manager
 	events chan event.GenericEvent
+	// hub writes renewed tokens into credentials Secrets, which reader reads uncached; both
+	// are nil without a manager, and then nothing is renewed.
+	hub    client.Client
+	reader client.Reader
 
 	strings *intern.Table // shared by every spoke cache
 
 	mu       sync.RWMutex
 	members  map[string]*member
 	indexers []index
+	// renewed holds, per cluster, the expiry of the last token the hub issued, so the member
+	// built from it reports Renewed.
+	renewed map[string]int64
+	// grants holds, per cluster, the ClusterRole the spoke grants Flotilla (see Grant).
+	grants map[string]string
 }
 
 type index struct {
@@ -93,6 +109,8 @@ func New(scheme *runtime.Scheme, opts Options) *Provider {
 		log:     ctrllog.Log.WithName("inventory"),
 		events:  make(chan event.GenericEvent, 1024),
 		members: map[string]*member{},
+		renewed: map[string]int64{},
+		grants:  map[string]string{},
 		strings: intern.NewTable(internLimit, internMaxLen),
 	}
 }
@@ -163,6 +181,7 @@ func (p *Provider) ensureMember(ctx context.Context, name string, creds *credent
 	}
 	memberCtx, cancel := context.WithCancel(ctx)
 	m := &member{name: name, creds: creds, cancel: cancel, done: make(chan struct{})}
+	m.credObs, _ = credentialsVerdict(creds, nil, time.Now(), p.opts.RenewWhenRemaining, creds.token != nil && p.renewed[name] == creds.token.Expiry, "")
 	p.members[name] = m
 	p.mu.Unlock()
 	if ok {
@@ -179,6 +198,7 @@ func (p *Provider) removeMember(name string) {
 	p.mu.Lock()
 	m, ok := p.members[name]
 	delete(p.members, name)
+	delete(p.renewed, name)
 	p.mu.Unlock()
 	if !ok {
 		return
@@ -204,4 +224,24 @@ func (p *Provider) member(name string) (*member, bool) {
 	defer p.mu.RUnlock()
 	m, ok := p.members[name]
 	return m, ok
+}
+
+// Grant returns the ClusterRole the spoke binds Flotilla's credentials to, as `flotilla join`
+// recorded it on the Cluster, or "" when it is not known. Delivery names it when the spoke
+// forbids an object.
+func (p *Provider) Grant(cluster string) string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.grants[cluster]
+}
+
+// setGrant records a Cluster's grant; "" forgets it.
+func (p *Provider) setGrant(cluster, role string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if role == "" {
+		delete(p.grants, cluster)
+		return
+	}
+	p.grants[cluster] = role
 }

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,6 +36,7 @@ type reconciler struct {
 // +kubebuilder:rbac:groups=flotilla.dev,resources=clusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups=flotilla.dev,resources=clusters/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=flotilla-system,resources=secrets,verbs=patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // SetupWithManager registers the Cluster controller on the hub and makes the provider engage
@@ -42,6 +44,7 @@ type reconciler struct {
 func (p *Provider) SetupWithManager(ctx context.Context, mgr mcmanager.Manager) error {
 	p.mgr = mgr
 	local := mgr.GetLocalManager()
+	p.hub, p.reader = local.GetClient(), local.GetAPIReader()
 	if err := local.GetFieldIndexer().IndexField(ctx, &flotillav1.Cluster{}, credentialsIndex, func(obj client.Object) []string {
 		ref := obj.(*flotillav1.Cluster).Spec.Credentials
 		return []string{ref.Namespace + "/" + ref.Name}
@@ -84,14 +87,17 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if apierrors.IsNotFound(err) {
 			// Deleting a Cluster only disconnects: the spoke keeps everything it runs.
 			r.provider.removeMember(req.Name)
+			r.provider.setGrant(req.Name, "")
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
 	}
 	if !c.DeletionTimestamp.IsZero() {
 		r.provider.removeMember(req.Name)
+		r.provider.setGrant(req.Name, "")
 		return reconcile.Result{}, nil
 	}
+	r.provider.setGrant(c.Name, c.Annotations[flotillav1.AnnotationSpokeGrant])
 	creds, bad, err := loadCredentials(ctx, r.reader, c)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -119,9 +125,17 @@ func (r *reconciler) writeStatus(ctx context.Context, c *flotillav1.Cluster, sna
 	}
 	before := c.DeepCopy()
 	prev := readyCondition(before)
+	prevCreds := meta.FindStatusCondition(before.Status.Conditions, flotillav1.ClusterCredentialsValid)
 	c.Status = want
 	if err := r.hub.Status().Patch(ctx, c, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("update status of cluster %s: %w", c.Name, err)
+	}
+	if cred := snap.credObs; cred.reason != "" && (prevCreds == nil || prevCreds.Reason != cred.reason) && credentialsNews(cred.reason) {
+		eventType := corev1.EventTypeNormal
+		if cred.reason != flotillav1.ReasonRenewed {
+			eventType = corev1.EventTypeWarning
+		}
+		r.events.Event(c, eventType, cred.reason, cred.message)
 	}
 	if prev == nil || prev.Status != snap.obs.status || prev.Reason != snap.obs.reason {
 		eventType := corev1.EventTypeNormal
@@ -132,6 +146,16 @@ func (r *reconciler) writeStatus(ctx context.Context, c *flotillav1.Cluster, sna
 		log.Info("Cluster readiness changed", "ready", snap.obs.status, "reason", snap.obs.reason)
 	}
 	return nil
+}
+
+// credentialsNews tells the CredentialsValid reasons worth an Event: a renewal, and what needs
+// someone to act.
+func credentialsNews(reason string) bool {
+	switch reason {
+	case flotillav1.ReasonRenewed, flotillav1.ReasonRenewFailed, flotillav1.ReasonExpiringSoon, flotillav1.ReasonExpired:
+		return true
+	}
+	return false
 }
 
 func readyCondition(c *flotillav1.Cluster) *metav1.Condition {

@@ -21,6 +21,18 @@ func desiredStatus(c *flotillav1.Cluster, snap snapshot, now metav1.Time) (floti
 		Message:            snap.obs.message,
 		ObservedGeneration: c.Generation,
 	})
+	if snap.credObs.reason != "" {
+		meta.SetStatusCondition(&want.Conditions, metav1.Condition{
+			Type:               flotillav1.ClusterCredentialsValid,
+			Status:             snap.credObs.status,
+			Reason:             snap.credObs.reason,
+			Message:            snap.credObs.message,
+			ObservedGeneration: c.Generation,
+		})
+	} else {
+		// The credentials cannot be read (Ready says why): there is nothing to judge.
+		meta.RemoveStatusCondition(&want.Conditions, flotillav1.ClusterCredentialsValid)
+	}
 	if snap.version != "" {
 		want.KubernetesVersion = snap.version
 	}

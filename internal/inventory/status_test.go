@@ -46,3 +46,43 @@ func TestDesiredStatus(t *testing.T) {
 		t.Fatal("a new generation must be recorded")
 	}
 }
+
+func TestDesiredStatusCredentials(t *testing.T) {
+	ready := observation{metav1.ConditionTrue, flotillav1.ReasonProbed, "ok"}
+	valid := observation{metav1.ConditionTrue, flotillav1.ReasonCredentialsValid, "valid until T"}
+	renewed := observation{metav1.ConditionTrue, flotillav1.ReasonRenewed, "renewed"}
+	noSecret := observation{metav1.ConditionFalse, flotillav1.ReasonSecretNotFound, "create it"}
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "a", Generation: 1}}
+
+	s, changed := desiredStatus(c, snapshot{obs: ready, credObs: valid}, t0)
+	cond := findCondition(s, flotillav1.ClusterCredentialsValid)
+	if !changed || cond == nil || cond.Reason != flotillav1.ReasonCredentialsValid || cond.Message != "valid until T" {
+		t.Fatalf("status = %+v", s)
+	}
+	c.Status = s
+	if _, changed := desiredStatus(c, snapshot{obs: ready, credObs: valid}, t0); changed {
+		t.Fatal("the same verdict caused a write")
+	}
+	s, changed = desiredStatus(c, snapshot{obs: ready, credObs: renewed}, t0)
+	if cond := findCondition(s, flotillav1.ClusterCredentialsValid); !changed || cond.Reason != flotillav1.ReasonRenewed {
+		t.Fatalf("renewal not recorded: %+v", s)
+	}
+	if r := findCondition(s, flotillav1.ClusterReady); r == nil || r.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready lost: %+v", s)
+	}
+	c.Status = s
+	s, _ = desiredStatus(c, snapshot{obs: noSecret}, t0)
+	if cond := findCondition(s, flotillav1.ClusterCredentialsValid); cond != nil {
+		t.Fatalf("unreadable credentials keep a CredentialsValid verdict: %+v", cond)
+	}
+}
+
+func findCondition(s flotillav1.ClusterStatus, condType string) *metav1.Condition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == condType {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}

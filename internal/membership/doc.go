@@ -1,12 +1,19 @@
 // Package membership joins spoke clusters to the hub and removes them again.
 //
-// Joining creates, on the spoke, a flotilla-system namespace with a ServiceAccount bound to
-// cluster-admin (Flotilla delivers any kind, CRDs included), issues a token for it, and stores a
-// kubeconfig with that token (never the user's own credentials) in a Secret on the hub, then
-// creates the Cluster. The spoke is identified by the UID of its kube-system namespace, so one
-// API server cannot be joined under two names. Joining again under the same name re-issues the
-// token and changes nothing else.
+// Joining creates, on the spoke, a flotilla-system namespace with a ServiceAccount, binds it to
+// a ClusterRole (flotilla-delivery, which join creates: every resource with the verbs delivery
+// uses, and no escalate, bind or impersonate; or a ClusterRole the spoke's admin names), and
+// issues a token with a bounded lifetime through the TokenRequest API, bound to a Secret join
+// creates for it. It stores a kubeconfig with that token (never the user's own credentials) in
+// a Secret on the hub, then creates the Cluster. The spoke is identified by the UID of its
+// kube-system namespace, so one API server cannot be joined under two names. The hub renews
+// the token before it expires (package inventory).
 //
-// Unjoining deletes the Cluster, the Secret and the spoke-side ServiceAccount and binding (which
-// revokes the token). Workloads on the spoke are never touched.
+// Everything join creates on a spoke carries the hub's ID (LabelHub); join refuses to take
+// over a same-named object without it, and unjoin leaves such objects alone.
+//
+// Joining again under the same name issues a new token bound to a new Secret, stores it, and
+// deletes the previous Secret, which revokes every token bound to it. Unjoining deletes the
+// Cluster, its Secret, and join's spoke objects, the ServiceAccount and the token Secrets
+// included (which revokes every token). Workloads on the spoke are never touched.
 package membership

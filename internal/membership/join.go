@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"strings"
+	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -28,52 +28,112 @@ type JoinOptions struct {
 	Spoke *rest.Config
 	// Labels go on the Cluster; placements select them.
 	Labels map[string]string
+	// Role names an existing ClusterRole on the spoke to bind Flotilla's ServiceAccount to,
+	// instead of DeliveryClusterRole, which join creates (""). Deliveries the role does not
+	// allow fail with "forbidden by the spoke's grant".
+	Role string
+	// TokenLifetime is how long each token is valid (0: DefaultTokenLifetime; see
+	// ValidateTokenLifetime). The hub renews it when a third is left.
+	TokenLifetime time.Duration
 	// Progress receives one line per step; nil discards.
 	Progress func(string)
 }
 
 // Join sets the spoke up for Flotilla and registers it on the hub. A name that is not a
-// DNS-1123 label is refused before the spoke or the hub is touched (see ValidateName).
+// DNS-1123 label, a bad role name or lifetime is refused before the spoke or the hub is
+// touched; so is a spoke where an object of join's names exists that join did not create
+// from this hub (a *NotOursError).
+//
+// Joining again issues a new token bound to a new Secret, stores it on the hub, and then
+// deletes the Secrets earlier tokens were bound to, which revokes them.
 func Join(ctx context.Context, hub client.Client, opts JoinOptions) error {
 	if err := ValidateName(opts.Name); err != nil {
 		return err
+	}
+	if err := ValidateRole(opts.Role); err != nil {
+		return err
+	}
+	if err := ValidateTokenLifetime(opts.TokenLifetime); err != nil {
+		return err
+	}
+	role, lifetime := opts.Role, opts.TokenLifetime
+	if role == "" {
+		role = DeliveryClusterRole
+	}
+	if lifetime == 0 {
+		lifetime = DefaultTokenLifetime
 	}
 	progress := opts.Progress
 	if progress == nil {
 		progress = func(string) {}
 	}
-	spoke, err := kubernetes.NewForConfig(opts.Spoke)
+	cs, err := kubernetes.NewForConfig(opts.Spoke)
 	if err != nil {
 		return err
 	}
-	id, err := clusterID(ctx, spoke)
+	id, err := clusterID(ctx, cs)
 	if err != nil {
 		return fmt.Errorf("identify spoke %s: %w", opts.Spoke.Host, err)
 	}
 	if err := refuseSecondName(ctx, hub, opts.Name, id); err != nil {
 		return err
 	}
-	if err := setUpSpoke(ctx, spoke); err != nil {
+	hubID, err := hubIdentity(ctx, hub)
+	if err != nil {
+		return err
+	}
+	s := spoke{cs: cs, hubID: hubID}
+	if err := s.preflight(ctx, role); err != nil {
+		return err
+	}
+	sa, err := s.setUp(ctx, role)
+	if err != nil {
 		return fmt.Errorf("set up Flotilla's ServiceAccount on the spoke: %w", err)
 	}
-	progress(fmt.Sprintf("spoke: namespace %s, serviceaccount %s and clusterrolebinding %s ready", Namespace, ServiceAccount, ClusterRoleBinding))
-	token, err := issueToken(ctx, spoke)
+	progress(fmt.Sprintf("spoke: serviceaccount %s/%s bound to clusterrole %s (clusterrolebinding %s)", Namespace, ServiceAccount, role, ClusterRoleBinding))
+	tok, err := s.issueToken(ctx, sa, lifetime)
 	if err != nil {
 		return fmt.Errorf("issue a token for Flotilla on the spoke: %w", err)
 	}
-	kubeconfig, err := tokenKubeconfig(opts.Spoke, opts.Name, token)
+	stored := false
+	defer func() {
+		if !stored {
+			// The hub never got the new token: revoke it rather than leave it valid.
+			_ = cs.CoreV1().Secrets(Namespace).Delete(context.WithoutCancel(ctx), tok.secret, metav1.DeleteOptions{})
+		}
+	}()
+	kubeconfig, err := tokenKubeconfig(opts.Spoke, opts.Name, tok.token)
 	if err != nil {
 		return err
 	}
 	if err := applyCredentials(ctx, hub, opts.Name, kubeconfig); err != nil {
 		return err
 	}
-	progress(fmt.Sprintf("hub: secret %s/%s holds the spoke kubeconfig (ServiceAccount token)", Namespace, SecretName(opts.Name)))
-	if err := applyCluster(ctx, hub, opts.Name, id, opts.Labels); err != nil {
+	stored = true
+	progress(fmt.Sprintf("hub: secret %s/%s holds the spoke kubeconfig (a token valid until %s, bound to secret %s/%s on the spoke; the hub renews it)",
+		Namespace, SecretName(opts.Name), tok.expires.UTC().Format(time.RFC3339), Namespace, tok.secret))
+	if err := applyCluster(ctx, hub, opts.Name, id, role, opts.Labels); err != nil {
 		return err
 	}
 	progress(fmt.Sprintf("hub: cluster.flotilla.dev/%s joined", opts.Name))
+	revoked, err := s.revokeTokens(ctx, tok.secret)
+	if err != nil {
+		return fmt.Errorf("cluster %s joined with a new token, but earlier tokens may still be valid: %w", opts.Name, err)
+	}
+	if len(revoked) > 0 {
+		progress(fmt.Sprintf("spoke: earlier tokens revoked (deleted secrets %s in %s)", strings.Join(revoked, ", "), Namespace))
+	}
 	return nil
+}
+
+// hubIdentity identifies the hub by the UID of its kube-system namespace; join labels what it
+// creates on spokes with it (LabelHub).
+func hubIdentity(ctx context.Context, hub client.Client) (string, error) {
+	ns := &corev1.Namespace{}
+	if err := hub.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns); err != nil {
+		return "", fmt.Errorf("identify the hub (read namespace %s there): %w", metav1.NamespaceSystem, err)
+	}
+	return string(ns.UID), nil
 }
 
 // clusterID identifies a spoke API server by the UID of its kube-system namespace.
@@ -96,55 +156,6 @@ func refuseSecondName(ctx context.Context, hub client.Client, name, id string) e
 		}
 	}
 	return nil
-}
-
-func setUpSpoke(ctx context.Context, spoke kubernetes.Interface) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
-	if _, err := spoke.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: ServiceAccount, Namespace: Namespace}}
-	if _, err := spoke.CoreV1().ServiceAccounts(Namespace).Create(ctx, sa, metav1.CreateOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	crb := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleBinding},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ServiceAccount, Namespace: Namespace}},
-	}
-	if _, err := spoke.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: selfRemoval, Namespace: Namespace},
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{""}, Resources: []string{"serviceaccounts"},
-			ResourceNames: []string{ServiceAccount}, Verbs: []string{"delete"},
-		}},
-	}
-	if _, err := spoke.RbacV1().Roles(Namespace).Create(ctx, role, metav1.CreateOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	rb := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: selfRemoval, Namespace: Namespace},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: selfRemoval},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ServiceAccount, Namespace: Namespace}},
-	}
-	if _, err := spoke.RbacV1().RoleBindings(Namespace).Create(ctx, rb, metav1.CreateOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return nil
-}
-
-func issueToken(ctx context.Context, spoke kubernetes.Interface) (string, error) {
-	lifetime := int64(tokenLifetime)
-	tr, err := spoke.CoreV1().ServiceAccounts(Namespace).CreateToken(ctx, ServiceAccount, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &lifetime},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return "", err
-	}
-	return tr.Status.Token, nil
 }
 
 // tokenKubeconfig builds a self-contained kubeconfig for the spoke with Flotilla's token and the
@@ -192,13 +203,13 @@ func applyCredentials(ctx context.Context, hub client.Client, name string, kubec
 	return nil
 }
 
-func applyCluster(ctx context.Context, hub client.Client, name, id string, labels map[string]string) error {
+func applyCluster(ctx context.Context, hub client.Client, name, id, role string, labels map[string]string) error {
 	all := map[string]string{}
 	maps.Copy(all, labels)
 	all[flotillav1.LabelClusterID] = id
 	c := &flotillav1.Cluster{
 		TypeMeta:   metav1.TypeMeta{APIVersion: flotillav1.GroupVersion.String(), Kind: "Cluster"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: all},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: all, Annotations: map[string]string{flotillav1.AnnotationSpokeGrant: role}},
 		Spec: flotillav1.ClusterSpec{Credentials: flotillav1.KubeconfigSecretRef{
 			Namespace: Namespace, Name: SecretName(name), Key: kubeconfigKey}},
 	}

@@ -1,22 +1,51 @@
 package membership
 
+import "time"
+
 // Names of what joining creates.
 const (
 	// Namespace is where Flotilla keeps its ServiceAccount on spokes and credentials on the hub.
 	Namespace = "flotilla-system"
 	// ServiceAccount is the identity Flotilla uses on a spoke.
 	ServiceAccount = "flotilla"
-	// ClusterRoleBinding binds ServiceAccount to cluster-admin on a spoke.
+	// ClusterRoleBinding binds ServiceAccount to its grant on a spoke: DeliveryClusterRole, or
+	// the ClusterRole the spoke's admin named with JoinOptions.Role.
 	ClusterRoleBinding = "flotilla"
-	// selfRemoval names the Role and RoleBinding that let ServiceAccount delete itself after
-	// ClusterRoleBinding is gone, so `flotilla unjoin` works with Flotilla's own credentials.
-	selfRemoval = "flotilla-self-removal"
+	// DeliveryClusterRole is the ClusterRole join creates and binds when no other is named (see
+	// deliveryRules).
+	DeliveryClusterRole = "flotilla-delivery"
+	// selfAccess names the Role and RoleBinding that let ServiceAccount request tokens for
+	// itself (the hub renews its token) and delete itself (`flotilla unjoin` with Flotilla's
+	// own credentials), whatever its grant.
+	selfAccess = "flotilla-self"
+	// tokenSecretPrefix starts the name of each Secret a token is bound to; the API server
+	// adds a unique suffix, one per join.
+	tokenSecretPrefix = "flotilla-token-"
 	// kubeconfigKey is the key of the kubeconfig in a credentials Secret.
 	kubeconfigKey = "kubeconfig"
-	// fieldManager owns what joining applies, on the hub and on spokes.
+	// fieldManager owns what joining applies on the hub.
 	fieldManager = "flotilla"
-	// tokenLifetime is how long an issued spoke token is valid; joining again renews it.
-	tokenLifetime = 365 * 24 * 3600
+	// spokeFieldManager owns what joining applies on spokes, apart from what Flotilla delivers.
+	spokeFieldManager = "flotilla-join"
+)
+
+// Labels join puts on spoke objects.
+const (
+	// LabelHub marks every object join creates on a spoke with the UID of the hub's
+	// kube-system namespace. Join and unjoin change or delete only objects that carry their
+	// own hub's value: a same-named object someone else made is never taken over or removed.
+	LabelHub = "flotilla.dev/hub"
+	// labelTokenOf marks the Secrets that ServiceAccount's tokens are bound to.
+	labelTokenOf = "flotilla.dev/token-of"
+)
+
+// Token lifetimes. The API server refuses less than ten minutes; the hub renews a token when a
+// third of its lifetime is left, so the lifetime is also how long the hub may be away before a
+// spoke's credentials lapse (a third of it) and how long a stolen token stays usable.
+const (
+	DefaultTokenLifetime = 24 * time.Hour
+	MinTokenLifetime     = 10 * time.Minute
+	MaxTokenLifetime     = 7 * 24 * time.Hour
 )
 
 // SecretName returns the name of the hub Secret that holds a Cluster's kubeconfig.

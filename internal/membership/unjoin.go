@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,9 +28,11 @@ type UnjoinOptions struct {
 // ErrNotJoined is returned when there is no Cluster of that name.
 var ErrNotJoined = errors.New("no such cluster")
 
-// Unjoin removes Flotilla's ServiceAccount from the spoke and the Cluster and its credentials
-// from the hub. It never touches workloads. When the spoke cannot be reached, the hub side is
-// still removed and the returned error says what to delete on the spoke by hand.
+// Unjoin removes from the spoke what join created there from this hub (see removeFromSpoke),
+// which revokes Flotilla's tokens, and the Cluster and its credentials from the hub. It never
+// touches workloads, nor a spoke object of join's names that join from this hub did not create.
+// When the spoke cannot be reached, the hub side is still removed and the returned error says
+// what to delete on the spoke by hand.
 //
 // Without opts.Spoke the stored kubeconfig is used, read with package kubeconfig: one that
 // names a plugin or a local file is refused (a *kubeconfig.RefusedError) before anything
@@ -66,11 +67,12 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 			return fmt.Errorf("unjoin %s: nothing changed: %w; to unjoin, pass --kubeconfig with an admin kubeconfig for the spoke", c.Name, spokeErr)
 		}
 	}
+	hubID := ""
 	if spokeErr == nil {
-		spokeErr = removeFromSpoke(ctx, spokeCfg)
+		hubID, spokeErr = hubIdentity(ctx, hub)
 	}
 	if spokeErr == nil {
-		progress(fmt.Sprintf("spoke: serviceaccount %s/%s and clusterrolebinding %s removed (token revoked)", Namespace, ServiceAccount, ClusterRoleBinding))
+		spokeErr = removeFromSpoke(ctx, spokeCfg, hubID, opts.Spoke == nil, progress)
 	}
 	if err := client.IgnoreNotFound(hub.Delete(ctx, c)); err != nil {
 		return fmt.Errorf("delete cluster %s on the hub: %w", c.Name, err)
@@ -84,11 +86,21 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 		progress(fmt.Sprintf("hub: secret %s/%s deleted", secret.Namespace, secret.Name))
 	}
 	if spokeErr != nil {
-		return fmt.Errorf("cluster %s removed from the hub, but Flotilla's ServiceAccount could not be removed from the spoke (%w); "+
-			"remove it there with: kubectl delete clusterrolebinding %s && kubectl -n %s delete serviceaccount %s",
-			c.Name, spokeErr, ClusterRoleBinding, Namespace, ServiceAccount)
+		return fmt.Errorf("cluster %s removed from the hub, but Flotilla's objects could not all be removed from the spoke (%w); "+
+			"remove them there with: %s", c.Name, spokeErr, manualRemoval(hubID))
 	}
 	return nil
+}
+
+// manualRemoval is the command that removes what join created on a spoke, selected by this
+// hub's label when its ID is known.
+func manualRemoval(hubID string) string {
+	if hubID == "" {
+		return fmt.Sprintf("kubectl delete clusterrolebinding %s; kubectl delete clusterrole %s; kubectl -n %s delete serviceaccount %s "+
+			"(check first that they carry the label %s of this hub)", ClusterRoleBinding, DeliveryClusterRole, Namespace, ServiceAccount, LabelHub)
+	}
+	sel := LabelHub + "=" + hubID
+	return fmt.Sprintf("kubectl delete clusterrolebinding,clusterrole -l %s && kubectl -n %s delete serviceaccount,secret,role,rolebinding -l %s", sel, Namespace, sel)
 }
 
 // storedCredentials parses the kubeconfig a Cluster's Secret holds with the hardened loader,
@@ -105,25 +117,72 @@ func storedCredentials(secret *corev1.Secret, key string) (*rest.Config, error) 
 	return cfg, nil
 }
 
-func removeFromSpoke(ctx context.Context, cfg *rest.Config) error {
-	spoke, err := kubernetes.NewForConfig(cfg)
+// removeFromSpoke removes what join created on the spoke from this hub: the binding, the
+// default ClusterRole, the ServiceAccount (deleting it revokes every token issued for it), the
+// Secrets its tokens are bound to and its self-access Role. An object of the same name that
+// join did not create from this hub stays, and is reported.
+//
+// With Flotilla's own credentials (own), the ServiceAccount deletes itself through its
+// self-access Role, and its token stops working: what is left (the token Secrets and the Role,
+// which grant nothing to anyone who exists) belongs to the ServiceAccount, and the spoke's
+// garbage collector removes it.
+func removeFromSpoke(ctx context.Context, cfg *rest.Config, hubID string, own bool, progress func(string)) error {
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	err = spoke.RbacV1().ClusterRoleBindings().Delete(ctx, ClusterRoleBinding, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return err
+	s := spoke{cs: cs, hubID: hubID}
+	remove := func(o spokeObject) error {
+		gone, err := s.removeOwned(ctx, o)
+		if err != nil {
+			return err
+		}
+		if !gone {
+			progress(fmt.Sprintf("spoke: %s %s left in place: `flotilla join` from this hub did not create it", o.kind, o.name))
+		}
+		return nil
 	}
-	// Deleting the ServiceAccount revokes every token issued for it. Flotilla's own credentials
-	// may still do it through the self-removal Role.
-	err = spoke.CoreV1().ServiceAccounts(Namespace).Delete(ctx, ServiceAccount, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return err
+	// With Flotilla's own credentials, what a narrow grant does not let it remove is reported
+	// at the end, after the ServiceAccount (and so every token) is gone.
+	var left []error
+	// The binding goes first. Flotilla's own credentials lose their grant with it; the default
+	// ClusterRole belongs to the binding and goes with it (garbage collector).
+	if err := remove(s.clusterRoleBinding()); err != nil {
+		if !own || !apierrors.IsForbidden(err) {
+			return err
+		}
+		left = append(left, err)
 	}
-	// With an admin connection the self-removal Role goes too; with Flotilla's own (now revoked)
-	// token these calls are refused, and the Role, which grants nothing to anyone who exists,
-	// stays.
-	_ = spoke.RbacV1().RoleBindings(Namespace).Delete(ctx, selfRemoval, metav1.DeleteOptions{})
-	_ = spoke.RbacV1().Roles(Namespace).Delete(ctx, selfRemoval, metav1.DeleteOptions{})
-	return nil
+	if err := remove(s.deliveryRole()); err != nil {
+		switch {
+		case own && apierrors.IsForbidden(err) && len(left) == 0:
+			progress(fmt.Sprintf("spoke: clusterrole %s goes with its binding (garbage collector)", DeliveryClusterRole))
+		case own && apierrors.IsForbidden(err):
+			left = append(left, err)
+		default:
+			return err
+		}
+	}
+	gone, err := s.removeOwned(ctx, s.serviceAccount())
+	switch {
+	case err != nil:
+		return errors.Join(append(left, err)...)
+	case gone:
+		progress(fmt.Sprintf("spoke: serviceaccount %s/%s removed (every token issued for it revoked)", Namespace, ServiceAccount))
+	default:
+		progress(fmt.Sprintf("spoke: serviceaccount %s/%s left in place: `flotilla join` from this hub did not create it", Namespace, ServiceAccount))
+	}
+	_, err = s.revokeTokens(ctx, "")
+	if err == nil {
+		err = remove(s.selfRoleBinding())
+	}
+	if err == nil {
+		err = remove(s.selfRole())
+	}
+	if own && (apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err)) {
+		// Flotilla's token died with its ServiceAccount.
+		progress(fmt.Sprintf("spoke: the Secrets its tokens were bound to and role %s/%s go with the serviceaccount (garbage collector)", Namespace, selfAccess))
+		err = nil
+	}
+	return errors.Join(append(left, err)...)
 }
