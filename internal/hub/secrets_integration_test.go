@@ -40,24 +40,7 @@ import (
 const canary = "canary-s3cr3t-d4t4-f1071lla"
 
 // logs captures everything controllers log in this test binary, at the most verbose level.
-var logs syncBuffer
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+var logs fleettest.SyncBuffer
 
 func TestMain(m *testing.M) {
 	var w io.Writer = &logs

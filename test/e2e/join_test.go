@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -206,7 +204,7 @@ func serviceAccountKubeconfig(t *testing.T, adminKubeconfig, namespace, name str
 // function it returns at any time.
 func runFlotillaHub(t *testing.T, flotilla, hubKubeconfig string, extraArgs ...string) (log func() string) {
 	t.Helper()
-	var buf syncBuffer
+	var buf fleettest.SyncBuffer
 	args := append([]string{"hub", "--hub-kubeconfig", hubKubeconfig, "--leader-elect=false",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s"}, extraArgs...)
 	proc := exec.Command(flotilla, args...)
@@ -230,24 +228,6 @@ func runFlotillaHub(t *testing.T, flotilla, hubKubeconfig string, extraArgs ...s
 		}
 	})
 	return buf.String
-}
-
-// syncBuffer is a bytes.Buffer that a process writes to while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // runFlotilla runs a flotilla command against the hub and fails the test if it fails.
