@@ -20,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -76,7 +77,11 @@ func startEnvWith(t *testing.T, opts inventory.Options, spokes ...string) *env {
 	}
 	scheme := install.Scheme()
 	provider := inventory.New(scheme, opts)
-	mgr, err := mcmanager.New(hubCfg, provider, manager.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	// Each test of the package starts its own manager in this one process: the controller
+	// names repeat, which is what name validation would refuse.
+	skip := true
+	mgr, err := mcmanager.New(hubCfg, provider, manager.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: &skip}})
 	if err != nil {
 		t.Fatal(err)
 	}
