@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -125,6 +126,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		}
 	}
 	w.reportDrifts(ctx, cl, job, prev, drifts, &res)
+	w.reportFights(job, ids, &res)
 	if res.Complete {
 		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects, ids, prev, next)
 	}
@@ -181,8 +183,22 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 			displaced = existing.GetAnnotations()[flotillav1.AnnotationOwner]
 			break
 		}
-		paths := drift.Compare(desired.Object, existing.Object, ignore)
 		sameHash := hashOf(existing) == hash
+		w.mu.Lock()
+		expected := w.expectedLocked(key, desired)
+		w.mu.Unlock()
+		paths := drift.Compare(expected, existing.Object, ignore)
+		if paths != nil && sameHash && (mode == flotillav1.ModeApplyOnce || policy != flotillav1.DriftIgnore) {
+			// The object may hold what the cluster stores for Flotilla's apply, with fields
+			// admission or the API server set otherwise: ask the cluster (once per desired
+			// hash) before calling it drift.
+			form, err := w.serverFormOf(ctx, cl, job.Owner, key, desired, keepIgnored(desired, existing, ignore), ignore)
+			if err == nil {
+				paths = drift.Compare(form, existing.Object, ignore)
+			} else {
+				ctrllog.FromContext(ctx).V(1).Info("Cannot dry-run an apply to tell drift from the server's own changes", "object", ref, "error", err.Error())
+			}
+		}
 		switch {
 		case mode == flotillav1.ModeApplyOnce && paths == nil:
 			return nil, nil
@@ -195,7 +211,10 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		case sameHash && policy == flotillav1.DriftReport:
 			return &Drift{Object: ref, Fields: paths}, nil
 		case sameHash:
-			correction = &Drift{Object: ref, Fields: paths, Corrected: true, Manager: w.managerOf(ctx, cl, desired, paths)}
+			correction = &Drift{Object: ref, Fields: paths, Corrected: true}
+			if h := w.held(ctx, cl, job.Owner, key, hash, desired, correction); h != nil {
+				return h, nil // corrected when its backoff ends (fight.go)
+			}
 		}
 	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		if meta.IsNoMatchError(err) {
@@ -221,7 +240,10 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 					if mode == flotillav1.ModeApplyOnce || policy != flotillav1.DriftCorrect {
 						return reported(d, policy), nil
 					}
-					d.Corrected, d.Manager = true, w.managerOf(ctx, cl, desired, d.Fields)
+					d.Corrected = true
+					if h := w.held(ctx, cl, job.Owner, key, hash, desired, d); h != nil {
+						return h, nil
+					}
 					correction = d
 				}
 				break
@@ -233,17 +255,20 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 				return reported(d, policy), nil
 			}
 			d.Corrected = true // deleted on the cluster: created again
+			if h := w.held(ctx, cl, job.Owner, key, hash, desired, d); h != nil {
+				return h, nil
+			}
 			correction = d
 		}
 	default:
 		return nil, fmt.Errorf("%s: read: %w", ref, err)
 	}
-	toApply := desired
-	if current != nil && len(ignore) > 0 {
-		toApply = &unstructured.Unstructured{Object: drift.KeepLive(desired.Object, current.Object, ignore)}
-	}
+	toApply := keepIgnored(desired, current, ignore)
 	if err := w.apply(ctx, cl, toApply); err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	if correction != nil {
+		w.corrected(job.Owner, key, hash, correction)
 	}
 	// Let an owner that lost the object find out at once: one this write displaced, or one
 	// that wrote it moments ago on this worker without either delivery seeing the other's.
@@ -262,6 +287,15 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		return correction, waitEstablished(ctx, cl, desired.GetName())
 	}
 	return correction, nil
+}
+
+// keepIgnored is what to apply over current: desired with the live values of its ignored
+// fields, so an update neither changes nor drops them.
+func keepIgnored(desired, current *unstructured.Unstructured, ignore [][]string) *unstructured.Unstructured {
+	if current == nil || len(ignore) == 0 {
+		return desired
+	}
+	return &unstructured.Unstructured{Object: drift.KeepLive(desired.Object, current.Object, ignore)}
 }
 
 // namespaceLeaders splits the indexes of objects into the first of each namespace and the rest.
