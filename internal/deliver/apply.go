@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -188,16 +187,13 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		expected := w.expectedLocked(key, desired)
 		w.mu.Unlock()
 		paths := drift.Compare(expected, existing.Object, ignore)
-		if paths != nil && sameHash && (mode == flotillav1.ModeApplyOnce || policy != flotillav1.DriftIgnore) {
+		correct := mode != flotillav1.ModeApplyOnce && policy == flotillav1.DriftCorrect
+		var manager string // who made the drift, when named during the recheck
+		if paths != nil && sameHash && (correct || mode == flotillav1.ModeApplyOnce || policy == flotillav1.DriftReport) {
 			// The object may hold what the cluster stores for Flotilla's apply, with fields
 			// admission or the API server set otherwise: ask the cluster (once per desired
 			// hash) before calling it drift.
-			form, err := w.serverFormOf(ctx, cl, job.Owner, key, desired, keepIgnored(desired, existing, ignore), ignore)
-			if err == nil {
-				paths = drift.Compare(form, existing.Object, ignore)
-			} else {
-				ctrllog.FromContext(ctx).V(1).Info("Cannot dry-run an apply to tell drift from the server's own changes", "object", ref, "error", err.Error())
-			}
+			paths, manager = w.recheck(ctx, cl, job.Owner, key, desired, existing, ignore, paths, correct)
 		}
 		switch {
 		case mode == flotillav1.ModeApplyOnce && paths == nil:
@@ -211,7 +207,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		case sameHash && policy == flotillav1.DriftReport:
 			return &Drift{Object: ref, Fields: paths}, nil
 		case sameHash:
-			correction = &Drift{Object: ref, Fields: paths, Corrected: true}
+			correction = &Drift{Object: ref, Fields: paths, Corrected: true, Manager: manager}
 			if h := w.held(ctx, cl, job.Owner, key, hash, desired, correction); h != nil {
 				return h, nil // corrected when its backoff ends (fight.go)
 			}
