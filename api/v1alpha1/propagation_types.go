@@ -256,8 +256,10 @@ type PropagationStrategy struct {
 	Mode ApplyMode `json:"mode,omitempty"`
 
 	// drift says what happens when an object is changed or deleted on a cluster: Correct
-	// (default: re-apply within a second), Report (record it in status and an Event), or
-	// Ignore. The flotilla.dev/drift annotation on a hub object overrides it for that object.
+	// (default: re-apply within a second; an object changed back after every correction is
+	// corrected with backoff and reported as Fighting), Report (record it in status and an
+	// Event), or Ignore. The flotilla.dev/drift annotation on a hub object overrides it for
+	// that object. Values the cluster's admission sets on Flotilla's fields are not drift.
 	// +optional
 	// +kubebuilder:default=Correct
 	Drift DriftPolicy `json:"drift,omitempty"`
