@@ -151,8 +151,11 @@ func (w *clusterWorker) reportFights(job Job, ids []objectID, res *Result) {
 			w.d.opts.OnDrift(job.Owner, w.name, d)
 		}
 	}
-	sort.Slice(fighting, func(i, j int) bool { return fighting[i].Object < fighting[j].Object })
 	res.Fighting = len(fighting)
+	if len(fighting) == 0 {
+		return
+	}
+	sort.Slice(fighting, func(i, j int) bool { return fighting[i].Object < fighting[j].Object })
 	if len(fighting) > maxDriftDetails {
 		fighting = fighting[:maxDriftDetails]
 	}
