@@ -2,6 +2,7 @@ package propagation_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -284,7 +285,14 @@ func TestSpokeRewrites(t *testing.T) {
 		if dryRuns > 1 {
 			t.Errorf("%d dry runs, want at most 1", dryRuns)
 		}
-		fights := e.hubEvents(t, "fought", flotillav1.ReasonFighting)
+		// Events are recorded asynchronously: wait for the first, then there must be no other.
+		var fights []corev1.Event
+		fleettest.Eventually(t, wait, "a Fighting Event", func() error {
+			if fights = e.hubEvents(t, "fought", flotillav1.ReasonFighting); len(fights) == 0 {
+				return errors.New("none yet")
+			}
+			return nil
+		})
 		if len(fights) != 1 || fights[0].Count > 1 || !strings.Contains(fights[0].Message, fighterManager) {
 			t.Errorf("want exactly one Fighting Event naming %s, got %+v", fighterManager, fights)
 		}
