@@ -40,9 +40,9 @@ func (w *clusterWorker) undoneLocked(key, hash string, now time.Time) (wait time
 }
 
 // held decides whether the correction d of an object may be made now. If so it fills in who
-// made the drift, unless d names it, and returns nil. If the object's corrections are backing off, the object is
-// looked at again when the wait ends and the drift is returned as held, for the delivery to
-// leave as it is.
+// made the drift, unless d names it, and returns nil. If the object's corrections are backing
+// off, the object is looked at again when the wait ends and the drift is returned as held, for
+// the delivery to leave as it is.
 func (w *clusterWorker) held(ctx context.Context, cl cluster.Cluster, owner pairKey, key, hash string, desired *unstructured.Unstructured, d *Drift) *Drift {
 	w.mu.Lock()
 	wait, _ := w.undoneLocked(key, hash, time.Now())
