@@ -19,12 +19,20 @@ package v1alpha1
 //	Drifted  True   Drifted            objects on clusters differ from what Flotilla applied (Report,
 //	                                   Ignore or ApplyOnce leaves them; clusterResults lists them)
 //	         False  InSync             no drift is known
+//	Fighting True   Fighting           someone on a cluster changes objects back after every
+//	                                   correction (three in a row, each undone within a minute);
+//	                                   Flotilla corrects them only when their backoff ends (up to
+//	                                   5 minutes) or at once when they change on the hub; the
+//	                                   message names the cluster, object, fields and field manager
+//	         False  NoFight            every correction holds
 //	PruneBlocked True PruneBlocked     deletions wait for confirmation (the message has the counts
 //	                                   and the revision to confirm); False otherwise
 const (
 	PropagationApplied = "Applied"
 	PropagationReady   = "Ready"
 	PropagationDrifted = "Drifted"
+	// PropagationFighting is True while someone on a cluster undoes Flotilla's corrections.
+	PropagationFighting = "Fighting"
 	// PropagationPruneBlocked is True while deletions wait for confirmation.
 	PropagationPruneBlocked = "PruneBlocked"
 
@@ -43,6 +51,8 @@ const (
 	ReasonPruneBlocked      = "PruneBlocked"
 	ReasonDrifted           = "Drifted"
 	ReasonInSync            = "InSync"
+	ReasonFighting          = "Fighting"
+	ReasonNoFight           = "NoFight"
 
 	// ReasonKindUnavailable holds an owner that selects a kind the hub cannot list and watch
 	// now: nothing is delivered or pruned for it until the kind can be read again.

@@ -269,8 +269,10 @@ type PropagationStrategy struct {
 	Mode ApplyMode `json:"mode,omitempty"`
 
 	// drift says what happens when an object is changed or deleted on a cluster: Correct
-	// (default: re-apply within a second), Report (record it in status and an Event), or
-	// Ignore. The flotilla.dev/drift annotation on a hub object overrides it for that object.
+	// (default: re-apply within a second; an object changed back after every correction is
+	// corrected with backoff and reported as Fighting), Report (record it in status and an
+	// Event), or Ignore. The flotilla.dev/drift annotation on a hub object overrides it for
+	// that object. Values the cluster's admission sets on Flotilla's fields are not drift.
 	// +optional
 	// +kubebuilder:default=Correct
 	Drift DriftPolicy `json:"drift,omitempty"`
@@ -379,9 +381,24 @@ type ClusterResult struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=5
 	DriftedObjects []DriftedObject `json:"driftedObjects,omitempty"`
+
+	// fighting is the number of objects on the cluster that someone there changes back after
+	// every correction Flotilla makes (strategy.drift Correct): three corrections in a row,
+	// each undone within a minute. Flotilla then corrects such an object only when its
+	// backoff ends (doubling from 2 seconds to at most 5 minutes), or at once when the object
+	// changes on the hub; the fight is over when a correction holds for a minute.
+	// +optional
+	Fighting int32 `json:"fighting,omitempty"`
+
+	// fightingObjects describes the first fighting objects: the fields changed back and the
+	// field manager that changes them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=5
+	FightingObjects []DriftedObject `json:"fightingObjects,omitempty"`
 }
 
-// DriftedObject is an object changed on a cluster.
+// DriftedObject is an object changed on a cluster, or changed back after Flotilla's corrections.
 type DriftedObject struct {
 	// object is kind, namespace and name, e.g. deployment.apps shop/web.
 	// +required
@@ -407,7 +424,8 @@ type DriftedObject struct {
 
 // PropagationStatus is the fleet-wide result of a Propagation. Its size is bounded: one entry
 // of at most ~700 bytes per cluster, and at most 1000 entries (clusters with failures first),
-// so it stays under 1 MiB at any fleet size; the counts always cover every cluster.
+// with drifted and fighting objects described for at most 10 clusters each, so it stays under
+// 1 MiB at any fleet size; the counts always cover every cluster.
 type PropagationStatus struct {
 	// observedGeneration is the metadata.generation this status describes.
 	// +optional
@@ -415,7 +433,9 @@ type PropagationStatus struct {
 
 	// conditions: Applied is True when every chosen cluster has every object in its desired
 	// state, Ready when, in addition, every object is ready there; their reasons say what is
-	// missing otherwise.
+	// missing otherwise. Drifted is True while objects differ and are left so, Fighting while
+	// someone on a cluster changes objects back after every correction, PruneBlocked while
+	// deletions wait for confirmation.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

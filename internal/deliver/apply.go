@@ -126,6 +126,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		}
 	}
 	w.reportDrifts(ctx, cl, job, prev, drifts, &res)
+	w.reportFights(job, ids, &res)
 	if res.Complete {
 		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects, ids, prev, next)
 	}
@@ -182,8 +183,19 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 			displaced = existing.GetAnnotations()[flotillav1.AnnotationOwner]
 			break
 		}
-		paths := drift.Compare(desired.Object, existing.Object, ignore)
 		sameHash := hashOf(existing) == hash
+		w.mu.Lock()
+		expected := w.expectedLocked(key, desired)
+		w.mu.Unlock()
+		paths := drift.Compare(expected, existing.Object, ignore)
+		correct := mode != flotillav1.ModeApplyOnce && policy == flotillav1.DriftCorrect
+		var manager string // who made the drift, when named during the recheck
+		if paths != nil && sameHash && (correct || mode == flotillav1.ModeApplyOnce || policy == flotillav1.DriftReport) {
+			// The object may hold what the cluster stores for Flotilla's apply, with fields
+			// admission or the API server set otherwise: ask the cluster (once per desired
+			// hash) before calling it drift.
+			paths, manager = w.recheck(ctx, cl, job.Owner, key, desired, existing, ignore, paths, correct)
+		}
 		switch {
 		case mode == flotillav1.ModeApplyOnce && paths == nil:
 			return nil, nil
@@ -196,7 +208,10 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		case sameHash && policy == flotillav1.DriftReport:
 			return &Drift{Object: ref, Fields: paths}, nil
 		case sameHash:
-			correction = &Drift{Object: ref, Fields: paths, Corrected: true, Manager: w.managerOf(ctx, cl, desired, paths)}
+			correction = &Drift{Object: ref, Fields: paths, Corrected: true, Manager: manager}
+			if h := w.held(ctx, cl, job.Owner, key, hash, desired, correction); h != nil {
+				return h, nil // corrected when its backoff ends (fight.go)
+			}
 		}
 	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		if meta.IsNoMatchError(err) {
@@ -222,7 +237,10 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 					if mode == flotillav1.ModeApplyOnce || policy != flotillav1.DriftCorrect {
 						return reported(d, policy), nil
 					}
-					d.Corrected, d.Manager = true, w.managerOf(ctx, cl, desired, d.Fields)
+					d.Corrected = true
+					if h := w.held(ctx, cl, job.Owner, key, hash, desired, d); h != nil {
+						return h, nil
+					}
 					correction = d
 				}
 				break
@@ -234,17 +252,20 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 				return reported(d, policy), nil
 			}
 			d.Corrected = true // deleted on the cluster: created again
+			if h := w.held(ctx, cl, job.Owner, key, hash, desired, d); h != nil {
+				return h, nil
+			}
 			correction = d
 		}
 	default:
 		return nil, fmt.Errorf("%s: read: %w", ref, w.explainForbidden(err))
 	}
-	toApply := desired
-	if current != nil && len(ignore) > 0 {
-		toApply = &unstructured.Unstructured{Object: drift.KeepLive(desired.Object, current.Object, ignore)}
-	}
+	toApply := keepIgnored(desired, current, ignore)
 	if err := w.apply(ctx, cl, toApply); err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, w.explainForbidden(err))
+	}
+	if correction != nil {
+		w.corrected(job.Owner, key, hash, correction)
 	}
 	// Let an owner that lost the object find out at once: one this write displaced, or one
 	// that wrote it moments ago on this worker without either delivery seeing the other's.
@@ -263,6 +284,15 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		return correction, waitEstablished(ctx, cl, desired.GetName())
 	}
 	return correction, nil
+}
+
+// keepIgnored is what to apply over current: desired with the live values of its ignored
+// fields, so an update neither changes nor drops them.
+func keepIgnored(desired, current *unstructured.Unstructured, ignore [][]string) *unstructured.Unstructured {
+	if current == nil || len(ignore) == 0 {
+		return desired
+	}
+	return &unstructured.Unstructured{Object: drift.KeepLive(desired.Object, current.Object, ignore)}
 }
 
 // namespaceLeaders splits the indexes of objects into the first of each namespace and the rest.

@@ -273,6 +273,7 @@ type clusterWorker struct {
 	retired      bool                                              // stopped for want of jobs; Submit uses a new worker
 	unwatch      []func()                                          // remove this worker's spoke event handlers
 	claims       map[string]map[pairKey]bool                       // owners waiting for an object another owner holds, by render.Key
+	memory       driftMemory                                       // server forms and correction histories of objects that drifted
 
 	// watchedCluster is the cluster instance watching and unwatch are for (watch.go).
 	watchedCluster cluster.Cluster

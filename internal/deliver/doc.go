@@ -17,5 +17,8 @@
 //     and the other reports a Conflict, so two Propagations never fight;
 //   - only objects carrying this owner's label are ever pruned, and only after every apply of
 //     the delivery succeeded; a failure to list, reach or discover anything aborts the prune
-//     and is never read as "absent".
+//     and is never read as "absent";
+//   - an object is compared with what the cluster stores for Flotilla's apply (serverform.go),
+//     so a value admission sets is not drift; corrections that someone on the cluster keeps
+//     undoing back off, up to one per 5 minutes, and are reported as a fight (fight.go).
 package deliver

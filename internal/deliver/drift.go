@@ -52,8 +52,11 @@ func (w *clusterWorker) managerOf(ctx context.Context, cl cluster.Cluster, desir
 func (w *clusterWorker) reportDrifts(ctx context.Context, cl cluster.Cluster, job Job, prev *verified, drifts []*Drift, res *Result) {
 	var fresh []*Drift
 	for i, d := range drifts {
-		if d == nil {
-			continue
+		if d == nil || d.held {
+			continue // a held correction is neither drift left nor news (fight.go)
+		}
+		if d.Corrected && d.Fighting {
+			continue // a fight is reported once, not each of its corrections
 		}
 		if !d.Corrected {
 			res.Drifted++
@@ -77,7 +80,7 @@ func (w *clusterWorker) reportDrifts(ctx context.Context, cl cluster.Cluster, jo
 		}
 	}
 	for _, d := range drifts {
-		if d != nil && !d.Corrected {
+		if d != nil && !d.Corrected && !d.held {
 			res.DriftedObjects = append(res.DriftedObjects, *d)
 		}
 	}

@@ -71,6 +71,11 @@ type Result struct {
 	// Report, mode ApplyOnce); DriftedObjects describes the first of them.
 	Drifted        int
 	DriftedObjects []Drift
+	// Fighting counts objects that someone on the cluster changes back after every
+	// correction (fight.go); FightingObjects describes the first of them. They are corrected
+	// only with backoff until the fight ends or the hub object changes.
+	Fighting        int
+	FightingObjects []Drift
 }
 
 // Drift is an object found changed on a cluster.
@@ -85,14 +90,24 @@ type Drift struct {
 	Manager string
 	// Corrected says Flotilla re-applied the object.
 	Corrected bool
+	// Fighting says the object is changed back after every correction: it is corrected only
+	// with backoff, until the fight ends or the hub object changes.
+	Fighting bool
+
+	held bool // a correction waits for the object's backoff to end
 }
 
 // Describe says what changed and who changed it, for conditions and Events.
 func (d Drift) Describe() string {
 	s := d.Object
-	if d.Deleted {
+	switch {
+	case d.Fighting && d.Deleted:
+		s += " is deleted again after every correction"
+	case d.Fighting:
+		s += " is changed back after every correction, at " + strings.Join(d.Fields, ", ")
+	case d.Deleted:
 		s += " was deleted"
-	} else {
+	default:
 		s += " changed at " + strings.Join(d.Fields, ", ")
 	}
 	if d.Manager != "" {

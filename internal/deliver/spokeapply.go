@@ -17,8 +17,9 @@ import (
 
 // spokeApplier sends server-side applies to one engaged cluster and drops the answers unread:
 // Flotilla learns the result from its spoke watch, so decoding every returned object (a
-// thousand per bulk delivery, per cluster) would only cost CPU and garbage. It shares the
-// cluster's HTTP transport.
+// thousand per bulk delivery, per cluster) would only cost CPU and garbage. The one answer it
+// reads is that of a dry run asking what the cluster would store (serverform.go), made only
+// when an object looks drifted. It shares the cluster's HTTP transport.
 type spokeApplier struct {
 	cl     cluster.Cluster
 	rest   rest.Interface
@@ -38,21 +39,43 @@ func newSpokeApplier(cl cluster.Cluster) (*spokeApplier, error) {
 // apply server-side applies obj as Flotilla's field manager, taking ownership of conflicting
 // fields. With dryRun the cluster validates and admits the object but stores nothing.
 func (a *spokeApplier) apply(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {
-	gvk := obj.GroupVersionKind()
-	mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	req, err := a.request(obj, dryRun)
 	if err != nil {
 		return err
 	}
+	return req.Do(ctx).Error()
+}
+
+// wouldStore dry-runs the apply of obj and returns the object the cluster would store, as
+// JSON: the one answer Flotilla reads (see serverform.go).
+func (a *spokeApplier) wouldStore(ctx context.Context, obj *unstructured.Unstructured) ([]byte, error) {
+	req, err := a.request(obj, true)
+	if err != nil {
+		return nil, err
+	}
+	res := req.Do(ctx)
+	if err := res.Error(); err != nil {
+		return nil, err
+	}
+	return res.Raw()
+}
+
+func (a *spokeApplier) request(obj *unstructured.Unstructured, dryRun bool) (*rest.Request, error) {
+	gvk := obj.GroupVersionKind()
+	mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
 	body, err := json.Marshal(obj.Object)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req := a.rest.Patch(types.ApplyPatchType).AbsPath(resourcePath(mapping, obj)).Body(body).
 		Param("fieldManager", FieldManager).Param("force", "true")
 	if dryRun {
 		req = req.Param("dryRun", metav1.DryRunAll)
 	}
-	return req.Do(ctx).Error()
+	return req, nil
 }
 
 // resourcePath is the API path of obj: /api/v1/namespaces/ns/configmaps/name and the like.

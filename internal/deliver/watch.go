@@ -2,6 +2,7 @@ package deliver
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -114,7 +115,8 @@ func (w *clusterWorker) watchInstance(ctx context.Context, cl cluster.Cluster) b
 // onSpokeChange looks at a changed or deleted Flotilla object on the spoke. When it no longer
 // holds what was applied (or was ready and is not any more), the object is marked dirty and
 // its owner queued: the delivery then corrects or reports it, as the owner's strategy says.
-// Changes made by Flotilla itself compare equal and cost nothing more.
+// Changes made by Flotilla itself compare equal and cost nothing more. A drift that undoes a
+// recent correction queues the owner only when the object's backoff ends (fight.go).
 func (w *clusterWorker) onSpokeChange(obj any, deleted bool) {
 	live, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -133,9 +135,18 @@ func (w *clusterWorker) onSpokeChange(obj any, deleted bool) {
 		return
 	}
 	job := w.jobs[owner]
-	if !deleted && !w.changedLocked(job, desired, live, v, key) {
-		w.mu.Unlock()
-		return
+	drifted := deleted
+	if !deleted {
+		var changed bool
+		if changed, drifted = w.changedLocked(job, desired, live, v, key); !changed {
+			w.mu.Unlock()
+			return
+		}
+	}
+	var wait time.Duration
+	var started bool
+	if drifted {
+		wait, started = w.undoneLocked(key, hashOf(desired), time.Now())
 	}
 	if w.dirty == nil {
 		w.dirty = map[pairKey]map[string]bool{}
@@ -147,23 +158,28 @@ func (w *clusterWorker) onSpokeChange(obj any, deleted bool) {
 	delete(w.applied, key)
 	w.mu.Unlock()
 	driftEvents.WithLabelValues(w.name).Inc()
-	w.queue.Add(owner)
+	if wait > 0 && !started {
+		w.queue.AddAfter(owner, wait)
+		return
+	}
+	w.queue.Add(owner) // a fight that starts is reported at once
 }
 
-// changedLocked reports whether a live object needs another look: it differs from desired
-// in a way not already recorded, or its readiness changed.
-func (w *clusterWorker) changedLocked(job Job, desired, live *unstructured.Unstructured, v *verified, key string) bool {
-	paths := drift.Compare(desired.Object, live.Object, job.Ignore.For(desired.GetAPIVersion(), desired.GetKind()))
+// changedLocked reports whether a live object needs another look: it differs from what
+// Flotilla's apply stores in a way not already recorded, or its readiness changed; drifted
+// says it differs.
+func (w *clusterWorker) changedLocked(job Job, desired, live *unstructured.Unstructured, v *verified, key string) (changed, drifted bool) {
+	paths := drift.Compare(w.expectedLocked(key, desired), live.Object, job.Ignore.For(desired.GetAPIVersion(), desired.GetKind()))
 	if recorded, ok := v.drifted[key]; ok {
-		return !equalStrings(recorded.Fields, paths)
+		return !equalStrings(recorded.Fields, paths), paths != nil
 	}
 	if paths != nil {
-		return true
+		return true, true
 	}
 	// Readiness follows the watch too: an object that became ready, or stopped being ready,
 	// is looked at again now rather than at the next periodic recheck.
 	res, err := status.Compute(live)
-	return (err == nil && res.Status == status.CurrentStatus) != v.ready[key]
+	return (err == nil && res.Status == status.CurrentStatus) != v.ready[key], false
 }
 
 // desiredLocked returns the desired object of owner with this key, indexing the owner's job

@@ -6,6 +6,14 @@
 // them (numbers by value, resource quantities by amount, empty maps and lists as absent), so
 // that an object applied a moment ago never looks drifted. Paths are JSON pointers (RFC 6901).
 //
-// The package is pure: no clients, no clocks. The deliverer calls it on spoke watch events and
+// Where the cluster stores something else than Flotilla sent (admission, or the API server
+// itself, changed a field), Project gives what the server stores of Flotilla's fields, which
+// the deliverer then compares with instead of the desired object.
+//
+// Corrections and FightWindow, FightThreshold, Backoff are the rules for an object someone on
+// the cluster changes back after every correction: corrections back off, and a fight is
+// reported once instead of being fought as fast as the cluster answers.
+//
+// The package is pure: no clients, no clocks (callers pass the time). The deliverer calls it on spoke watch events and
 // on periodic verification; `flotilla diff` calls it to show drift.
 package drift

@@ -9,7 +9,8 @@ import (
 
 // FuzzCompare checks the properties drift detection relies on, for any pair of JSON objects:
 // an object never drifts from itself, Compare never panics, and its report is bounded and made
-// of well-formed pointers that KeepLive can take values from.
+// of well-formed pointers that KeepLive can take values from; what a server stored never
+// drifts from its projection on what Flotilla sent.
 func FuzzCompare(f *testing.F) {
 	f.Add(`{"spec":{"replicas":3}}`, `{"spec":{"replicas":"3"}}`, "/spec/replicas")
 	f.Add(`{"a":[{"name":"x","v":1}]}`, `{"a":[{"name":"y"},{"name":"x","v":1.0}]}`, "/a/0/v")
@@ -22,6 +23,9 @@ func FuzzCompare(f *testing.F) {
 		}
 		if got := Compare(desired, runtime.DeepCopyJSON(desired), nil); got != nil {
 			t.Fatalf("an object drifts from itself: %v", got)
+		}
+		if got := Compare(Project(desired, live), live, nil); got != nil {
+			t.Fatalf("a stored object drifts from its projection: %v", got)
 		}
 		paths := Compare(desired, live, nil)
 		if len(paths) > maxPaths {

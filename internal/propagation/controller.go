@@ -442,9 +442,10 @@ func (r *Reconciler) results(owner render.Owner, clusters []string) map[string]d
 const eventTimeout = 10 * time.Second
 
 // RecordDrift emits an Event on the propagator a drift belongs to: Normal when Flotilla
-// corrected it, Warning when it is left (drift Report, mode ApplyOnce). Deliver workers call
-// it, and it returns at once: the Event needs the propagator read from the hub cache, which
-// may be slow or not synced, so the read and the Event happen aside, within eventTimeout.
+// corrected it, Warning when it is left (drift Report, mode ApplyOnce) and when a fight
+// starts (one Event per fight, not per correction). Deliver workers call it, and it returns at
+// once: the Event needs the propagator read from the hub cache, which may be slow or not
+// synced, so the read and the Event happen aside, within eventTimeout.
 func (r *Reconciler) RecordDrift(owner render.Owner, cluster string, d deliver.Drift) {
 	go r.recordDrift(owner, cluster, d)
 }
@@ -460,9 +461,16 @@ func (r *Reconciler) recordDrift(owner render.Owner, cluster string, d deliver.D
 		return
 	}
 	msg := limit("cluster "+cluster+": "+d.Describe(), 1024)
+	if d.Fighting {
+		r.recorder.Event(obj, corev1.EventTypeWarning, flotillav1.ReasonFighting, limit(msg+"; "+fightPolicy, 1024))
+		return
+	}
 	if d.Corrected {
 		r.recorder.Event(obj, corev1.EventTypeNormal, "DriftCorrected", msg+"; corrected")
 		return
 	}
 	r.recorder.Event(obj, corev1.EventTypeWarning, flotillav1.ReasonDrifted, msg+"; left as is (strategy.drift or mode)")
 }
+
+// fightPolicy says what Flotilla does about a fight, for its Event.
+var fightPolicy = fmt.Sprintf("Flotilla corrects it only when its backoff ends (at most every %s) or at once when it changes on the hub", drift.MaxBackoff)

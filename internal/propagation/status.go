@@ -15,6 +15,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/drift"
 )
 
 // maxClusterResults bounds status.clusterResults; counts still cover every cluster.
@@ -125,6 +126,7 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 			entry.Applied, entry.Failed, entry.Message = int32(res.Applied), int32(res.Failed), limit(res.Message, 512)
 			entry.Ready = int32(res.Ready)
 			entry.Drifted, entry.DriftedObjects = int32(res.Drifted), driftedObjects(res.DriftedObjects)
+			entry.Fighting, entry.FightingObjects = int32(res.Fighting), driftedObjects(res.FightingObjects)
 			out.Drifted += entry.Drifted
 			if res.Complete && res.Revision == revision {
 				entry.Revision = res.Revision
@@ -163,14 +165,19 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	if len(entries) > maxClusterResults {
 		entries = entries[:maxClusterResults]
 	}
-	// Drift details of a few clusters say enough and keep status small in a large fleet.
-	detailed := 0
+	// Drift and fight details of a few clusters say enough and keep status small in a large
+	// fleet.
+	detailed, fights := 0, 0
 	for i := range entries {
-		if len(entries[i].DriftedObjects) == 0 {
-			continue
+		if len(entries[i].DriftedObjects) > 0 {
+			if detailed++; detailed > maxDriftDetailClusters {
+				entries[i].DriftedObjects = nil
+			}
 		}
-		if detailed++; detailed > maxDriftDetailClusters {
-			entries[i].DriftedObjects = nil
+		if len(entries[i].FightingObjects) > 0 {
+			if fights++; fights > maxDriftDetailClusters {
+				entries[i].FightingObjects = nil
+			}
 		}
 	}
 	out.ClusterResults = entries
@@ -199,7 +206,34 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	meta.SetStatusCondition(&out.Conditions, readyCondition(cond, out, in, firstNotReady))
 	meta.SetStatusCondition(&out.Conditions, pruneBlockedCondition(in, pruneBlocked))
 	meta.SetStatusCondition(&out.Conditions, driftedCondition(in, out))
+	meta.SetStatusCondition(&out.Conditions, fightingCondition(in, out))
 	return out
+}
+
+// fightingCondition is True while someone on a cluster changes objects back after every
+// correction; its message names the first such object, the fields and who changes them.
+func fightingCondition(in statusInput, out flotillav1.PropagationStatus) metav1.Condition {
+	c := metav1.Condition{Type: flotillav1.PropagationFighting, Status: metav1.ConditionFalse, ObservedGeneration: in.generation,
+		Reason: flotillav1.ReasonNoFight, Message: "every correction of drift holds"}
+	objects, clusters, first := 0, 0, ""
+	for _, e := range out.ClusterResults {
+		if e.Fighting == 0 {
+			continue
+		}
+		objects += int(e.Fighting)
+		clusters++
+		if first == "" && len(e.FightingObjects) > 0 {
+			d := e.FightingObjects[0]
+			first = e.Cluster + ": " + deliver.Drift{Object: d.Object, Fields: d.Fields, Deleted: d.Deleted, Manager: d.Manager, Fighting: true}.Describe()
+		}
+	}
+	if objects == 0 {
+		return c
+	}
+	c.Status, c.Reason = metav1.ConditionTrue, flotillav1.ReasonFighting
+	c.Message = truncate(fmt.Sprintf("%d objects on %d clusters are changed back after every correction; Flotilla corrects them only when their backoff ends (at most every %s), or at once when they change on the hub; first: %s",
+		objects, clusters, drift.MaxBackoff, first))
+	return c
 }
 
 // pruneBlockedCondition is True while deletions wait for confirmation.

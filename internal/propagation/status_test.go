@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -92,6 +93,34 @@ func TestComputeStatus(t *testing.T) {
 					t.Errorf("status %+v", s)
 				}
 			}},
+		{name: "a fight is reported with who fights, and the clusters stay applied",
+			in: statusInput{revision: "r2", targets: []string{"a", "b"}, results: map[string]deliver.Result{"a": done,
+				"b": {Revision: "r2", Complete: true, Applied: 3, Ready: 3, Fighting: 2, FightingObjects: []deliver.Drift{
+					{Object: "configmap ns/x", Fields: []string{"/data/v"}, Manager: "rewriter (Update)", Fighting: true},
+					{Object: "configmap ns/y", Deleted: true, Fighting: true}}}}},
+			wantReason: flotillav1.ReasonApplied, wantStatus: metav1.ConditionTrue,
+			check: func(t *testing.T, s flotillav1.PropagationStatus) {
+				c := meta.FindStatusCondition(s.Conditions, flotillav1.PropagationFighting)
+				if c == nil || c.Status != metav1.ConditionTrue || c.Reason != flotillav1.ReasonFighting ||
+					!strings.Contains(c.Message, "2 objects on 1 clusters") ||
+					!strings.Contains(c.Message, "b: configmap ns/x is changed back after every correction, at /data/v by rewriter (Update)") {
+					t.Errorf("Fighting condition %+v", c)
+				}
+				if e := s.ClusterResults[1]; e.Cluster != "b" || e.Fighting != 2 || len(e.FightingObjects) != 2 || e.FightingObjects[0].Manager != "rewriter (Update)" {
+					t.Errorf("cluster result %+v", e)
+				}
+				if s.Drifted != 0 {
+					t.Errorf("a fight counted as drift left: %d", s.Drifted)
+				}
+			}},
+		{name: "no fight",
+			in:         statusInput{revision: "r2", targets: []string{"a"}, results: map[string]deliver.Result{"a": done}},
+			wantReason: flotillav1.ReasonApplied, wantStatus: metav1.ConditionTrue,
+			check: func(t *testing.T, s flotillav1.PropagationStatus) {
+				if c := meta.FindStatusCondition(s.Conditions, flotillav1.PropagationFighting); c == nil || c.Status != metav1.ConditionFalse || c.Reason != flotillav1.ReasonNoFight {
+					t.Errorf("Fighting condition %+v", c)
+				}
+			}},
 		{name: "clusters leaving the placement keep it progressing",
 			in: statusInput{revision: "r2", targets: []string{"a"}, results: map[string]deliver.Result{"a": done},
 				dropped: map[string]deliver.Result{"old": {}}},
@@ -128,5 +157,35 @@ func TestComputeStatusIsBoundedAt1000Clusters(t *testing.T) {
 	}
 	if len(data) > 1<<20 {
 		t.Fatalf("status of a 1500-cluster fleet is %d bytes, over 1 MiB", len(data))
+	}
+}
+
+func TestComputeStatusBoundsFightDetails(t *testing.T) {
+	in := statusInput{revision: "r", results: map[string]deliver.Result{}}
+	var fights []deliver.Drift
+	for i := range 5 {
+		fights = append(fights, deliver.Drift{Object: fmt.Sprintf("configmap ns/%s-%d", strings.Repeat("x", 500), i),
+			Fields: []string{"/data/" + strings.Repeat("k", 250)}, Manager: strings.Repeat("m", 250), Fighting: true})
+	}
+	for i := range 1000 {
+		c := fmt.Sprintf("cluster-%04d", i)
+		in.targets = append(in.targets, c)
+		in.results[c] = deliver.Result{Revision: "r", Complete: true, Applied: 5, Ready: 5, Fighting: 5, FightingObjects: fights}
+	}
+	s := computeStatus(in)
+	detailed := 0
+	for _, e := range s.ClusterResults {
+		if len(e.FightingObjects) > 0 {
+			detailed++
+		}
+		if e.Fighting != 5 {
+			t.Fatalf("cluster %s counts %d fighting objects", e.Cluster, e.Fighting)
+		}
+	}
+	if detailed != maxDriftDetailClusters {
+		t.Fatalf("%d clusters describe their fights, want %d", detailed, maxDriftDetailClusters)
+	}
+	if c := meta.FindStatusCondition(s.Conditions, flotillav1.PropagationFighting); c == nil || !strings.HasPrefix(c.Message, "5000 objects on 1000 clusters") || utf8.RuneCountInString(c.Message) > 1024 {
+		t.Fatalf("Fighting condition %+v", c)
 	}
 }

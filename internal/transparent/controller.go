@@ -427,6 +427,10 @@ func (r *Reconciler) recordDrift(owner render.Owner, cluster string, d deliver.D
 	if err := r.Hub.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name}, u); err != nil {
 		return
 	}
+	if d.Fighting {
+		r.recorder.Event(u, corev1.EventTypeWarning, "Fighting", "cluster "+cluster+": "+d.Describe()+"; corrected only with backoff until it changes on the hub")
+		return
+	}
 	if d.Corrected {
 		r.recorder.Event(u, corev1.EventTypeNormal, "DriftCorrected", "cluster "+cluster+": "+d.Describe()+"; corrected")
 		return
