@@ -35,7 +35,11 @@ Run it where it can reach the hub and every spoke. Replicas elect one leader thr
 ClusterPropagations deliver cluster-scoped objects and objects in any namespace; they may use
 only Placements in an --admin-namespace (flotilla-system unless told otherwise), so that the
 users of a tenant namespace cannot steer or empty an administrator's delivery by editing a
-Placement of theirs.`,
+Placement of theirs.
+
+Clusters registered elsewhere are imported as Clusters, read-only, by importers that
+--import-* flags turn off one by one; each is on by default where the hub serves its source's
+kind, and the log says at start-up which run. See docs/clusters.md.`,
 		Example: `  # Against the hub of 'flotilla dev up', without leader election
   flotilla hub --hub-kubeconfig .flotilla/dev/hub.kubeconfig --leader-elect=false`,
 		Args: cobra.NoArgs,
@@ -60,6 +64,8 @@ Placement of theirs.`,
 	f.DurationVar(&opts.VerifyInterval, "verify-interval", 10*time.Minute, "how often every delivered object is compared with the spoke caches, a backstop to the spoke watches that writes only what differs; negative disables it")
 	f.DurationVar(&opts.Inventory.ProbeInterval, "probe-interval", 10*time.Second, "how often each spoke's health is probed")
 	f.DurationVar(&opts.Inventory.ProbeTimeout, "probe-timeout", 5*time.Second, "how long one probe may take")
+	f.BoolVar(&opts.Sources.KubeconfigSecrets, "import-kubeconfig-secrets", true, "import Secrets labelled sigs.k8s.io/multicluster-runtime-kubeconfig=true in --kubeconfig-secret-namespace as Clusters (key kubeconfig, cluster named after the Secret)")
+	f.StringVar(&opts.Sources.KubeconfigSecretNamespace, "kubeconfig-secret-namespace", "flotilla-system", "namespace whose labelled kubeconfig Secrets are imported; whoever may write Secrets there may add clusters to the fleet")
 	goFlags := flag.NewFlagSet("flotilla", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
 	f.AddGoFlagSet(goFlags)

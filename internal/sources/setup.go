@@ -1,0 +1,98 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+// Options says which importers run. The zero value runs none; `flotilla hub` turns each on by
+// default, and an importer whose source kind the hub does not serve stays off.
+type Options struct {
+	// KubeconfigSecrets imports Secrets labelled sigs.k8s.io/multicluster-runtime-kubeconfig=true
+	// in KubeconfigSecretNamespace (default flotilla-system).
+	KubeconfigSecrets         bool
+	KubeconfigSecretNamespace string
+
+	// CredentialsNamespace is where imported Clusters' credentials Secrets are written
+	// (default flotilla-system, where `flotilla join` keeps them too).
+	CredentialsNamespace string
+
+	// UserAgent identifies the importers' one request to each spoke (default flotilla-import).
+	UserAgent string
+}
+
+func (o Options) withDefaults() Options {
+	if o.KubeconfigSecretNamespace == "" {
+		o.KubeconfigSecretNamespace = defaultNamespace
+	}
+	if o.CredentialsNamespace == "" {
+		o.CredentialsNamespace = defaultNamespace
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = fieldManager
+	}
+	return o
+}
+
+// defaultNamespace is Flotilla's namespace on the hub.
+const defaultNamespace = "flotilla-system"
+
+// +kubebuilder:rbac:groups=flotilla.dev,resources=clusters,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",namespace=flotilla-system,resources=secrets,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Setup registers the enabled importers with the hub manager and logs which run, and why the
+// others do not.
+func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
+	opts = opts.withDefaults()
+	log := ctrl.LoggerFrom(ctx).WithName("sources")
+	if !opts.KubeconfigSecrets {
+		log.Info("Cluster importers are all off")
+		return nil
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &flotillav1.Cluster{}, sourceRefIndex, func(o client.Object) []string {
+		if s := o.GetLabels()[flotillav1.LabelSource]; s != "" {
+			return []string{sourceKey(s, o.GetAnnotations()[flotillav1.AnnotationSourceRef])}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	imp := &importer{
+		hub:       mgr.GetClient(),
+		reader:    mgr.GetAPIReader(),
+		events:    mgr.GetEventRecorderFor("flotilla-import"),
+		ids:       newIdentifier(opts.UserAgent),
+		namespace: opts.CredentialsNamespace,
+	}
+	if opts.KubeconfigSecrets {
+		if err := (&kubeconfigSecrets{imp: imp, namespace: opts.KubeconfigSecretNamespace}).setup(mgr); err != nil {
+			return fmt.Errorf("set up the kubeconfig Secret importer: %w", err)
+		}
+		log.Info("Importing clusters from kubeconfig Secrets", "namespace", opts.KubeconfigSecretNamespace,
+			"label", KubeconfigSecretLabel+"=true", "key", KubeconfigSecretKey)
+	} else {
+		log.Info("Not importing clusters from kubeconfig Secrets: turned off")
+	}
+	return nil
+}
+
+// served returns the version of a kind the hub serves (its preferred one), or why none.
+func served(mapper meta.RESTMapper, gk schema.GroupKind, versions ...string) (string, error) {
+	m, err := mapper.RESTMapping(gk, versions...)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return "", fmt.Errorf("the hub does not serve %s", gk)
+		}
+		return "", fmt.Errorf("discover %s on the hub: %w", gk, err)
+	}
+	return m.GroupVersionKind.Version, nil
+}
