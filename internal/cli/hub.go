@@ -65,6 +65,7 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 	f.DurationVar(&opts.Inventory.ProbeInterval, "probe-interval", 10*time.Second, "how often each spoke's health is probed")
 	f.DurationVar(&opts.Inventory.ProbeTimeout, "probe-timeout", 5*time.Second, "how long one probe may take")
 	f.BoolVar(&opts.Sources.KubeconfigSecrets, "import-kubeconfig-secrets", true, "import Secrets labelled sigs.k8s.io/multicluster-runtime-kubeconfig=true in --kubeconfig-secret-namespace as Clusters (key kubeconfig, cluster named after the Secret)")
+	f.BoolVar(&opts.Sources.ClusterAPI, "import-cluster-api", true, "import provisioned Cluster API clusters (cluster.x-k8s.io v1beta2 or v1beta1) with their labels, credentials from their <cluster>-kubeconfig Secret; on only where the hub serves Cluster API")
 	f.StringVar(&opts.Sources.KubeconfigSecretNamespace, "kubeconfig-secret-namespace", "flotilla-system", "namespace whose labelled kubeconfig Secrets are imported; whoever may write Secrets there may add clusters to the fleet")
 	goFlags := flag.NewFlagSet("flotilla", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)

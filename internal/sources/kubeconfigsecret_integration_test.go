@@ -99,19 +99,7 @@ func TestKubeconfigSecrets(t *testing.T) {
 				}
 			})
 		})
-		// Flotilla's requests now come as the new ServiceAccount.
-		fleettest.Eventually(t, wait, "requests with the rotated token", func() error {
-			events, err := spokeA.AuditEvents()
-			if err != nil {
-				return err
-			}
-			for _, ev := range events {
-				if strings.HasPrefix(ev.UserAgent, "flotilla") && ev.User.Username == "system:serviceaccount:default:rotated" && strings.HasPrefix(ev.RequestURI, "/readyz") {
-					return nil
-				}
-			}
-			return fmt.Errorf("no probe with the rotated token yet")
-		})
+		e.probedAs(t, "spoke-a", "system:serviceaccount:default:rotated")
 		e.cluster(t, "spoke-a", ready(metav1.ConditionTrue, flotillav1.ReasonProbed))
 		e.event(t, "flotilla-system", "spoke-a", sources.ReasonImported)
 		if strings.Contains(logs.String(), token) {

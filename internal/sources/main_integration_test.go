@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -21,6 +23,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/hub"
@@ -249,3 +252,58 @@ func (e *env) importerWrites(t *testing.T) int {
 func secret(namespace, name string, labels map[string]string, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels}, Data: data}
 }
+
+// installCRD creates a CRD from testdata on the hub and waits until it is Established.
+func installCRD(t *testing.T, hub client.Client, file string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(data, crd); err != nil {
+		t.Fatal(err)
+	}
+	if err := hub.Create(context.Background(), crd); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, wait, "CRD "+crd.Name+" established", func() error {
+		if err := hub.Get(context.Background(), client.ObjectKeyFromObject(crd), crd); err != nil {
+			return err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return nil
+			}
+		}
+		return errors.New("not established")
+	})
+}
+
+// probedAs waits until Flotilla probes the plane as this user: the spoke was re-engaged with
+// the credentials that user holds.
+func (e *env) probedAs(t *testing.T, plane, username string) {
+	t.Helper()
+	fleettest.Eventually(t, wait, "probes of "+plane+" as "+username, func() error {
+		events, err := e.fleet.Plane(plane).AuditEvents()
+		if err != nil {
+			return err
+		}
+		for _, ev := range events {
+			if strings.HasPrefix(ev.UserAgent, "flotilla") && ev.User.Username == username && strings.HasPrefix(ev.RequestURI, "/readyz") {
+				return nil
+			}
+		}
+		return errors.New("none yet")
+	})
+}
+
+// noDeletes checks that Flotilla never deleted anything on a plane.
+func (e *env) noDeletes(t *testing.T, plane string) {
+	t.Helper()
+	if d := e.flotillaWrites(t, plane, func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" || ev.Verb == "deletecollection" }); len(d) > 0 {
+		t.Fatalf("Flotilla deleted on %s: %v", plane, d)
+	}
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

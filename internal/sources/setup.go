@@ -21,6 +21,10 @@ type Options struct {
 	KubeconfigSecrets         bool
 	KubeconfigSecretNamespace string
 
+	// ClusterAPI imports provisioned Cluster API Clusters (cluster.x-k8s.io v1beta2 or v1beta1,
+	// whichever the hub prefers) in every namespace, when the hub serves them.
+	ClusterAPI bool
+
 	// CredentialsNamespace is where imported Clusters' credentials Secrets are written
 	// (default flotilla-system, where `flotilla join` keeps them too).
 	CredentialsNamespace string
@@ -54,7 +58,7 @@ const defaultNamespace = "flotilla-system"
 func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	opts = opts.withDefaults()
 	log := ctrl.LoggerFrom(ctx).WithName("sources")
-	if !opts.KubeconfigSecrets {
+	if !opts.KubeconfigSecrets && !opts.ClusterAPI {
 		log.Info("Cluster importers are all off")
 		return nil
 	}
@@ -81,6 +85,18 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 			"label", KubeconfigSecretLabel+"=true", "key", KubeconfigSecretKey)
 	} else {
 		log.Info("Not importing clusters from kubeconfig Secrets: turned off")
+	}
+	switch version, err := served(mgr.GetRESTMapper(), CAPIClusterKind, "v1beta2", "v1beta1"); {
+	case !opts.ClusterAPI:
+		log.Info("Not importing clusters from Cluster API: turned off")
+	case err != nil:
+		log.Info("Not importing clusters from Cluster API", "reason", err.Error())
+	default:
+		if err := (&clusterAPI{imp: imp, version: version}).setup(mgr); err != nil {
+			return fmt.Errorf("set up the Cluster API importer: %w", err)
+		}
+		log.Info("Importing provisioned Cluster API clusters", "version", CAPIClusterKind.WithVersion(version).GroupVersion().String(),
+			"credentials", "<cluster>-kubeconfig, key "+CAPIKubeconfigKey)
 	}
 	return nil
 }
