@@ -66,6 +66,8 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 	f.DurationVar(&opts.Inventory.ProbeTimeout, "probe-timeout", 5*time.Second, "how long one probe may take")
 	f.BoolVar(&opts.Sources.KubeconfigSecrets, "import-kubeconfig-secrets", true, "import Secrets labelled sigs.k8s.io/multicluster-runtime-kubeconfig=true in --kubeconfig-secret-namespace as Clusters (key kubeconfig, cluster named after the Secret)")
 	f.BoolVar(&opts.Sources.ClusterAPI, "import-cluster-api", true, "import provisioned Cluster API clusters (cluster.x-k8s.io v1beta2 or v1beta1) with their labels, credentials from their <cluster>-kubeconfig Secret; on only where the hub serves Cluster API")
+	f.BoolVar(&opts.Sources.ArgoCD, "import-argocd", true, "import Argo CD cluster Secrets (argocd.argoproj.io/secret-type=cluster) in --argocd-namespace with their labels; bearer-token and TLS client-certificate credentials only; on only where the hub serves Argo CD")
+	f.StringVar(&opts.Sources.ArgoCDNamespace, "argocd-namespace", "argocd", "namespace of Argo CD's cluster Secrets")
 	f.StringVar(&opts.Sources.KubeconfigSecretNamespace, "kubeconfig-secret-namespace", "flotilla-system", "namespace whose labelled kubeconfig Secrets are imported; whoever may write Secrets there may add clusters to the fleet")
 	goFlags := flag.NewFlagSet("flotilla", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)

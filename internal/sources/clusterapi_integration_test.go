@@ -63,9 +63,6 @@ func TestClusterAPI(t *testing.T) {
 	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "capi"}})
 
 	t.Run("a v1beta2 cluster is imported once provisioned, with its labels", func(t *testing.T) {
-		if !strings.Contains(logs.String(), "Importing provisioned Cluster API clusters") || !strings.Contains(logs.String(), "cluster.x-k8s.io/v1beta2") {
-			t.Error("the start-up log does not say that Cluster API clusters (v1beta2) are imported")
-		}
 		e.create(t, capiCluster("v1beta2", "capi-a", map[string]string{"tier": "gold", "topology.cluster.x-k8s.io/owned": ""}))
 		e.create(t, capiSecret("capi-a", kubeconfigOf(t, spokeA, nil)))
 		e.setPhase(t, "v1beta2", "capi-a", "Provisioning")
@@ -82,6 +79,9 @@ func TestClusterAPI(t *testing.T) {
 			t.Errorf("source-ref %q", c.Annotations[flotillav1.AnnotationSourceRef])
 		}
 		e.event(t, "capi", "capi-a", sources.ReasonImported)
+		if !strings.Contains(logs.String(), "Importing provisioned Cluster API clusters") || !strings.Contains(logs.String(), "cluster.x-k8s.io/v1beta2") {
+			t.Error("the start-up log does not say that Cluster API clusters (v1beta2) are imported")
+		}
 	})
 
 	t.Run("a v1beta1 cluster is imported too", func(t *testing.T) {

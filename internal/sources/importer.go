@@ -304,6 +304,10 @@ func (i *importer) execute(ctx context.Context, imp clusterImport, want *unstruc
 		i.lost(plan.winner.Labels[flotillav1.LabelClusterID], imp.source, imp.ref)
 		return i.delete(ctx, plan.stale)
 	}
+	// A Cluster of this source object under another name goes first: one spoke, one name.
+	if err := i.delete(ctx, plan.stale); err != nil {
+		return err
+	}
 	if plan.secret {
 		if err := i.writeCredentials(ctx, imp); err != nil {
 			return err
@@ -323,7 +327,7 @@ func (i *importer) execute(ctx context.Context, imp clusterImport, want *unstruc
 		i.events.Eventf(imp.object, corev1.EventTypeNormal, ReasonImported, "credentials of Cluster %s updated", imp.name)
 		log.Info("Imported credentials changed", "source", imp.source, "ref", imp.ref)
 	}
-	return i.delete(ctx, plan.stale)
+	return nil
 }
 
 // desiredCluster is the apply body of an imported Cluster.

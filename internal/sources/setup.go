@@ -25,6 +25,11 @@ type Options struct {
 	// whichever the hub prefers) in every namespace, when the hub serves them.
 	ClusterAPI bool
 
+	// ArgoCD imports Argo CD cluster Secrets (argocd.argoproj.io/secret-type=cluster) in
+	// ArgoCDNamespace (default argocd), when the hub serves Argo CD's Applications.
+	ArgoCD          bool
+	ArgoCDNamespace string
+
 	// CredentialsNamespace is where imported Clusters' credentials Secrets are written
 	// (default flotilla-system, where `flotilla join` keeps them too).
 	CredentialsNamespace string
@@ -36,6 +41,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.KubeconfigSecretNamespace == "" {
 		o.KubeconfigSecretNamespace = defaultNamespace
+	}
+	if o.ArgoCDNamespace == "" {
+		o.ArgoCDNamespace = "argocd"
 	}
 	if o.CredentialsNamespace == "" {
 		o.CredentialsNamespace = defaultNamespace
@@ -58,7 +66,7 @@ const defaultNamespace = "flotilla-system"
 func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	opts = opts.withDefaults()
 	log := ctrl.LoggerFrom(ctx).WithName("sources")
-	if !opts.KubeconfigSecrets && !opts.ClusterAPI {
+	if !opts.KubeconfigSecrets && !opts.ClusterAPI && !opts.ArgoCD {
 		log.Info("Cluster importers are all off")
 		return nil
 	}
@@ -97,6 +105,18 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 		}
 		log.Info("Importing provisioned Cluster API clusters", "version", CAPIClusterKind.WithVersion(version).GroupVersion().String(),
 			"credentials", "<cluster>-kubeconfig, key "+CAPIKubeconfigKey)
+	}
+	switch _, err := served(mgr.GetRESTMapper(), ArgoCDApplicationKind); {
+	case !opts.ArgoCD:
+		log.Info("Not importing clusters from Argo CD: turned off")
+	case err != nil:
+		log.Info("Not importing clusters from Argo CD", "reason", err.Error())
+	default:
+		if err := (&argoCD{imp: imp, namespace: opts.ArgoCDNamespace}).setup(mgr); err != nil {
+			return fmt.Errorf("set up the Argo CD importer: %w", err)
+		}
+		log.Info("Importing clusters from Argo CD cluster Secrets", "namespace", opts.ArgoCDNamespace,
+			"label", ArgoCDSecretTypeLabel+"=cluster")
 	}
 	return nil
 }
