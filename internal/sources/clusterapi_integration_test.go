@@ -42,7 +42,9 @@ func (e *env) updateStatus(t *testing.T, obj client.Object, mutate func()) {
 	if err := e.hub.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 		t.Fatal(err)
 	}
-	mutate()
+	if mutate != nil {
+		mutate()
+	}
 	if err := e.hub.Status().Update(ctx, obj); err != nil {
 		t.Fatal(err)
 	}

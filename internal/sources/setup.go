@@ -30,6 +30,16 @@ type Options struct {
 	ArgoCD          bool
 	ArgoCDNamespace string
 
+	// ClusterProfiles imports ClusterProfiles (multicluster.x-k8s.io/v1alpha1) of other cluster
+	// managers, with the credentials their managers give the consumer ClusterProfileConsumer
+	// (default flotilla), when the hub serves ClusterProfiles.
+	ClusterProfiles        bool
+	ClusterProfileConsumer string
+	// PublishClusterProfiles keeps a ClusterProfile for every Cluster in
+	// ClusterProfileNamespace (default flotilla-system), when the hub serves ClusterProfiles.
+	PublishClusterProfiles  bool
+	ClusterProfileNamespace string
+
 	// CredentialsNamespace is where imported Clusters' credentials Secrets are written
 	// (default flotilla-system, where `flotilla join` keeps them too).
 	CredentialsNamespace string
@@ -44,6 +54,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ArgoCDNamespace == "" {
 		o.ArgoCDNamespace = "argocd"
+	}
+	if o.ClusterProfileConsumer == "" {
+		o.ClusterProfileConsumer = "flotilla"
+	}
+	if o.ClusterProfileNamespace == "" {
+		o.ClusterProfileNamespace = defaultNamespace
 	}
 	if o.CredentialsNamespace == "" {
 		o.CredentialsNamespace = defaultNamespace
@@ -66,7 +82,7 @@ const defaultNamespace = "flotilla-system"
 func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	opts = opts.withDefaults()
 	log := ctrl.LoggerFrom(ctx).WithName("sources")
-	if !opts.KubeconfigSecrets && !opts.ClusterAPI && !opts.ArgoCD {
+	if !opts.KubeconfigSecrets && !opts.ClusterAPI && !opts.ArgoCD && !opts.ClusterProfiles && !opts.PublishClusterProfiles {
 		log.Info("Cluster importers are all off")
 		return nil
 	}
@@ -118,8 +134,35 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 		log.Info("Importing clusters from Argo CD cluster Secrets", "namespace", opts.ArgoCDNamespace,
 			"label", ArgoCDSecretTypeLabel+"=cluster")
 	}
+	_, profilesErr := served(mgr.GetRESTMapper(), ClusterProfileKind.GroupKind(), ClusterProfileKind.Version)
+	switch {
+	case !opts.ClusterProfiles:
+		log.Info("Not importing clusters from ClusterProfiles: turned off")
+	case profilesErr != nil:
+		log.Info("Not importing clusters from ClusterProfiles", "reason", profilesErr.Error())
+	default:
+		if err := (&clusterProfiles{imp: imp, consumer: opts.ClusterProfileConsumer, manager: ClusterManagerName}).setup(mgr); err != nil {
+			return fmt.Errorf("set up the ClusterProfile importer: %w", err)
+		}
+		log.Info("Importing clusters from ClusterProfiles of other cluster managers", "consumer", opts.ClusterProfileConsumer)
+	}
+	switch {
+	case !opts.PublishClusterProfiles:
+		log.Info("Not publishing ClusterProfiles: turned off")
+	case profilesErr != nil:
+		log.Info("Not publishing ClusterProfiles", "reason", profilesErr.Error())
+	default:
+		if err := (&publisher{hub: mgr.GetClient(), namespace: opts.ClusterProfileNamespace, manager: ClusterManagerName}).setup(mgr); err != nil {
+			return fmt.Errorf("set up ClusterProfile publishing: %w", err)
+		}
+		log.Info("Publishing a ClusterProfile for every Cluster", "namespace", opts.ClusterProfileNamespace,
+			"label", LabelClusterManager+"="+ClusterManagerName)
+	}
 	return nil
 }
+
+// ClusterManagerName is Flotilla's name as a cluster manager in the ClusterProfiles it publishes.
+const ClusterManagerName = "flotilla"
 
 // served returns the version of a kind the hub serves (its preferred one), or why none.
 func served(mapper meta.RESTMapper, gk schema.GroupKind, versions ...string) (string, error) {
