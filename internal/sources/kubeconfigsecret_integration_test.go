@@ -133,6 +133,19 @@ func TestKubeconfigSecrets(t *testing.T) {
 		})
 	})
 
+	t.Run("a spoke that cannot be identified is not imported yet", func(t *testing.T) {
+		e.create(t, secret("flotilla-system", "nowhere", kubeconfigLabel, map[string][]byte{"kubeconfig": kubeconfigOf(t, spokeA, func(c *clientcmdapi.Config) {
+			for _, cl := range c.Clusters {
+				cl.Server = "https://127.0.0.1:1"
+			}
+		})}))
+		msg := e.event(t, "flotilla-system", "nowhere", sources.ReasonUnidentified)
+		if !strings.Contains(msg, "kube-system") {
+			t.Errorf("event message %q", msg)
+		}
+		e.absent(t, "nowhere", 2*time.Second)
+	})
+
 	t.Run("the same spoke from two sources is engaged once and reported", func(t *testing.T) {
 		e.create(t, secret("flotilla-system", "spoke-a-again", kubeconfigLabel, map[string][]byte{"kubeconfig": kubeconfigOf(t, spokeA, nil)}))
 		msg := e.event(t, "flotilla-system", "spoke-a-again", sources.ReasonDuplicateCluster)
