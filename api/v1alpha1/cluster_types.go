@@ -131,6 +131,7 @@ type ClusterStatus struct {
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodeCount`
 // +kubebuilder:printcolumn:name="CPU",type=string,JSONPath=`.status.allocatable.cpu`
 // +kubebuilder:printcolumn:name="Memory",type=string,JSONPath=`.status.allocatable.memory`
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.metadata.labels.flotilla\.dev/source`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Pods",type=string,priority=1,JSONPath=`.status.allocatable.pods`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -35,7 +35,11 @@ Run it where it can reach the hub and every spoke. Replicas elect one leader thr
 ClusterPropagations deliver cluster-scoped objects and objects in any namespace; they may use
 only Placements in an --admin-namespace (flotilla-system unless told otherwise), so that the
 users of a tenant namespace cannot steer or empty an administrator's delivery by editing a
-Placement of theirs.`,
+Placement of theirs.
+
+Clusters registered elsewhere are imported as Clusters, read-only, by importers that
+--import-* flags turn off one by one; each is on by default where the hub serves its source's
+kind, and the log says at start-up which run. See docs/clusters.md.`,
 		Example: `  # Against the hub of 'flotilla dev up', without leader election
   flotilla hub --hub-kubeconfig .flotilla/dev/hub.kubeconfig --leader-elect=false`,
 		Args: cobra.NoArgs,
@@ -60,6 +64,15 @@ Placement of theirs.`,
 	f.DurationVar(&opts.VerifyInterval, "verify-interval", 10*time.Minute, "how often every delivered object is compared with the spoke caches, a backstop to the spoke watches that writes only what differs; negative disables it")
 	f.DurationVar(&opts.Inventory.ProbeInterval, "probe-interval", 10*time.Second, "how often each spoke's health is probed")
 	f.DurationVar(&opts.Inventory.ProbeTimeout, "probe-timeout", 5*time.Second, "how long one probe may take")
+	f.BoolVar(&opts.Sources.KubeconfigSecrets, "import-kubeconfig-secrets", true, "import Secrets labelled sigs.k8s.io/multicluster-runtime-kubeconfig=true in --kubeconfig-secret-namespace as Clusters (key kubeconfig, cluster named after the Secret)")
+	f.BoolVar(&opts.Sources.ClusterAPI, "import-cluster-api", true, "import provisioned Cluster API clusters (cluster.x-k8s.io v1beta2 or v1beta1) with their labels, credentials from their <cluster>-kubeconfig Secret; on only where the hub serves Cluster API")
+	f.BoolVar(&opts.Sources.ArgoCD, "import-argocd", true, "import Argo CD cluster Secrets (argocd.argoproj.io/secret-type=cluster) in --argocd-namespace with their labels; bearer-token and TLS client-certificate credentials only; on only where the hub serves Argo CD")
+	f.StringVar(&opts.Sources.ArgoCDNamespace, "argocd-namespace", "argocd", "namespace of Argo CD's cluster Secrets")
+	f.BoolVar(&opts.Sources.ClusterProfiles, "import-cluster-profiles", true, "import ClusterProfiles (multicluster.x-k8s.io/v1alpha1) of other cluster managers, with the kubeconfig Secret their manager gives --cluster-profile-consumer; on only where the hub serves ClusterProfiles")
+	f.StringVar(&opts.Sources.ClusterProfileConsumer, "cluster-profile-consumer", "flotilla", "consumer name under which cluster managers give Flotilla credentials for their ClusterProfiles (namespace label x-k8s.io/cluster-inventory-consumer)")
+	f.BoolVar(&opts.Sources.PublishClusterProfiles, "publish-cluster-profiles", true, "keep a ClusterProfile for every Cluster in --cluster-profile-namespace (x-k8s.io/cluster-manager=flotilla); on only where the hub serves ClusterProfiles")
+	f.StringVar(&opts.Sources.ClusterProfileNamespace, "cluster-profile-namespace", "flotilla-system", "namespace of the ClusterProfiles Flotilla publishes")
+	f.StringVar(&opts.Sources.KubeconfigSecretNamespace, "kubeconfig-secret-namespace", "flotilla-system", "namespace whose labelled kubeconfig Secrets are imported; whoever may write Secrets there may add clusters to the fleet")
 	goFlags := flag.NewFlagSet("flotilla", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
 	f.AddGoFlagSet(goFlags)

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -21,6 +24,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/membership"
+	"github.com/flotilla-dev/flotilla/internal/sources"
 )
 
 // hubLogFile is where the in-process hub controller logs, inside the dev directory.
@@ -30,8 +34,10 @@ const hubLogFile = "flotilla-hub.log"
 const devProbeInterval = 2 * time.Second
 
 // startHub installs the CRDs, runs the hub controller in this process (logging to a file in
-// dir) and joins every spoke with its labels. It returns when all spokes are Ready; the
-// controller runs until ctx ends, and done is closed when it has stopped.
+// dir) and registers every spoke with its labels: all but the last with `flotilla join`, the
+// last through a labelled kubeconfig Secret that the hub imports, so the dev fleet shows both
+// ways (it prints which is which). It returns when all spokes are Ready; the controller runs
+// until ctx ends, and done is closed when it has stopped.
 func startHub(ctx context.Context, fleet *localfleet.Fleet, dir, displayDir string, out io.Writer) (done <-chan error, err error) {
 	hubCfg := fleet.Hub().RESTConfig()
 	if err := install.Apply(ctx, hubCfg, nil); err != nil {
@@ -48,6 +54,8 @@ func startHub(ctx context.Context, fleet *localfleet.Fleet, dir, displayDir stri
 		finished <- hub.Run(ctx, hubCfg, hub.Options{
 			MetricsAddr: "0", HealthAddr: "0",
 			Inventory: inventory.Options{ProbeInterval: devProbeInterval, ProbeTimeout: time.Second},
+			// Every importer, as `flotilla hub` runs them by default.
+			Sources: sources.Options{KubeconfigSecrets: true, ClusterAPI: true, ArgoCD: true, ClusterProfiles: true, PublishClusterProfiles: true},
 		})
 	}()
 	_, _ = fmt.Fprintf(out, "  hub controller running (logs: %s)\n", filepath.Join(displayDir, hubLogFile))
@@ -56,18 +64,46 @@ func startHub(ctx context.Context, fleet *localfleet.Fleet, dir, displayDir stri
 	if err != nil {
 		return finished, err
 	}
-	for _, spoke := range fleet.Spokes() {
+	spokes := fleet.Spokes()
+	imported := spokes[len(spokes)-1]
+	for _, spoke := range spokes[:len(spokes)-1] {
 		if err := membership.Join(ctx, hubClient, membership.JoinOptions{
 			Name: spoke.Name(), Spoke: spoke.RESTConfig(), Labels: spoke.Spec().Labels,
 		}); err != nil {
 			return finished, fmt.Errorf("join %s: %w", spoke.Name(), err)
 		}
+		_, _ = fmt.Fprintf(out, "  %s registered with `flotilla join` (a ServiceAccount token of its own)\n", spoke.Name())
 	}
-	if err := waitClustersReady(ctx, hubClient, len(fleet.Spokes())); err != nil {
+	if err := registerBySecret(ctx, hubClient, imported); err != nil {
+		return finished, fmt.Errorf("register %s through a kubeconfig Secret: %w", imported.Name(), err)
+	}
+	_, _ = fmt.Fprintf(out, "  %s registered through the kubeconfig Secret %s/%s (label %s=true), not `flotilla join`\n",
+		imported.Name(), membership.Namespace, imported.Name(), sources.KubeconfigSecretLabel)
+	if err := waitClustersReady(ctx, hubClient, len(spokes)); err != nil {
 		return finished, err
 	}
-	_, _ = fmt.Fprintf(out, "  %d spokes joined and Ready\n", len(fleet.Spokes()))
+	_, _ = fmt.Fprintf(out, "  %d spokes registered and Ready\n", len(spokes))
 	return finished, nil
+}
+
+// registerBySecret stores the spoke's kubeconfig in a Secret the hub's kubeconfig-Secret
+// importer turns into a Cluster named after it, with its labels: the way clusters registered
+// for multicluster-runtime's kubeconfig provider (or kro) join a fleet.
+func registerBySecret(ctx context.Context, hub client.Client, spoke *localfleet.Plane) error {
+	kubeconfig, err := os.ReadFile(spoke.KubeconfigPath())
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: membership.Namespace}}
+	if err := hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	labels := map[string]string{sources.KubeconfigSecretLabel: "true"}
+	maps.Copy(labels, spoke.Spec().Labels)
+	return hub.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: membership.Namespace, Name: spoke.Name(), Labels: labels},
+		Data:       map[string][]byte{sources.KubeconfigSecretKey: kubeconfig},
+	})
 }
 
 func waitClustersReady(ctx context.Context, hub client.Client, want int) error {

@@ -21,6 +21,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/placement"
 	"github.com/flotilla-dev/flotilla/internal/propagation"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/sources"
 	"github.com/flotilla-dev/flotilla/internal/transparent"
 )
 
@@ -44,6 +45,8 @@ type Options struct {
 	AdminNamespaces []string
 	// Inventory tunes probing of spokes.
 	Inventory inventory.Options
+	// Sources says which importers turn clusters registered elsewhere into Clusters.
+	Sources sources.Options
 
 	// newCache builds the hub cache (nil: controller-runtime's); this package's tests wrap it to
 	// see what the controller asks the cache to hold.
@@ -107,6 +110,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	if err := provider.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up cluster inventory: %w", err)
+	}
+	if err := sources.Setup(ctx, mgr.GetLocalManager(), opts.Sources); err != nil {
+		return fmt.Errorf("set up cluster importers: %w", err)
 	}
 	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
 		return fmt.Errorf("set up placement scheduling: %w", err)

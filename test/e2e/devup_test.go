@@ -77,11 +77,17 @@ func TestDevUp(t *testing.T) {
 		t.Fatalf("spoke-2 nodes labelled region=us-east,env=staging: %q", nodes)
 	}
 
-	// The spokes are joined to the hub and Ready, with their version and capacity.
+	// The spokes are registered and Ready, with their version and capacity: spoke-1 joined,
+	// spoke-2 imported from a kubeconfig Secret, as dev up says.
 	clusters := mustKubectl(t, filepath.Join(dir, "hub.kubeconfig"), "get", "clusters", "-o",
-		`jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status} {.status.kubernetesVersion} {.status.nodeCount} {.metadata.labels.region}{"\n"}{end}`)
-	if want := "spoke-1 True " + localfleet.KubernetesVersion + " 1 eu-west\nspoke-2 True " + localfleet.KubernetesVersion + " 1 us-east\n"; clusters != want {
+		`jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status} {.status.kubernetesVersion} {.status.nodeCount} {.metadata.labels.region} {.metadata.labels.flotilla\.dev/source}{"\n"}{end}`)
+	if want := "spoke-1 True " + localfleet.KubernetesVersion + " 1 eu-west \nspoke-2 True " + localfleet.KubernetesVersion + " 1 us-east kubeconfig-secret\n"; clusters != want {
 		t.Fatalf("clusters on the hub:\n%s\nwant:\n%s", clusters, want)
+	}
+	for _, line := range []string{"spoke-1 registered with `flotilla join`", "spoke-2 registered through the kubeconfig Secret flotilla-system/spoke-2"} {
+		if !strings.Contains(output.String(), line) {
+			t.Errorf("dev up does not say %q:\n%s", line, output.String())
+		}
 	}
 
 	// The examples dev up suggests work on the dev fleet, exactly as printed.
