@@ -23,7 +23,7 @@ func (w *clusterWorker) rememberApplied(key, hash string, owner pairKey) (other 
 		w.applied = map[string]appliedRecord{}
 	}
 	now := time.Now()
-	if r, ok := w.applied[key]; ok && r.owner != owner && now.Sub(r.at) < cacheLag {
+	if r, ok := w.applied[key]; ok && r.owner != owner && r.owner != (pairKey{}) && now.Sub(r.at) < cacheLag {
 		other, raced = r.owner, true
 	}
 	w.applied[key] = appliedRecord{hash: hash, owner: owner, at: now}
@@ -67,4 +67,11 @@ func (w *clusterWorker) cacheBehind(key, cachedHash string) bool {
 	defer w.mu.Unlock()
 	r, ok := w.applied[key]
 	return ok && r.hash != cachedHash && time.Since(r.at) < cacheLag
+}
+
+// rememberDeleted records that this worker deleted the object moments ago, so that a delivery
+// reading the cache within cacheLag (one woken by the deletion, say) asks the API server
+// instead of believing a cache that still shows the object.
+func (w *clusterWorker) rememberDeleted(key string) {
+	w.rememberApplied(key, "", pairKey{})
 }

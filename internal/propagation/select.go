@@ -145,11 +145,19 @@ func (h hubSelector) readManifests(ctx context.Context, p propagator, src flotil
 		if err := h.watchKind(ctx, gvk); err != nil {
 			return nil, err
 		}
-		cm := &corev1.ConfigMap{}
+		// Read as unstructured: the same informer the watch above feeds from. A typed read would
+		// start a second informer, which can lag the watched one, so the reconcile an update
+		// triggers could read the ConfigMap as it was before it, and nothing would come again.
+		cm := &unstructured.Unstructured{}
+		cm.SetGroupVersionKind(gvk)
 		if err := readCache(ctx, h.readTimeout, gvk, func(ctx context.Context) error { return h.hub.Get(ctx, key, cm) }); err != nil {
 			return nil, err
 		}
-		data = cm.Data
+		cmData, _, err := unstructured.NestedStringMap(cm.Object, "data")
+		if err != nil {
+			return nil, invalidSpecError{fmt.Sprintf("ConfigMap %s: data: %v", src.Name, err)}
+		}
+		data = cmData
 	case "Secret":
 		// Secrets are read without caching them on the hub.
 		s := &corev1.Secret{}
