@@ -60,7 +60,11 @@ func TestJoinWithTheCLI(t *testing.T) {
 		{"no", []string{"update", "propagations.flotilla.dev", "-n", "team"}},
 		{"no", []string{"update", "clusters.flotilla.dev", "--subresource=status"}},
 		{"yes", []string{"patch", "clusters.flotilla.dev", "--subresource=status"}},
-		{"no", []string{"delete", "secrets", "-n", "flotilla-system"}},
+		// Secrets are written only in flotilla-system (renewed tokens, imported clusters'
+		// credentials), never elsewhere.
+		{"yes", []string{"delete", "secrets", "-n", "flotilla-system"}},
+		{"no", []string{"delete", "secrets", "-n", "team"}},
+		{"no", []string{"patch", "secrets", "-n", "kube-system"}},
 	} {
 		out, _ := kubectl(t, controllerKC, append([]string{"auth", "can-i"}, c.args...)...)
 		if words := strings.Fields(out); len(words) == 0 || words[len(words)-1] != c.want { // after any warning
