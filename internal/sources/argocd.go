@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -9,16 +8,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )
@@ -39,54 +32,27 @@ var ArgoCDApplicationKind = schema.GroupKind{Group: "argoproj.io", Kind: "Applic
 // program named by hub content, and basic auth is not a Kubernetes credential Flotilla uses.
 // The importer builds a kubeconfig from the Secret, which goes into the imported Cluster's
 // credentials Secret like any other.
-type argoCD struct {
-	imp       *importer
-	namespace string
-}
-
-func (s *argoCD) setup(mgr manager.Manager) error {
-	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == s.namespace })
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("import-argocd").
-		For(secretMetadata(), builder.OnlyMetadata, builder.WithPredicates(inNamespace)).
-		Watches(&flotillav1.Cluster{}, s.imp.clusterEvents(flotillav1.SourceArgoCD), builder.WithPredicates(clusterChanged)).
-		Complete(s)
-}
-
-func (s *argoCD) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	ref := req.Namespace + "/" + req.Name
-	meta := secretMetadata()
-	err := s.imp.hub.Get(ctx, req.NamespacedName, meta)
-	if apierrors.IsNotFound(err) || (err == nil && (meta.Labels[ArgoCDSecretTypeLabel] != "cluster" || !meta.DeletionTimestamp.IsZero())) {
-		return reconcile.Result{}, s.imp.remove(ctx, flotillav1.SourceArgoCD, ref)
+func argoCD(imp *importer, namespace string) *secretSource {
+	return &secretSource{imp: imp, namespace: namespace,
+		source: flotillav1.SourceArgoCD, controller: "import-argocd",
+		marked: func(labels map[string]string) bool { return labels[ArgoCDSecretTypeLabel] == "cluster" },
+		toImport: func(meta *metav1.PartialObjectMetadata, secret *corev1.Secret) (clusterImport, bool) {
+			name := string(secret.Data["name"])
+			if name == "" {
+				name = meta.Name
+			}
+			kubeconfig, err := argoKubeconfig(name, string(secret.Data["server"]), secret.Data["config"])
+			if err != nil {
+				imp.events.Eventf(meta, corev1.EventTypeWarning, ReasonUnsupported, "not imported: %s", err)
+				return clusterImport{}, false
+			}
+			return clusterImport{
+				name:       clusterName(name),
+				labels:     carryLabels(meta.Labels, func(k string) bool { return strings.HasPrefix(k, argoCDLabelPrefix) }),
+				kubeconfig: kubeconfig,
+			}, true
+		},
 	}
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	secret := &corev1.Secret{}
-	if err := s.imp.reader.Get(ctx, req.NamespacedName, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return reconcile.Result{}, s.imp.remove(ctx, flotillav1.SourceArgoCD, ref)
-		}
-		return reconcile.Result{}, fmt.Errorf("read secret %s: %w", ref, err)
-	}
-	name := string(secret.Data["name"])
-	if name == "" {
-		name = req.Name
-	}
-	kubeconfig, err := argoKubeconfig(name, string(secret.Data["server"]), secret.Data["config"])
-	if err != nil {
-		s.imp.events.Eventf(meta, corev1.EventTypeWarning, ReasonUnsupported, "not imported: %s", err)
-		return reconcile.Result{}, s.imp.remove(ctx, flotillav1.SourceArgoCD, ref)
-	}
-	return s.imp.apply(ctx, clusterImport{
-		source:     flotillav1.SourceArgoCD,
-		ref:        ref,
-		object:     meta,
-		name:       clusterName(name),
-		labels:     carryLabels(meta.Labels, func(k string) bool { return strings.HasPrefix(k, argoCDLabelPrefix) }),
-		kubeconfig: kubeconfig,
-	})
 }
 
 // argoClusterConfig is the part of Argo CD's cluster config that Flotilla reads; what is

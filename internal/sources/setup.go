@@ -102,7 +102,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 		namespace: opts.CredentialsNamespace,
 	}
 	if opts.KubeconfigSecrets {
-		if err := (&kubeconfigSecrets{imp: imp, namespace: opts.KubeconfigSecretNamespace}).setup(mgr); err != nil {
+		if err := kubeconfigSecrets(imp, opts.KubeconfigSecretNamespace).setup(mgr); err != nil {
 			return fmt.Errorf("set up the kubeconfig Secret importer: %w", err)
 		}
 		log.Info("Importing clusters from kubeconfig Secrets", "namespace", opts.KubeconfigSecretNamespace,
@@ -128,7 +128,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	case err != nil:
 		log.Info("Not importing clusters from Argo CD", "reason", err.Error())
 	default:
-		if err := (&argoCD{imp: imp, namespace: opts.ArgoCDNamespace}).setup(mgr); err != nil {
+		if err := argoCD(imp, opts.ArgoCDNamespace).setup(mgr); err != nil {
 			return fmt.Errorf("set up the Argo CD importer: %w", err)
 		}
 		log.Info("Importing clusters from Argo CD cluster Secrets", "namespace", opts.ArgoCDNamespace,
