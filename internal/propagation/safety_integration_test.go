@@ -156,11 +156,7 @@ func TestPruneSafety(t *testing.T) {
 			}
 			return nil
 		})
-		c := meta.FindStatusCondition(got.Status.Conditions, flotillav1.PropagationPruneBlocked)
-		revision := c.Message[strings.LastIndex(c.Message, "=")+1:]
-		e.updatePropagation(t, "guarded", func(p *flotillav1.Propagation) {
-			p.Annotations = map[string]string{flotillav1.AnnotationConfirmPrune: revision}
-		})
+		e.confirmPrune(t, "guarded", got)
 		e.condition(t, "guarded", flotillav1.PropagationPruneBlocked, metav1.ConditionFalse, "")
 		fleettest.Eventually(t, wait, "confirmed prune done", func() error {
 			if n := e.countOnSpoke(t, "spoke-a", owned); n != 2 {
@@ -230,11 +226,7 @@ func TestPruneBudgetZero(t *testing.T) {
 		}
 		return nil
 	})
-	c := meta.FindStatusCondition(got.Status.Conditions, flotillav1.PropagationPruneBlocked)
-	revision := c.Message[strings.LastIndex(c.Message, "=")+1:]
-	e.updatePropagation(t, "strict", func(p *flotillav1.Propagation) {
-		p.Annotations = map[string]string{flotillav1.AnnotationConfirmPrune: revision}
-	})
+	e.confirmPrune(t, "strict", got)
 	e.onSpoke(t, "spoke-a", configMap("s-1", nil, ""), true, nil)
 	if n := deletes(); n != 1 {
 		t.Errorf("%d deletes of s-1 after the confirmation, want 1", n)
@@ -268,11 +260,7 @@ func TestFleetPruneBudget(t *testing.T) {
 		}
 		return nil
 	})
-	c := meta.FindStatusCondition(got.Status.Conditions, flotillav1.PropagationPruneBlocked)
-	token := c.Message[strings.LastIndex(c.Message, "=")+1:]
-	e.updatePropagation(t, "fleet", func(p *flotillav1.Propagation) {
-		p.Annotations = map[string]string{flotillav1.AnnotationConfirmPrune: token}
-	})
+	e.confirmPrune(t, "fleet", got)
 	e.onSpoke(t, "spoke-b", configMap("fleet", nil, ""), true, nil)
 	e.applied(t, "fleet", flotillav1.ReasonApplied, 1)
 }
@@ -288,4 +276,15 @@ func (e *env) selectClusters(t *testing.T, labels map[string]string) {
 	if err := e.hub.Update(context.Background(), pl); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// confirmPrune annotates a Propagation with the confirmation its PruneBlocked condition asks for
+// (the value after the last "=" of the message).
+func (e *env) confirmPrune(t *testing.T, name string, blocked *flotillav1.Propagation) {
+	t.Helper()
+	c := meta.FindStatusCondition(blocked.Status.Conditions, flotillav1.PropagationPruneBlocked)
+	value := c.Message[strings.LastIndex(c.Message, "=")+1:]
+	e.updatePropagation(t, name, func(p *flotillav1.Propagation) {
+		p.Annotations = map[string]string{flotillav1.AnnotationConfirmPrune: value}
+	})
 }
