@@ -53,6 +53,10 @@ const (
 	ReasonInSync            = "InSync"
 	ReasonFighting          = "Fighting"
 	ReasonNoFight           = "NoFight"
+	// ReasonMoveStalled says objects stay on clusters that left the placement until they are
+	// Ready (kstatus, at the generation Flotilla wrote) on every chosen cluster: a move makes
+	// before it breaks, and both copies stay while it cannot finish.
+	ReasonMoveStalled = "MoveStalled"
 
 	// ReasonKindUnavailable holds an owner that selects a kind the hub cannot list and watch
 	// now: nothing is delivered or pruned for it until the kind can be read again.
@@ -75,9 +79,6 @@ const (
 	// LabelPlacement on an ordinary hub object propagates it with the Placement of that name in
 	// its namespace (transparent mode).
 	LabelPlacement = "flotilla.dev/placement"
-	// AnnotationClusters on a transparently propagated hub object lists the clusters it was
-	// delivered to, so they can be cleaned up after a restart. Not an API contract.
-	AnnotationClusters = "flotilla.dev/clusters"
 	// LabelProtected set to "true" on a hub object keeps its delivered copies on the spokes
 	// when the hub object is deleted or stops being selected: Flotilla never deletes them.
 	LabelProtected = "flotilla.dev/protected"

@@ -473,13 +473,6 @@ type PropagationStatus struct {
 	// +listMapKey=cluster
 	// +kubebuilder:validation:MaxItems=1000
 	ClusterResults []ClusterResult `json:"clusterResults,omitempty"`
-
-	// deliveredKinds lists every kind this Propagation has delivered (group/version/Kind), so
-	// that pruning after a controller restart knows where to look. Not an API contract.
-	// +optional
-	// +listType=set
-	// +kubebuilder:validation:MaxItems=256
-	DeliveredKinds []string `json:"deliveredKinds,omitempty"`
 }
 
 // Propagation delivers selected hub objects of its namespace to the clusters of a Placement.

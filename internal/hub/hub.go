@@ -18,9 +18,11 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/placement"
 	"github.com/flotilla-dev/flotilla/internal/propagation"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
 	"github.com/flotilla-dev/flotilla/internal/sources"
 	"github.com/flotilla-dev/flotilla/internal/transparent"
 )
@@ -162,11 +164,14 @@ func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.
 	}
 	d := deliver.New(ctx, clusters, route, deliver.Options{OnDrift: onDrift, VerifyInterval: opts.VerifyInterval})
 	prop.Deliverer = d
+	records := &ledger.Ledger{Hub: local.GetClient()}
+	prop.Ledger = records
+	prop.Revisions = &revisions.Store{Hub: local.GetClient(), Metadata: local.GetClient(), Reader: local.GetAPIReader()}
 	if err := prop.SetupWithManager(local); err != nil {
 		return nil, fmt.Errorf("set up propagation: %w", err)
 	}
 	for _, gvk := range transparent.Kinds {
-		t := &transparent.Reconciler{GVK: gvk, Hub: local.GetClient(), Deliverer: d, Clusters: clusters}
+		t := &transparent.Reconciler{GVK: gvk, Hub: local.GetClient(), Deliverer: d, Clusters: clusters, Ledger: records}
 		if err := t.SetupWithManager(local); err != nil {
 			return nil, fmt.Errorf("set up transparent mode for %s: %w", gvk.Kind, err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -23,24 +24,29 @@ import (
 const removalRevision = "removed"
 
 // handleDropped removes the propagator's objects from clusters the placement no longer
-// chooses, once every chosen cluster has the current revision. It returns the results of the
-// clusters still being emptied, and why the removal waits for confirmation ("" if it does not).
-func (r *Reconciler) handleDropped(ctx context.Context, p propagator, in statusInput, budget int) (map[string]deliver.Result, string) {
+// chooses, once every chosen cluster has the current revision and every object is Ready there
+// (make before break). It records in in the results of the clusters still being emptied, why
+// the removal waits for confirmation, and why it waits for readiness.
+func (r *Reconciler) handleDropped(ctx context.Context, p propagator, in *statusInput, budget int) {
 	chosen := map[string]bool{}
 	for _, c := range in.targets {
 		chosen[c] = true
 	}
 	ready := true
+	var notReady []string
 	for _, c := range in.targets {
-		if res, ok := in.results[c]; !ok || !res.Complete || res.Revision != in.revisionOf(c) {
+		res, ok := in.results[c]
+		switch {
+		case !ok || !res.Complete || res.Revision != in.revisionOf(c):
 			ready = false
+		case res.Ready < res.Applied:
+			notReady = append(notReady, c+": "+res.NotReady)
 		}
 	}
 	owner := p.owner()
 	dropped := map[string]deliver.Result{}
 	var leaving []string
-	for _, prev := range p.status.ClusterResults {
-		c := prev.Cluster
+	for _, c := range ledger.Clusters(in.records) {
 		if chosen[c] {
 			continue
 		}
@@ -52,36 +58,67 @@ func (r *Reconciler) handleDropped(ctx context.Context, p propagator, in statusI
 		}
 		if gone {
 			// An unjoined cluster is only disconnected: its objects stay, unmanaged.
-			r.Deliverer.Forget(owner, c)
+			r.forgetCluster(ctx, owner, c, dropped)
 			continue
 		}
 		leaving = append(leaving, c)
 	}
-	if !ready {
+	in.dropped = dropped
+	switch {
+	case len(leaving) == 0:
+		return
+	case !ready:
 		for _, c := range leaving {
 			dropped[c] = deliver.Result{Message: "waiting for the chosen clusters before removing objects here"}
 		}
-		return dropped, ""
+		return
+	case len(notReady) > 0:
+		sort.Strings(notReady)
+		in.moveStalled = fmt.Sprintf("the objects stay on %s until they are Ready on every chosen cluster; not Ready: %s",
+			strings.Join(leaving, ", "), strings.Join(notReady, "; "))
+		for _, c := range leaving {
+			dropped[c] = deliver.Result{Message: "kept until the objects are Ready where they move to (see the Applied condition)"}
+		}
+		return
 	}
 	confirmed := p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]
 	if blocked := fleetBudget(p, leaving, len(chosen)+len(leaving), budget, confirmed); blocked != "" {
 		for _, c := range leaving {
 			dropped[c] = deliver.Result{Message: "kept: the removal waits for confirmation (see the PruneBlocked condition)"}
 		}
-		return dropped, blocked
+		in.pruneBlocked = blocked
+		return
 	}
 	for _, c := range leaving {
-		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true,
-			PruneKinds: render.ParseKinds(in.kinds), Deletion: p.spec.Strategy.Deletion, PruneBudget: deliver.Unbudgeted,
-			PruneConfirmed: confirmed})
-		res, ok := r.Deliverer.Result(owner, c)
-		if ok && res.Complete && res.Revision == removalRevision {
-			r.Deliverer.Forget(owner, c)
-			continue
-		}
-		dropped[c] = res
+		r.remove(ctx, p, c, recordedKinds(in.records, c, in.kinds), dropped)
 	}
-	return dropped, ""
+}
+
+// remove submits the removal of the propagator's objects from a cluster, looking in kinds.
+// Once they are gone, it deletes the cluster's record and reports true; until then, dropped
+// gets the cluster's progress.
+func (r *Reconciler) remove(ctx context.Context, p propagator, c string, kinds []string, dropped map[string]deliver.Result) bool {
+	owner := p.owner()
+	r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true,
+		PruneKinds: render.ParseKinds(kinds), Deletion: p.spec.Strategy.Deletion, PruneBudget: deliver.Unbudgeted,
+		PruneConfirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]})
+	res, ok := r.Deliverer.Result(owner, c)
+	if !ok || !res.Complete || res.Revision != removalRevision {
+		dropped[c] = res
+		return false
+	}
+	return r.forgetCluster(ctx, owner, c, dropped)
+}
+
+// forgetCluster deletes owner's record on a cluster and drops what the deliverer knows of it,
+// reporting whether both happened.
+func (r *Reconciler) forgetCluster(ctx context.Context, owner render.Owner, c string, dropped map[string]deliver.Result) bool {
+	if err := r.Ledger.Remove(ctx, owner, c); err != nil {
+		dropped[c] = deliver.Result{Message: err.Error()}
+		return false
+	}
+	r.Deliverer.Forget(owner, c)
+	return true
 }
 
 // fleetBudget says why removing the owner from the leaving clusters waits for confirmation, or
@@ -122,26 +159,20 @@ func (r *Reconciler) cleanup(ctx context.Context, p propagator) error {
 		return nil
 	}
 	owner := p.owner()
-	clusters := map[string]bool{}
-	for _, res := range p.status.ClusterResults {
-		clusters[res.Cluster] = true
-	}
-	if decisions, err := r.decisions(ctx, p); err == nil && decisions != nil {
-		for _, c := range *decisions {
-			clusters[c] = true
-		}
+	records, err := r.Ledger.Records(ctx, owner)
+	if err != nil {
+		return err
 	}
 	var pending []string
-	for c := range clusters {
+	progress := map[string]deliver.Result{}
+	for _, c := range ledger.Clusters(records) {
 		if gone, err := r.clusterGone(ctx, c); err == nil && gone {
-			r.Deliverer.Forget(owner, c)
+			if !r.forgetCluster(ctx, owner, c, progress) {
+				pending = append(pending, c)
+			}
 			continue
 		}
-		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true,
-			PruneKinds: render.ParseKinds(p.status.DeliveredKinds), Deletion: p.spec.Strategy.Deletion, PruneBudget: deliver.Unbudgeted,
-			PruneConfirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]})
-		res, ok := r.Deliverer.Result(owner, c)
-		if !ok || !res.Complete || res.Revision != removalRevision {
+		if !r.remove(ctx, p, c, recordedKinds(records, c, nil), progress) {
 			pending = append(pending, c)
 		}
 	}
@@ -150,9 +181,6 @@ func (r *Reconciler) cleanup(ctx context.Context, p propagator) error {
 		in := statusInput{generation: p.obj.GetGeneration(), previous: *p.status,
 			hold: &holdReason{flotillav1.ReasonProgressing, fmt.Sprintf("removing delivered objects from %d clusters: %v", len(pending), pending)}}
 		return r.writeStatus(ctx, p, in)
-	}
-	for c := range clusters {
-		r.Deliverer.Forget(owner, c)
 	}
 	r.forget(owner)
 	before := p.deepCopy()
@@ -164,9 +192,11 @@ func (r *Reconciler) cleanup(ctx context.Context, p propagator) error {
 func (r *Reconciler) forget(owner render.Owner) {
 	r.Deliverer.ForgetEverywhere(owner)
 	r.renders.forget(owner)
+	r.Revisions.Forget(owner)
 	r.rules.Forget(owner.String())
 	r.mu.Lock()
 	delete(r.pendingSince, owner)
+	delete(r.noHistory, owner)
 	r.mu.Unlock()
 }
 

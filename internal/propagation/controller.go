@@ -30,8 +30,10 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // Reconciler drives Propagations and ClusterPropagations through the pipeline.
@@ -42,6 +44,10 @@ type Reconciler struct {
 	HubReader client.Reader
 	// Deliverer writes to spokes.
 	Deliverer *deliver.Deliverer
+	// Ledger records what each propagator delivers to each cluster; Revisions keeps what it
+	// rendered.
+	Ledger    *ledger.Ledger
+	Revisions *revisions.Store
 	// AdminNamespaces are the namespaces whose Placements ClusterPropagations may use;
 	// empty means flotilla-system only.
 	AdminNamespaces []string
@@ -59,6 +65,7 @@ type Reconciler struct {
 	mu           sync.Mutex
 	watched      map[schema.GroupVersionKind]bool
 	pendingSince map[render.Owner]pendingRevision
+	noHistory    map[render.Owner]string // the last revision reported as too large to keep
 	own          ownWrites // recent writes the cache may not show yet
 }
 
@@ -93,6 +100,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.watched = map[schema.GroupVersionKind]bool{}
 	r.renders = newRenderCache()
 	r.pendingSince = map[render.Owner]pendingRevision{}
+	r.noHistory = map[render.Owner]string{}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagation").
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
@@ -105,6 +113,10 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		// Secrets carrying manifests are watched as metadata only: their data never sits in
 		// the hub controller's memory; it is read when a Propagation needs it.
 		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.usersOfNamespace), builder.OnlyMetadata).
+		// A pinned or unpinned cluster, or a record deleted by someone else (written again).
+		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
+			return o.APIVersion == flotillav1.GroupVersion.String() && IsOwnerKind(o.Kind)
+		})), builder.WithPredicates(ledger.Changed())).
 		WatchesRawSource(r.notifier.Source()).
 		Build(r)
 	if err != nil {
@@ -304,10 +316,17 @@ func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, 
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if in.noHistory != "" && r.firstNoHistory(p.owner(), in.revision) {
+		r.recorder.Event(p.obj, corev1.EventTypeWarning, "NoRevisionHistory", limit("revision "+in.revision+" is delivered but not kept: "+in.noHistory+"; clusters cannot be pinned to it", 1024))
+	}
 	if in.hold == nil && r.settling(p.owner(), in.revision, in) {
 		return reconcile.Result{RequeueAfter: settleTime}, nil
 	}
-	return reconcile.Result{RequeueAfter: in.retryAfter}, r.writeStatus(ctx, p, in)
+	recordErr := r.recordResults(ctx, p.owner(), in)
+	if err := r.writeStatus(ctx, p, in); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: in.retryAfter}, recordErr
 }
 
 // plan selects, renders and submits deliveries, and gathers what the status is made of.
@@ -342,6 +361,9 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		return in, err
 	}
 	owner := p.owner()
+	if in.records, err = r.Ledger.Records(ctx, owner); err != nil {
+		return in, err
+	}
 	rendered, err := r.renders.renderAll(owner, hubObjects)
 	if err != nil {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
@@ -362,10 +384,10 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	confirmed := p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]
 	// A placement that suddenly chooses nothing is more often a typo than an intent. Its
 	// confirmation is its own: one given for a smaller prune of this revision does not count.
-	if everywhere := in.revision + "-everywhere"; len(in.targets) == 0 && len(p.status.ClusterResults) > 0 && confirmed != everywhere {
+	if everywhere := in.revision + "-everywhere"; len(in.targets) == 0 && len(in.records) > 0 && confirmed != everywhere {
 		in.hold = &holdReason{flotillav1.ReasonPruneBlocked, fmt.Sprintf(
 			"the Placement now chooses no cluster; the objects on %d clusters are kept. Fix the Placement, or confirm removing them with: kubectl annotate --overwrite %s %s %s=%s",
-			len(p.status.ClusterResults), strings.ToLower(p.kind), p.obj.GetName(), flotillav1.AnnotationConfirmPrune, everywhere)}
+			len(in.records), strings.ToLower(p.kind), p.obj.GetName(), flotillav1.AnnotationConfirmPrune, everywhere)}
 		in.pruneBlocked = in.hold.message
 		return in, nil
 	}
@@ -378,31 +400,49 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	if b := p.spec.Strategy.PruneBudgetPercent; b != nil {
 		budget = int(*b)
 	}
-	kinds := render.Kinds(rendered, p.status.DeliveredKinds...)
-	in.kinds = kinds
+	in.kinds = render.Kinds(rendered)
+	latest, err := r.saveRevision(ctx, p, &in, rendered)
+	if err != nil {
+		return in, err
+	}
 	rules := r.rules.Get(p.owner().String(), p.obj.GetGeneration(), p.spec.Overrides)
 	for _, c := range *decisions {
-		objs, revision := rendered, in.revision
+		objs, revision, err := r.revisionFor(ctx, owner, in.records[c], latest, rendered, in.revision)
+		if err != nil {
+			// A pinned revision that is not kept: this cluster keeps what it has.
+			in.clusterFailed(c, err.Error())
+			continue
+		}
+		if revision != in.revision {
+			in.clusterRevision(c, revision)
+		}
 		if facts := override.ClusterFacts(ctx, r.Hub, c); override.Active(rules, facts) {
-			objs, err = override.ForCluster(rules, facts, rendered)
+			objs, err = override.ForCluster(rules, facts, objs)
 			if err != nil {
 				// This cluster keeps what it has; the others carry on.
-				in.overrideFailed(c, err.Error())
+				in.clusterFailed(c, err.Error())
 				continue
 			}
 			revision = render.Revision(objs)
 			in.clusterRevision(c, revision)
 		}
+		// Written ahead: the record lists every kind before anything of it is delivered.
+		recorded, err := r.Ledger.Prepare(ctx, p.ledgerOwner(), c, render.Kinds(objs))
+		if err != nil {
+			in.clusterFailed(c, err.Error())
+			continue
+		}
+		in.clusterObjects(c, objs)
 		r.Deliverer.Submit(deliver.Job{
 			Owner: owner, Cluster: c, Objects: objs, Revision: revision,
-			PruneKinds: render.ParseKinds(kinds), Prune: prune,
+			PruneKinds: render.ParseKinds(recorded), Prune: prune,
 			Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
 			Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift, Ignore: ignore,
 			PruneBudget: budget, PruneConfirmed: confirmed,
 		})
 	}
 	in.results = r.results(owner, *decisions)
-	in.dropped, in.pruneBlocked = r.handleDropped(ctx, p, in, budget)
+	r.handleDropped(ctx, p, &in, budget)
 	return in, nil
 }
 

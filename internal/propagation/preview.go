@@ -10,6 +10,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -76,8 +77,16 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 	}
 	render.Sort(rendered)
 	revision := render.Revision(rendered)
+	records, err := (&ledger.Ledger{Hub: c}).Records(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	var recorded []string
+	for _, rec := range records {
+		recorded = append(recorded, rec.Spec.Kinds...)
+	}
 	d := &Desired{Owner: owner, Strategy: p.spec.Strategy, Ignore: ignore,
-		Kinds:     render.ParseKinds(render.Kinds(rendered, p.status.DeliveredKinds...)),
+		Kinds:     render.ParseKinds(render.Kinds(rendered, recorded...)),
 		Confirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]}
 	rules := override.Compile(p.spec.Overrides)
 	for _, cl := range *decisions {

@@ -282,14 +282,24 @@ func TestPropagation(t *testing.T) {
 				PlacementRef: flotillav1.PlacementRef{Name: "eu"}}})
 		e.applied(t, "marker", flotillav1.ReasonApplied, 1)
 		e.applied(t, "web", flotillav1.ReasonApplied, 1)
-		spokeAfter, hubAfter := e.flotillaWrites(t, "spoke-a"), e.flotillaWrites(t, "hub")
-		// The marker costs one apply on the spoke; on the hub, a finalizer and its status.
+		spokeAfter := e.flotillaWrites(t, "spoke-a")
+		// The marker costs one apply on the spoke. On the hub it costs its finalizer, its
+		// status, its revision, its Delivery record and the record's result; nothing else may
+		// be written.
 		if got := spokeAfter - spokeBefore; got != 1 {
 			t.Errorf("Flotilla made %d writes to the spoke across a restart, want exactly 1 (the new marker)", got)
 		}
-		if got := hubAfter - hubBefore; got > 3 {
-			t.Errorf("Flotilla made %d writes to the hub across a restart, want at most 3 (the marker's finalizer and status): %s",
+		notMarker := func(ev localfleet.AuditEvent) bool {
+			return !ev.StageTimestamp.Before(hubStart) && ev.ObjectRef.Resource != "events" &&
+				ev.ObjectRef.Name != "marker" && !strings.HasPrefix(ev.ObjectRef.Name, "propagation.marker.") &&
+				!(ev.Verb == "create" && ev.ObjectRef.Resource == "controllerrevisions")
+		}
+		if got := e.countWrites(t, "hub", notMarker); got != 0 {
+			t.Errorf("Flotilla made %d writes to the hub across a restart other than for the new marker: %s",
 				got, e.writesSince(t, "hub", hubStart))
+		}
+		if got := e.flotillaWrites(t, "hub") - hubBefore; got > 7 {
+			t.Errorf("Flotilla made %d writes to the hub across a restart, want at most 7: %s", got, e.writesSince(t, "hub", hubStart))
 		}
 	})
 
@@ -336,7 +346,7 @@ func TestPropagation(t *testing.T) {
 		e.onSpoke(t, "spoke-a", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}, false, nil)
 	})
 
-	t.Run("relabelling clusters moves objects: added on the new one before removed from the old", func(t *testing.T) {
+	t.Run("a move keeps the old copy until the new one is Ready", func(t *testing.T) {
 		relabel := func(name, region string) {
 			c := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
 			e.updateHub(t, c, func() { c.Labels["region"] = region })
@@ -345,12 +355,23 @@ func TestPropagation(t *testing.T) {
 		relabel("spoke-a", "us")
 		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
 		e.onSpoke(t, "spoke-b", dep, false, nil)
+		// These spokes run no controllers: the new copy is not Ready, so the old one stays and
+		// the move says why.
+		e.condition(t, "web", flotillav1.PropagationApplied, metav1.ConditionFalse, "until they are Ready on every chosen cluster")
+		since := time.Now()
+		fleettest.Consistently(t, 2*time.Second, "the old copy stays while the new one is not Ready", func() error {
+			if n := e.countWrites(t, "spoke-a", func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" && ev.StageTimestamp.After(since) }); n != 0 {
+				return fmt.Errorf("%d deletes on spoke-a", n)
+			}
+			return nil
+		})
+		// What a Deployment controller would write once the pods are available.
+		ready := time.Now()
+		fleettest.MarkAvailable(t, e.spokes["spoke-b"], client.ObjectKeyFromObject(dep))
 		e.onSpoke(t, "spoke-a", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}, true, nil)
 		e.applied(t, "web", flotillav1.ReasonApplied, 1)
-		added := e.lastWrite(t, "spoke-b", "patch", "deployments", "web")
-		removed := e.lastWrite(t, "spoke-a", "delete", "deployments", "web")
-		if added.IsZero() || removed.IsZero() || !added.Before(removed) {
-			t.Fatalf("web added on spoke-b at %s, removed from spoke-a at %s: not added before removed", added, removed)
+		if removed := e.lastWrite(t, "spoke-a", "delete", "deployments", "web"); !removed.After(ready) {
+			t.Fatalf("web removed from spoke-a at %s, before it was Ready on spoke-b (%s)", removed, ready)
 		}
 	})
 

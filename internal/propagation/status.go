@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -19,7 +20,7 @@ import (
 )
 
 // maxClusterResults bounds status.clusterResults; counts still cover every cluster.
-const maxClusterResults = 1000
+var maxClusterResults = 1000
 
 // maxDriftDetailClusters bounds how many clusterResults describe their drifted objects.
 const maxDriftDetailClusters = 10
@@ -41,8 +42,18 @@ type statusInput struct {
 	// revisions holds the revision of clusters whose objects overrides changed; the others
 	// have revision.
 	revisions map[string]string
-	// overrideErrors holds, per cluster, why its overrides could not be applied.
-	overrideErrors map[string]string
+	// clusterErrors holds, per cluster, why nothing was submitted there (its overrides
+	// failed, or its Delivery record could not be written).
+	clusterErrors map[string]string
+	// records are the propagator's Delivery records, by cluster.
+	records map[string]*flotillav1.Delivery
+	// objects are the objects submitted to each cluster.
+	objects map[string][]*unstructured.Unstructured
+	// moveStalled says why objects stay on clusters that left the placement: they are not
+	// Ready yet where they move to.
+	moveStalled string
+	// noHistory says why the latest revision is not kept ("" when it is).
+	noHistory string
 	// pruneBlocked says why deletions wait for confirmation, fleet-wide.
 	pruneBlocked string
 	// retryAfter, when set, is when a hold that no watched event ends is looked at again.
@@ -63,11 +74,24 @@ func (in *statusInput) clusterRevision(cluster, revision string) {
 	in.revisions[cluster] = revision
 }
 
-func (in *statusInput) overrideFailed(cluster, message string) {
-	if in.overrideErrors == nil {
-		in.overrideErrors = map[string]string{}
+func (in *statusInput) clusterFailed(cluster, message string) {
+	if in.clusterErrors == nil {
+		in.clusterErrors = map[string]string{}
 	}
-	in.overrideErrors[cluster] = message
+	in.clusterErrors[cluster] = message
+}
+
+func (in *statusInput) clusterObjects(cluster string, objs []*unstructured.Unstructured) {
+	if in.objects == nil {
+		in.objects = map[string][]*unstructured.Unstructured{}
+	}
+	in.objects[cluster] = objs
+}
+
+// fromRecord is a cluster's entry as its Delivery record has it.
+func fromRecord(cluster string, st flotillav1.DeliveryStatus) flotillav1.ClusterResult {
+	return flotillav1.ClusterResult{Cluster: cluster, Revision: st.Revision, Applied: st.Applied, Ready: st.Ready,
+		Failed: st.Failed, Message: st.Message, Drifted: st.Drifted, Fighting: st.Fighting}
 }
 
 // computeStatus returns the status for in. It is pure.
@@ -82,17 +106,10 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 		meta.SetStatusCondition(&out.Conditions, pruneBlockedCondition(in, in.pruneBlocked))
 		return out
 	}
-	if in.kinds != nil {
-		out.DeliveredKinds = in.kinds
-	}
 	out.SelectedObjects = int32(in.selected)
 	out.TargetClusters = int32(len(in.targets))
 	out.AppliedClusters, out.FailedClusters, out.ReadyClusters = 0, 0, 0
 	var firstNotReady string
-	previous := map[string]flotillav1.ClusterResult{}
-	for _, r := range in.previous.ClusterResults {
-		previous[r.Cluster] = r
-	}
 	var entries []flotillav1.ClusterResult
 	var firstFailure, conflict string
 	pruneBlocked := in.pruneBlocked // a fleet-wide hold; a cluster's own comes from its result
@@ -100,22 +117,22 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	for _, c := range in.targets {
 		res, ok := in.results[c]
 		entry := flotillav1.ClusterResult{Cluster: c}
-		prev, hadPrev := previous[c]
+		rec, hadRecord := in.records[c]
 		revision := in.revisionOf(c)
 		switch {
-		case in.overrideErrors[c] != "":
-			entry.Message = limit(in.overrideErrors[c]+" (the cluster keeps its last good version)", 512)
+		case in.clusterErrors[c] != "":
+			entry.Message = limit(in.clusterErrors[c]+" (the cluster keeps its last good version)", 512)
 			entry.Failed = int32(in.selected)
 			out.FailedClusters++
 			if firstFailure == "" {
-				firstFailure = c + ": " + in.overrideErrors[c]
+				firstFailure = c + ": " + in.clusterErrors[c]
 			}
-		case (!ok || res.Disconnected) && hadPrev && prev.Revision == revision:
+		case (!ok || res.Disconnected) && hadRecord && rec.Status.Revision == revision:
 			// Nothing new to deliver, and nothing new known (a controller restart, or the
-			// cluster unreachable): what was recorded still holds.
-			entry = prev
+			// cluster unreachable): what its Delivery record says still holds.
+			entry = fromRecord(c, rec.Status)
 			out.AppliedClusters++
-			if prev.Ready == prev.Applied {
+			if entry.Ready == entry.Applied {
 				out.ReadyClusters++
 			}
 		case !ok:
@@ -190,6 +207,8 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 		cond.Reason, cond.Message = flotillav1.ReasonConflict, truncate(conflict)
 	case pruneBlocked != "":
 		cond.Reason, cond.Message = flotillav1.ReasonPruneBlocked, truncate(pruneBlocked)
+	case in.moveStalled != "" && firstFailure == "":
+		cond.Reason, cond.Message = flotillav1.ReasonMoveStalled, truncate(in.moveStalled)
 	case firstFailure != "":
 		cond.Reason, cond.Message = flotillav1.ReasonApplyFailed, truncate(fmt.Sprintf("%d of %d clusters failed; first: %s", out.FailedClusters, len(in.targets), firstFailure))
 	case int(out.AppliedClusters) == len(in.targets) && len(in.dropped) == 0:

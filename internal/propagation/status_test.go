@@ -82,8 +82,17 @@ func TestComputeStatus(t *testing.T) {
 			}},
 		{name: "after a restart, a recorded revision still holds",
 			in: statusInput{revision: "r2", selected: 3, targets: []string{"a"},
+				records: map[string]*flotillav1.Delivery{"a": {Status: flotillav1.DeliveryStatus{Revision: "r2", Applied: 3, Ready: 3}}}},
+			wantReason: flotillav1.ReasonApplied, wantStatus: metav1.ConditionTrue,
+			check: func(t *testing.T, s flotillav1.PropagationStatus) {
+				if s.ReadyClusters != 1 || len(s.ClusterResults) != 1 || s.ClusterResults[0].Applied != 3 {
+					t.Errorf("status %+v", s)
+				}
+			}},
+		{name: "a wiped status with no record is pending, not applied",
+			in: statusInput{revision: "r2", selected: 3, targets: []string{"a"},
 				previous: flotillav1.PropagationStatus{ClusterResults: []flotillav1.ClusterResult{{Cluster: "a", Revision: "r2", Applied: 3}}}},
-			wantReason: flotillav1.ReasonApplied, wantStatus: metav1.ConditionTrue},
+			wantReason: flotillav1.ReasonProgressing, wantStatus: metav1.ConditionFalse},
 		{name: "a disconnected cluster with an old revision is pending, not failed",
 			in: statusInput{revision: "r2", targets: []string{"a"}, results: map[string]deliver.Result{"a": {Revision: "r2", Disconnected: true, Message: "not connected"}},
 				previous: flotillav1.PropagationStatus{ClusterResults: []flotillav1.ClusterResult{{Cluster: "a", Revision: "r1"}}}},

@@ -249,23 +249,6 @@ metadata:
 spec: {selector: {matchLabels: {app: agent}}}`,
 		},
 		{
-			name: "transparent mode's cluster list is not delivered",
-			hub: `
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: a
-  uid: u-1
-  annotations: {flotilla.dev/clusters: "spoke-1,spoke-2"}
-spec: {replicas: 2}`,
-			want: `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: a}
-spec: {replicas: 2}`,
-		},
-		{
 			name: "a manifest document was never stored on the hub and keeps what its user wrote",
 			hub: `
 apiVersion: v1
@@ -351,17 +334,6 @@ metadata: {name: pi, namespace: a, uid: u-2, labels: {app: pi, controller-uid: u
 spec:
   selector: {matchLabels: {batch.kubernetes.io/controller-uid: u-2}}
   template: {metadata: {labels: {app: pi, job-name: pi, controller-uid: u-2, batch.kubernetes.io/controller-uid: u-2}}}`,
-		},
-		{
-			name: "transparent mode's cluster list",
-			a: `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: a, uid: u-1, annotations: {flotilla.dev/clusters: spoke-1}}`,
-			b: `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: a, uid: u-1, annotations: {flotilla.dev/clusters: "spoke-1,spoke-2"}}`,
 		},
 	}
 	hash := func(doc string) string {

@@ -9,7 +9,7 @@ import (
 )
 
 // KindString writes a kind as group/version/Kind ("/v1/ConfigMap" for the core group), the
-// form kept in status.deliveredKinds.
+// form kept in a Delivery record's spec.kinds.
 func KindString(gvk schema.GroupVersionKind) string {
 	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
 }

@@ -22,7 +22,6 @@ var hubOnlyMetadata = []string{
 var hubOnlyAnnotations = []string{
 	"kubectl.kubernetes.io/last-applied-configuration",
 	"deployment.kubernetes.io/revision",
-	flotillav1.AnnotationClusters, // transparent mode's record of where copies are (review M10)
 }
 
 // Render returns the object desired on a spoke for a hub object: hub-only fields stripped,

@@ -1,6 +1,7 @@
-// Package scheduler decides which clusters a Placement chooses. It is a pure function of the
-// Placement, the Clusters and the previous decisions: no I/O, no clock, so every rule is
-// covered by table tests.
+// Package scheduler decides which clusters a Placement chooses (Schedule) and how a divided
+// workload's replicas are split over them (Divide). Both are pure functions of their inputs
+// (the Placement, the Clusters and the previous decisions; the total, the clusters and what
+// runs where now): no I/O, no clock, so every rule is covered by table tests.
 //
 // The rules, in order, for each Cluster:
 //   - a Cluster being deleted is never chosen;

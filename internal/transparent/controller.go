@@ -3,6 +3,7 @@ package transparent
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -28,6 +29,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -41,6 +43,8 @@ type Reconciler struct {
 	Hub       client.Client
 	Deliverer *deliver.Deliverer
 	Clusters  deliver.ClusterGetter
+	// Ledger records which clusters have a copy of each object.
+	Ledger *ledger.Ledger
 
 	notifier deliver.Notifier
 	recorder record.EventRecorder
@@ -51,8 +55,7 @@ type Reconciler struct {
 	reported map[render.Owner]string // last failure reported as an Event, per object
 }
 
-// The finalizer and the flotilla.dev/clusters annotation are merge patches, and so is the
-// fleet-wide status: patch, never update.
+// The finalizer is a merge patch, and so is the fleet-wide status: patch, never update.
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments/status;statefulsets/status;daemonsets/status,verbs=patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;patch
@@ -91,6 +94,10 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		For(r.newObject(), builder.WithPredicates(labelled)).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster), builder.WithPredicates(override.FactsChanged())).
+		// A pinned or unpinned cluster, or a record deleted by someone else (written again).
+		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
+			return o.Kind == r.GVK.Kind && o.APIVersion == r.GVK.GroupVersion().String()
+		})), builder.WithPredicates(ledger.Changed())).
 		WatchesRawSource(r.notifier.Source()).
 		Complete(r)
 }
@@ -160,29 +167,50 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	perCluster, err := r.perCluster(rendered, decisions)
+	if err := r.ensureFinalizer(ctx, u); err != nil {
+		return reconcile.Result{}, err
+	}
+	records, err := r.Ledger.Records(ctx, owner)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	allDone := true
-	var failure string
 	rules := r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides)
-	for _, c := range decisions {
-		obj := perCluster[c]
-		if facts := r.clusterFacts(ctx, c); override.Active(rules, facts) {
-			objs, err := override.ForCluster(rules, facts, []*unstructured.Unstructured{obj})
-			if err != nil {
-				// This cluster keeps what it has; the others carry on.
-				allDone = false
-				if failure == "" {
-					failure = c + ": Placement " + placement.Name + ": " + err.Error()
-				}
-				continue
-			}
-			obj = objs[0]
+	shares, have := r.division(ctx, owner, u, rendered, decisions)
+	want, failures, err := r.perCluster(ctx, rules, rendered, decisions, shares)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	move := r.planMove(owner, want, shares, have, decisions, ledger.Clusters(records))
+	if len(move.held) > 0 {
+		held, heldFailures, err := r.perCluster(ctx, rules, rendered, slices.Collect(maps.Keys(move.held)), move.held)
+		if err != nil {
+			return reconcile.Result{}, err
 		}
+		maps.Copy(want, held)
+		maps.Copy(failures, heldFailures)
+	}
+	allDone := len(failures) == 0
+	var failure string
+	for _, c := range decisions {
+		if msg, failed := failures[c]; failed {
+			// This cluster keeps what it has; the others carry on.
+			if failure == "" {
+				failure = c + ": Placement " + placement.Name + ": " + msg
+			}
+			continue
+		}
+		obj := want[c]
 		rev := obj.GetAnnotations()[flotillav1.AnnotationHash]
-		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: []*unstructured.Unstructured{obj}, Revision: rev,
+		// Written ahead: the record exists before the copy does.
+		if _, err := r.Ledger.Prepare(ctx, r.ledgerOwner(u, owner), c, []string{render.KindString(r.GVK)}); err != nil {
+			allDone = false
+			if failure == "" {
+				failure = c + ": " + err.Error()
+			}
+			continue
+		}
+		objs := []*unstructured.Unstructured{obj}
+		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: objs, Revision: rev,
 			PruneKinds: []schema.GroupVersionKind{r.GVK}, Prune: true, Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject})
 		res, ok := r.Deliverer.Result(owner, c)
 		if !ok || !res.Complete || res.Revision != rev {
@@ -191,29 +219,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if ok && res.Revision == rev && res.Failed > 0 && failure == "" {
 			failure = c + ": " + res.Message
 		}
+		if ok && res.Revision == rev && !res.Disconnected {
+			var prev flotillav1.DeliveryStatus
+			if rec, found := records[c]; found {
+				prev = rec.Status
+			}
+			if err := r.Ledger.Report(ctx, owner, c, ledger.StatusOf(prev, res, objs)); err != nil && failure == "" {
+				failure = c + ": " + err.Error()
+			}
+		}
 	}
-	delivered := deliveredTo(u)
+	delivered := ledger.Clusters(records)
 	// A Placement that suddenly chooses nothing (a typo, every cluster tainted, a Placement
 	// deleted and created again) is more often a mistake than an intent, and one whose status
 	// has not caught up with its spec has not decided yet: both hold what is delivered.
 	hold := holdReason(placement, decisions, delivered, u.GetAnnotations()[flotillav1.AnnotationConfirmPrune])
-	if hold != "" {
+	switch {
+	case hold != "":
 		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, hold)
-	} else {
+	case failure == "" && move.stalled != "":
+		r.reportFailure(u, owner, flotillav1.ReasonMoveStalled, move.stalled)
+	default:
 		r.reportFailure(u, owner, "DeliveryFailed", failure)
 	}
-	remaining := decisions
 	for _, c := range delivered {
-		if slices.Contains(decisions, c) {
+		// Make before break: a copy goes only once every chosen cluster has its own Ready.
+		if slices.Contains(decisions, c) || hold != "" || !allDone || !move.ready {
 			continue
 		}
-		if hold == "" && allDone && r.remove(owner, c) {
-			continue
+		if _, err := r.remove(ctx, owner, c); err != nil {
+			return reconcile.Result{}, err
 		}
-		remaining = append(remaining, c)
-	}
-	if err := r.recordClusters(ctx, u, remaining); err != nil {
-		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, r.writeStatus(ctx, u, decisions)
 }
@@ -232,25 +268,30 @@ func (r *Reconciler) reportFailure(u *unstructured.Unstructured, owner render.Ow
 	}
 }
 
-// perCluster renders the object for each cluster: a workload's replicas divided over them.
-func (r *Reconciler) perCluster(rendered *unstructured.Unstructured, clusters []string) (map[string]*unstructured.Unstructured, error) {
-	out := make(map[string]*unstructured.Unstructured, len(clusters))
-	total, found, _ := unstructured.NestedInt64(rendered.Object, "spec", "replicas")
-	if !found || (r.GVK.Kind != "Deployment" && r.GVK.Kind != "StatefulSet") {
-		for _, c := range clusters {
-			out[c] = rendered
+// perCluster returns the object for each of clusters: with its share of replicas when
+// replicas has one (a divided workload), then with the Placement's overrides. A cluster whose
+// overrides fail is in failures instead, with why.
+func (r *Reconciler) perCluster(ctx context.Context, rules []override.Rule, rendered *unstructured.Unstructured, clusters []string,
+	replicas map[string]int64) (objs map[string]*unstructured.Unstructured, failures map[string]string, err error) {
+	objs, failures = make(map[string]*unstructured.Unstructured, len(clusters)), map[string]string{}
+	for _, c := range clusters {
+		obj := rendered
+		if n, divided := replicas[c]; divided {
+			if obj, err = withReplicas(rendered, n); err != nil {
+				return nil, nil, err
+			}
 		}
-		return out, nil
-	}
-	shares := divide(total, len(clusters))
-	for i, c := range clusters {
-		obj, err := withReplicas(rendered, shares[i])
-		if err != nil {
-			return nil, err
+		if facts := r.clusterFacts(ctx, c); override.Active(rules, facts) {
+			out, err := override.ForCluster(rules, facts, []*unstructured.Unstructured{obj})
+			if err != nil {
+				failures[c] = err.Error()
+				continue
+			}
+			obj = out[0]
 		}
-		out[c] = obj
+		objs[c] = obj
 	}
-	return out, nil
+	return objs, failures, nil
 }
 
 // placement returns the object's Placement, nil if it does not exist.
@@ -293,73 +334,67 @@ func holdReason(p *flotillav1.Placement, decisions, delivered []string, confirme
 	return ""
 }
 
-// remove submits the removal of the object from a cluster and reports whether it is done.
-func (r *Reconciler) remove(owner render.Owner, clusterName string) bool {
+// remove submits the removal of the object from a cluster and reports whether it is done;
+// once it is, the cluster's record goes too.
+func (r *Reconciler) remove(ctx context.Context, owner render.Owner, clusterName string) (bool, error) {
 	r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: clusterName, Revision: removalRevision, Prune: true,
 		PruneKinds: []schema.GroupVersionKind{r.GVK}, Deletion: flotillav1.DeletionDelete, PruneBudget: deliver.Unbudgeted})
 	res, ok := r.Deliverer.Result(owner, clusterName)
-	if ok && res.Complete && res.Revision == removalRevision {
-		r.Deliverer.Forget(owner, clusterName)
-		return true
+	if !ok || !res.Complete || res.Revision != removalRevision {
+		return false, nil
 	}
-	return false
+	if err := r.Ledger.Remove(ctx, owner, clusterName); err != nil {
+		return false, err
+	}
+	r.Deliverer.Forget(owner, clusterName)
+	return true, nil
 }
 
-// cleanup removes the object from every cluster it was delivered to, then lets it go.
+// cleanup removes the object from every cluster its records name, then lets it go.
 func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, owner render.Owner) error {
 	if !controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
 		return nil
 	}
-	var remaining []string
-	for _, c := range deliveredTo(u) {
-		if !r.remove(owner, c) {
-			remaining = append(remaining, c)
-		}
+	records, err := r.Ledger.Records(ctx, owner)
+	if err != nil {
+		return err
 	}
-	if len(remaining) > 0 {
-		return r.recordClusters(ctx, u, remaining)
+	done := true
+	for _, c := range ledger.Clusters(records) {
+		removed, err := r.remove(ctx, owner, c)
+		if err != nil {
+			return err
+		}
+		done = done && removed
+	}
+	if !done {
+		return nil // the deliveries' results bring the object back here
 	}
 	r.mu.Lock()
 	delete(r.reported, owner)
 	r.mu.Unlock()
 	before := u.DeepCopy()
 	controllerutil.RemoveFinalizer(u, flotillav1.FinalizerCleanup)
-	annotations := u.GetAnnotations()
-	delete(annotations, flotillav1.AnnotationClusters)
-	u.SetAnnotations(annotations)
 	return client.IgnoreNotFound(r.Hub.Patch(ctx, u, client.MergeFrom(before)))
 }
 
-func deliveredTo(u *unstructured.Unstructured) []string {
-	v := u.GetAnnotations()[flotillav1.AnnotationClusters]
-	if v == "" {
-		return nil
-	}
-	return strings.Split(v, ",")
-}
-
-// recordClusters keeps the finalizer and the list of clusters holding a copy on the hub
-// object, writing only when they change.
-func (r *Reconciler) recordClusters(ctx context.Context, u *unstructured.Unstructured, clusters []string) error {
-	sorted := slices.Clone(clusters)
-	sort.Strings(sorted)
-	sorted = slices.Compact(sorted)
-	want := strings.Join(sorted, ",")
-	if u.GetAnnotations()[flotillav1.AnnotationClusters] == want && controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
+// ensureFinalizer holds the hub object until its copies are removed, writing only when the
+// finalizer is missing.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, u *unstructured.Unstructured) error {
+	if controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
 		return nil
 	}
 	before := u.DeepCopy()
 	controllerutil.AddFinalizer(u, flotillav1.FinalizerCleanup)
-	annotations := u.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[flotillav1.AnnotationClusters] = want
-	u.SetAnnotations(annotations)
 	if err := r.Hub.Patch(ctx, u, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("record clusters of %s %s: %w", r.GVK.Kind, client.ObjectKeyFromObject(u), err)
+		return fmt.Errorf("add the cleanup finalizer to %s %s: %w", r.GVK.Kind, client.ObjectKeyFromObject(u), err)
 	}
 	return nil
+}
+
+// ledgerOwner is a hub object as the owner of Delivery records.
+func (r *Reconciler) ledgerOwner(u *unstructured.Unstructured, owner render.Owner) ledger.Owner {
+	return ledger.Owner{Owner: owner, APIVersion: r.GVK.GroupVersion().String(), ObjectKind: r.GVK.Kind, UID: u.GetUID()}
 }
 
 // writeStatus writes a workload's fleet-wide status from its spoke copies, if it changed.

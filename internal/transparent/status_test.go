@@ -1,7 +1,6 @@
 package transparent
 
 import (
-	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,17 +35,5 @@ func TestAggregate(t *testing.T) {
 	c := lagging["conditions"].([]any)[0].(map[string]any)
 	if c["status"] != "False" || c["message"] != "a: m" {
 		t.Fatalf("condition %v", c)
-	}
-}
-
-func TestDivide(t *testing.T) {
-	for _, tt := range []struct {
-		total int64
-		n     int
-		want  []int64
-	}{{6, 3, []int64{2, 2, 2}}, {7, 3, []int64{3, 2, 2}}, {1, 3, []int64{1, 0, 0}}, {0, 2, []int64{0, 0}}, {5, 0, []int64{}}} {
-		if got := divide(tt.total, tt.n); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("divide(%d, %d) = %v, want %v", tt.total, tt.n, got, tt.want)
-		}
 	}
 }

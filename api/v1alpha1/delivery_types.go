@@ -1,0 +1,173 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DeliveryOwner names the hub object a Delivery belongs to.
+type DeliveryOwner struct {
+	// apiVersion of the owner, e.g. flotilla.dev/v1alpha1 or apps/v1.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	APIVersion string `json:"apiVersion"`
+
+	// kind of the owner: Propagation, ClusterPropagation, or the kind of a transparent-mode
+	// object (Deployment, ConfigMap, ...).
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+
+	// namespace of the owner; empty for a ClusterPropagation.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// name of the owner.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// DeliverySpec says whose delivery to which cluster the record is.
+type DeliverySpec struct {
+	// owner is the hub object that delivers.
+	// +required
+	Owner DeliveryOwner `json:"owner"`
+
+	// cluster is the Cluster delivered to.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Cluster string `json:"cluster"`
+
+	// revision pins the cluster to a kept revision of the owner: the name of one of the owner's
+	// ControllerRevisions (kubectl get controllerrevisions -l flotilla.dev/owner=<the record's
+	// flotilla.dev/owner label>). The cluster then gets the objects of that revision, and drift
+	// there is corrected back to them, while the owner's other clusters follow its latest
+	// revision. Empty follows the latest. A pinned revision is never pruned from the history;
+	// one that is not kept is an error on this cluster, which keeps what it has. Flotilla never
+	// sets it; a person or a rollout tool does.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Revision string `json:"revision,omitempty"`
+
+	// kinds lists every kind (group/version/Kind) the owner has delivered to the cluster, and is
+	// written before an object of a new kind is: pruning and removal look for the owner's
+	// objects in these kinds, whatever happened to the owner's status or the controller's
+	// memory. It only grows while the record exists.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=317
+	Kinds []string `json:"kinds,omitempty"`
+}
+
+// DeliveredObjects are the names of delivered objects of one kind in one namespace.
+type DeliveredObjects struct {
+	// kind is group/version/Kind.
+	// +required
+	// +kubebuilder:validation:MaxLength=317
+	Kind string `json:"kind"`
+
+	// namespace is empty for cluster-scoped objects.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// names of the objects.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10000
+	// +kubebuilder:validation:items:MaxLength=253
+	Names []string `json:"names"`
+}
+
+// DeliveryStatus is the latest result of the delivery on the cluster.
+type DeliveryStatus struct {
+	// revision is the hash of the object set last delivered completely; each object's own hash
+	// is in its flotilla.dev/hash annotation on the cluster. Per-object hashes are not repeated
+	// here: at ten thousand objects they would make every change rewrite a large record.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Revision string `json:"revision,omitempty"`
+
+	// objects are the objects of the latest delivery, grouped by kind and namespace.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
+	Objects []DeliveredObjects `json:"objects,omitempty"`
+
+	// count is the number of objects in objects.
+	// +optional
+	Count int32 `json:"count"`
+
+	// applied is the number of objects on the cluster in their desired state.
+	// +optional
+	Applied int32 `json:"applied"`
+
+	// ready is the number of objects that are ready on the cluster (kstatus).
+	// +optional
+	Ready int32 `json:"ready"`
+
+	// failed is the number of objects that could not be delivered.
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+
+	// drifted is the number of objects that differ from what Flotilla applied and are left so.
+	// +optional
+	Drifted int32 `json:"drifted,omitempty"`
+
+	// fighting is the number of objects someone on the cluster changes back after every
+	// correction.
+	// +optional
+	Fighting int32 `json:"fighting,omitempty"`
+
+	// message says what failed or waits, first failure first; at most 512 characters.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
+}
+
+// Delivery is Flotilla's durable record of what one owner delivers to one cluster. Flotilla
+// writes it: before it first delivers a kind to the cluster (spec.kinds), and when the result
+// changes (status). It is what removal and pruning rely on, so a controller restart, a wiped or
+// truncated owner status, or a restore from backup never loses track of a cluster. It lives in
+// the owner's namespace (flotilla-system for ClusterPropagations), is owned by the owner (the
+// garbage collector removes it with the owner), and is deleted once the owner's objects are
+// gone from the cluster. Do not edit it: it is state, not configuration.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=fdlv,categories=flotilla
+// +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.owner.kind`
+// +kubebuilder:printcolumn:name="Owner",type=string,JSONPath=`.spec.owner.name`
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`
+// +kubebuilder:printcolumn:name="Objects",type=integer,JSONPath=`.status.count`
+// +kubebuilder:printcolumn:name="Applied",type=integer,JSONPath=`.status.applied`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.ready`
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`
+// +kubebuilder:printcolumn:name="Pinned",type=string,JSONPath=`.spec.revision`,priority=1
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.revision`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Delivery struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec DeliverySpec `json:"spec"`
+	// +optional
+	Status DeliveryStatus `json:"status,omitempty"`
+}
+
+// DeliveryList is a list of Deliveries.
+//
+// +kubebuilder:object:root=true
+type DeliveryList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Delivery `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Delivery{}, &DeliveryList{})
+}

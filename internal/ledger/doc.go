@@ -1,0 +1,15 @@
+// Package ledger keeps Flotilla's durable record of what each owner delivers to each cluster:
+// one Delivery object on the hub per (owner, cluster).
+//
+// The record is written ahead: before an owner's objects of a kind are first applied to a
+// cluster, the kind is in the cluster's record. Removal and pruning read the records, never
+// the owner's status (which is a bounded summary for people, and can be wiped by a restore or
+// a GitOps re-create) nor the controller's memory (lost at restart). A record goes away only
+// when the owner's objects are gone from its cluster, or with its owner (owner reference).
+//
+// Writes are bounded: a record is written when the kinds it lists grow or the delivery's
+// result changes, never in steady state. The ledger reads records from the hub cache and
+// remembers its own writes for a short while, so a cache that lags does not cause repeats.
+//
+// It does not decide anything: callers (propagation, transparent) say what to record.
+package ledger

@@ -1,0 +1,117 @@
+package ledger
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/membership"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// fieldManager owns what the ledger applies to records.
+const fieldManager = "flotilla"
+
+// cacheLag is how long the ledger trusts its own writes over a hub cache that does not show
+// them yet. Watch events arrive within milliseconds; the margin covers a busy machine.
+const cacheLag = 10 * time.Second
+
+// Owner is the hub object records belong to: render.Owner plus what an owner reference needs.
+type Owner struct {
+	render.Owner
+	APIVersion string
+	// ObjectKind is the owner's Kind as the API knows it (Deployment), where render.Owner's
+	// Kind may carry the group (Deployment.apps).
+	ObjectKind string
+	UID        types.UID
+}
+
+// Records are applied (server-side) and deleted by the ledger alone.
+// +kubebuilder:rbac:groups=flotilla.dev,resources=deliveries,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=flotilla.dev,resources=deliveries/status,verbs=patch
+
+// Ledger reads and writes Delivery records.
+type Ledger struct {
+	// Hub reads records through the hub cache and writes them.
+	Hub client.Client
+
+	mu      sync.Mutex
+	written map[pair]ownWrite
+}
+
+// pair is one owner on one cluster: one record.
+type pair struct {
+	owner   render.Owner
+	cluster string
+}
+
+// ownWrite is what the ledger last wrote to a record, and when.
+type ownWrite struct {
+	at      time.Time
+	kinds   []string // spec.kinds written
+	status  string   // digest of the status written; "" if none
+	removed bool
+}
+
+// NamespaceOf returns where owner's records live: its own namespace, or Flotilla's for a
+// cluster-scoped owner.
+func NamespaceOf(owner render.Owner) string {
+	if owner.Namespace != "" {
+		return owner.Namespace
+	}
+	return membership.Namespace
+}
+
+// Key names the record of owner on cluster: readable when it fits, a hash otherwise.
+func (l *Ledger) Key(owner render.Owner, cluster string) client.ObjectKey {
+	kind := strings.ToLower(owner.Kind)
+	name := kind + "." + owner.Name + "." + cluster
+	if len(validation.IsDNS1123Subdomain(name)) > 0 {
+		sum := sha256.Sum256([]byte(owner.String() + "\x00" + cluster))
+		name = "d-" + hex.EncodeToString(sum[:])[:32]
+	}
+	return client.ObjectKey{Namespace: NamespaceOf(owner), Name: name}
+}
+
+// Records returns owner's records by cluster, as far as the cache and the ledger's own recent
+// writes know.
+func (l *Ledger) Records(ctx context.Context, owner render.Owner) (map[string]*flotillav1.Delivery, error) {
+	var list flotillav1.DeliveryList
+	if err := l.Hub.List(ctx, &list, client.InNamespace(NamespaceOf(owner)), client.MatchingLabels{flotillav1.LabelOwner: owner.LabelValue()}); err != nil {
+		return nil, fmt.Errorf("list the Delivery records of %s: %w", owner, err)
+	}
+	out := map[string]*flotillav1.Delivery{}
+	for i := range list.Items {
+		d := &list.Items[i]
+		if d.Spec.Owner.Name != owner.Name || d.Spec.Owner.Namespace != owner.Namespace {
+			continue // a label-hash collision, however unlikely
+		}
+		out[d.Spec.Cluster] = d
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for p, w := range l.written {
+		if p.owner != owner || time.Since(w.at) >= cacheLag {
+			continue
+		}
+		switch d, seen := out[p.cluster]; {
+		case w.removed:
+			delete(out, p.cluster)
+		case !seen:
+			out[p.cluster] = &flotillav1.Delivery{Spec: flotillav1.DeliverySpec{Cluster: p.cluster, Kinds: slices.Clone(w.kinds)}}
+		default:
+			d.Spec.Kinds = union(d.Spec.Kinds, w.kinds)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,47 @@
+package ledger
+
+import (
+	"context"
+	"sort"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+// Clusters are the clusters records name, sorted.
+func Clusters(records map[string]*flotillav1.Delivery) []string {
+	out := make([]string, 0, len(records))
+	for c := range records {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Changed passes what an owner's controller must act on: a record's spec changed (a cluster
+// pinned to a revision, or unpinned), or a record deleted by someone else (written again). The
+// ledger's own status writes do not pass.
+func Changed() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// OwnerRequests maps a record to a request for its owner, for the owners mine accepts.
+func OwnerRequests(mine func(flotillav1.DeliveryOwner) bool) handler.MapFunc {
+	return func(_ context.Context, obj client.Object) []reconcile.Request {
+		d, ok := obj.(*flotillav1.Delivery)
+		if !ok || !mine(d.Spec.Owner) {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: d.Spec.Owner.Namespace, Name: d.Spec.Owner.Name}}}
+	}
+}

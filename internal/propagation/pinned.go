@@ -1,0 +1,55 @@
+package propagation
+
+import (
+	"context"
+	"errors"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
+)
+
+// saveRevision keeps the propagator's rendered objects as its latest revision (once per
+// change, not per pass) and returns the revision's name. A revision too large to keep is not an
+// error: the propagator delivers without history, and in.noHistory says why.
+func (r *Reconciler) saveRevision(ctx context.Context, p propagator, in *statusInput, rendered []*unstructured.Unstructured) (string, error) {
+	if len(rendered) == 0 {
+		return "", nil // an empty selection is held, not a revision
+	}
+	keep := map[string]bool{}
+	for _, rec := range in.records {
+		if rec.Spec.Revision != "" {
+			keep[rec.Spec.Revision] = true
+		}
+	}
+	name, err := r.Revisions.Save(ctx, p.ledgerOwner(), in.revision, rendered, keep)
+	if errors.Is(err, revisions.ErrTooLarge) {
+		in.noHistory = err.Error()
+		return "", nil
+	}
+	return name, err
+}
+
+// revisionFor returns the objects a cluster gets and their revision: those of the revision its
+// record pins it to, or the latest.
+func (r *Reconciler) revisionFor(ctx context.Context, owner render.Owner, rec *flotillav1.Delivery, latest string,
+	rendered []*unstructured.Unstructured, revision string) ([]*unstructured.Unstructured, string, error) {
+	if rec == nil || rec.Spec.Revision == "" || rec.Spec.Revision == latest {
+		return rendered, revision, nil
+	}
+	return r.Revisions.Load(ctx, owner, rec.Spec.Revision)
+}
+
+// firstNoHistory reports whether revision is the first of owner found too large to keep since
+// the last that was kept, so the Warning is emitted once, not at every pass.
+func (r *Reconciler) firstNoHistory(owner render.Owner, revision string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.noHistory[owner] == revision {
+		return false
+	}
+	r.noHistory[owner] = revision
+	return true
+}

@@ -1,0 +1,50 @@
+package propagation
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// ledgerOwner is the propagator as the owner of Delivery records.
+func (p propagator) ledgerOwner() ledger.Owner {
+	return ledger.Owner{Owner: p.owner(), APIVersion: flotillav1.GroupVersion.String(), ObjectKind: p.kind, UID: p.obj.GetUID()}
+}
+
+// recordResults writes each chosen cluster's latest delivery result into its Delivery record,
+// where it changed. Failures are joined; every cluster is tried.
+func (r *Reconciler) recordResults(ctx context.Context, owner render.Owner, in statusInput) error {
+	var errs []error
+	for _, c := range in.targets {
+		res, ok := in.results[c]
+		rec, recorded := in.records[c]
+		objs, submitted := in.objects[c]
+		if !ok || res.Disconnected || !submitted || res.Revision != in.revisionOf(c) {
+			continue
+		}
+		var prev flotillav1.DeliveryStatus
+		if recorded {
+			prev = rec.Status
+		}
+		if err := r.Ledger.Report(ctx, owner, c, ledger.StatusOf(prev, res, objs)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// recordedKinds returns the kinds to look in for the propagator's objects on a cluster: its
+// record's and extra.
+func recordedKinds(records map[string]*flotillav1.Delivery, cluster string, extra []string) []string {
+	out := slices.Clone(extra)
+	if rec, ok := records[cluster]; ok {
+		out = append(out, rec.Spec.Kinds...)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,13 @@
+// Package revisions keeps the history of what an owner renders: each distinct set of rendered
+// objects is stored once per owner (not per cluster) as an apps/v1 ControllerRevision in the
+// owner's namespace, owned by the owner, numbered in order, with a bounded history.
+//
+// A Delivery record can pin its cluster to a kept revision (spec.revision): that cluster then
+// gets, and is corrected back to, the objects of that revision while the others follow the
+// owner. This is the mechanism rollouts stage changes with; choosing which cluster gets which
+// revision when is not this package's job.
+//
+// A revision holds the rendered objects before per-cluster overrides, as JSON, gzip-compressed
+// when large. One whose compressed form would not fit comfortably in etcd is not stored: the
+// owner then delivers without history, and says so.
+package revisions

@@ -1,0 +1,305 @@
+package revisions
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// Revisions are created and pruned by the store alone; they are listed as metadata and read
+// one at a time.
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;delete
+
+const (
+	// DefaultLimit is how many revisions an owner keeps, pinned ones aside.
+	DefaultLimit = 10
+	// labelHash holds the revision's hash (render.Revision), to find it without reading data.
+	labelHash = "flotilla.dev/revision"
+	// compressAbove is the size of the objects' JSON above which it is gzip-compressed.
+	compressAbove = 256 << 10
+	// maxStored is the largest revision stored: a third of etcd's 1.5 MiB request limit.
+	maxStored = 512 << 10
+)
+
+// ErrTooLarge says a revision was not stored because it is too large.
+var ErrTooLarge = errors.New("too large to keep as a revision")
+
+// Store saves and loads owners' revisions.
+type Store struct {
+	// Hub writes revisions; Metadata lists them (a metadata-only cache is enough); Reader reads
+	// one whole (uncached: their data is never held in the hub cache).
+	Hub      client.Client
+	Metadata client.Reader
+	Reader   client.Reader
+	// Limit is how many revisions an owner keeps (0: DefaultLimit).
+	Limit int
+
+	mu     sync.Mutex
+	loaded map[render.Owner]map[string][]*unstructured.Unstructured // revisions read back, by owner and name (immutable)
+	saved  map[render.Owner]Revision                                // each owner's newest revision, as last saved
+}
+
+// Revision is a kept revision, as listed.
+type Revision struct {
+	Name   string
+	Number int64
+	Hash   string
+}
+
+// payload is a revision's data: the objects, or their gzip-compressed JSON.
+type payload struct {
+	Objects []json.RawMessage `json:"objects,omitempty"`
+	Gzip    []byte            `json:"gzip,omitempty"`
+}
+
+// List returns owner's kept revisions, oldest first.
+func (s *Store) List(ctx context.Context, owner render.Owner) ([]Revision, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ControllerRevisionList"))
+	if err := s.Metadata.List(ctx, list, client.InNamespace(ledger.NamespaceOf(owner)), client.MatchingLabels{flotillav1.LabelOwner: owner.LabelValue()}); err != nil {
+		return nil, fmt.Errorf("list the revisions of %s: %w", owner, err)
+	}
+	out := make([]Revision, 0, len(list.Items))
+	for _, m := range list.Items {
+		n, _ := strconv.ParseInt(m.Annotations[annotationNumber], 10, 64)
+		out = append(out, Revision{Name: m.Name, Number: n, Hash: m.Labels[labelHash]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
+}
+
+// annotationNumber holds a revision's number as well as .revision, for metadata-only listing.
+const annotationNumber = "flotilla.dev/revision-number"
+
+// Save stores objs as owner's revision hash unless it is kept already, prunes the history
+// beyond the limit (never a revision in keep), and returns the revision's name.
+func (s *Store) Save(ctx context.Context, owner ledger.Owner, hash string, objs []*unstructured.Unstructured, keep map[string]bool) (string, error) {
+	if r, ok := s.savedRevision(owner.Owner, hash); ok {
+		if r.Name == "" {
+			return "", fmt.Errorf("%w (found before)", ErrTooLarge)
+		}
+		return r.Name, nil
+	}
+	kept, err := s.List(ctx, owner.Owner)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range kept {
+		if r.Hash == hash {
+			s.rememberSaved(owner.Owner, hash, r.Name)
+			return r.Name, nil
+		}
+	}
+	data, err := encode(objs)
+	if errors.Is(err, ErrTooLarge) {
+		s.rememberSaved(owner.Owner, hash, "") // not encoded again while the owner is unchanged
+	}
+	if err != nil {
+		return "", err
+	}
+	var number int64 = 1
+	if len(kept) > 0 {
+		number = kept[len(kept)-1].Number + 1
+	}
+	cr := &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name(owner.Owner, hash), Namespace: ledger.NamespaceOf(owner.Owner),
+			Labels:      map[string]string{flotillav1.LabelOwner: owner.LabelValue(), labelHash: hash},
+			Annotations: map[string]string{annotationNumber: strconv.FormatInt(number, 10), flotillav1.AnnotationOwner: owner.String()},
+		},
+		Data:     runtime.RawExtension{Raw: data},
+		Revision: number,
+	}
+	if owner.UID != "" {
+		cr.OwnerReferences = []metav1.OwnerReference{{APIVersion: owner.APIVersion, Kind: owner.ObjectKind, Name: owner.Name, UID: owner.UID}}
+	}
+	if err := s.Hub.Create(ctx, cr); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("store revision %d of %s: %w", number, owner, err)
+	}
+	s.rememberSaved(owner.Owner, hash, cr.Name)
+	return cr.Name, s.prune(ctx, append(kept, Revision{Name: cr.Name, Number: number, Hash: hash}), owner.Owner, keep)
+}
+
+// prune deletes the oldest revisions beyond the limit, except those in keep.
+func (s *Store) prune(ctx context.Context, kept []Revision, owner render.Owner, keep map[string]bool) error {
+	limit := s.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	excess := len(kept) - limit
+	for _, r := range kept {
+		if excess <= 0 {
+			break
+		}
+		if keep[r.Name] {
+			continue
+		}
+		cr := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: ledger.NamespaceOf(owner)}}
+		if err := client.IgnoreNotFound(s.Hub.Delete(ctx, cr)); err != nil {
+			return fmt.Errorf("prune revision %s of %s: %w", r.Name, owner, err)
+		}
+		excess--
+	}
+	return nil
+}
+
+// Load returns the objects of owner's kept revision name, and its hash.
+func (s *Store) Load(ctx context.Context, owner render.Owner, name string) ([]*unstructured.Unstructured, string, error) {
+	key := client.ObjectKey{Namespace: ledger.NamespaceOf(owner), Name: name}
+	cr := &appsv1.ControllerRevision{}
+	if err := s.Reader.Get(ctx, key, cr); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, "", fmt.Errorf("revision %s of %s is not kept (any more); pin a kept one (kubectl get controllerrevisions -n %s -l %s=%s) or unpin the cluster",
+				name, owner, key.Namespace, flotillav1.LabelOwner, owner.LabelValue())
+		}
+		return nil, "", fmt.Errorf("read revision %s of %s: %w", name, owner, err)
+	}
+	if cr.Labels[flotillav1.LabelOwner] != owner.LabelValue() {
+		return nil, "", fmt.Errorf("revision %s is not one of %s", name, owner)
+	}
+	hash := cr.Labels[labelHash]
+	s.mu.Lock()
+	objs, ok := s.loaded[owner][name]
+	s.mu.Unlock()
+	if ok {
+		return objs, hash, nil
+	}
+	objs, err := decode(cr.Data.Raw)
+	if err != nil {
+		return nil, "", fmt.Errorf("revision %s of %s: %w", name, owner, err)
+	}
+	s.mu.Lock()
+	if s.loaded == nil {
+		s.loaded = map[render.Owner]map[string][]*unstructured.Unstructured{}
+	}
+	if s.loaded[owner] == nil {
+		s.loaded[owner] = map[string][]*unstructured.Unstructured{}
+	}
+	s.loaded[owner][name] = objs
+	s.mu.Unlock()
+	return objs, hash, nil
+}
+
+// Forget drops what the store remembers of owner.
+func (s *Store) Forget(owner render.Owner) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.loaded, owner)
+	delete(s.saved, owner)
+}
+
+// savedRevision returns owner's newest revision as last saved, if it has this hash; its Name
+// is empty when it was too large to keep.
+func (s *Store) savedRevision(owner render.Owner, hash string) (Revision, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.saved[owner]
+	return r, ok && r.Hash == hash
+}
+
+// rememberSaved remembers owner's newest revision, so an unchanged owner is not listed again.
+func (s *Store) rememberSaved(owner render.Owner, hash, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.saved == nil {
+		s.saved = map[render.Owner]Revision{}
+	}
+	s.saved[owner] = Revision{Name: name, Hash: hash}
+}
+
+// name is a revision's name: the owner's kind and name, and the hash; the owner's label value
+// instead when that is not a valid name.
+func name(owner render.Owner, hash string) string {
+	if n := namePrefix(owner) + hash; len(validation.IsDNS1123Subdomain(n)) == 0 {
+		return n
+	}
+	return owner.LabelValue() + "." + hash
+}
+
+func namePrefix(owner render.Owner) string {
+	return strings.ToLower(owner.Kind) + "." + owner.Name + "."
+}
+
+// encode writes objects as a revision's data.
+func encode(objs []*unstructured.Unstructured) ([]byte, error) {
+	p := payload{Objects: make([]json.RawMessage, 0, len(objs))}
+	for _, o := range objs {
+		raw, err := json.Marshal(o.Object)
+		if err != nil {
+			return nil, err
+		}
+		p.Objects = append(p.Objects, raw)
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) <= compressAbove {
+		return raw, nil
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(raw); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	if buf.Len() > maxStored {
+		return nil, fmt.Errorf("%d objects, %d bytes compressed: %w", len(objs), buf.Len(), ErrTooLarge)
+	}
+	return json.Marshal(payload{Gzip: buf.Bytes()})
+}
+
+// decode reads a revision's data.
+func decode(data []byte) ([]*unstructured.Unstructured, error) {
+	var p payload
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, err
+	}
+	if len(p.Gzip) > 0 {
+		zr, err := gzip.NewReader(bytes.NewReader(p.Gzip))
+		if err != nil {
+			return nil, err
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil {
+			return nil, err
+		}
+		p = payload{}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*unstructured.Unstructured, 0, len(p.Objects))
+	for _, raw := range p.Objects {
+		// apimachinery's JSON keeps integers int64, as unstructured objects need.
+		o := map[string]any{}
+		if err := utiljson.Unmarshal(raw, &o); err != nil {
+			return nil, err
+		}
+		out = append(out, &unstructured.Unstructured{Object: o})
+	}
+	return out, nil
+}
