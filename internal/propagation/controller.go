@@ -66,7 +66,7 @@ type Reconciler struct {
 	watched      map[schema.GroupVersionKind]bool
 	pendingSince map[render.Owner]pendingRevision
 	noHistory    map[render.Owner]string // the last revision reported as too large to keep
-	own          ownWrites // recent writes the cache may not show yet
+	own          ownWrites               // recent writes the cache may not show yet
 }
 
 // Every hub write is a merge patch (the finalizer, the status); nothing is updated whole.
