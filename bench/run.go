@@ -44,7 +44,7 @@ type bench struct {
 }
 
 // stepNames are the scenario groups in the order they run; each may add several figures.
-var stepNames = []string{"bulk", "update", "drift", "steady", "outage", "deployments"}
+var stepNames = []string{"bulk", "update", "drift", "steady", "restart", "outage", "move", "deployments"}
 
 // selectSteps parses --only: every step when empty.
 func selectSteps(only string) ([]string, error) {
@@ -95,11 +95,12 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 	defer func() { b.proc.stop() }()
 	r := newReport(p)
 	fns := map[string]func(context.Context, *report) error{
-		"bulk": b.bulk, "update": b.update, "drift": b.drift, "steady": b.steady, "outage": b.outage, "deployments": b.deployments,
+		"bulk": b.bulk, "update": b.update, "drift": b.drift, "steady": b.steady, "restart": b.restart, "outage": b.outage,
+		"move": b.move, "deployments": b.deployments,
 	}
 	for _, name := range steps {
 		fmt.Printf("scenario %s...\n", name)
-		if name != "steady" && name != "outage" {
+		if name != "steady" && name != "outage" && name != "restart" && name != "move" {
 			b.prof.cpu(name, 20)
 		}
 		err := fns[name](ctx, r)

@@ -34,6 +34,10 @@ type Owner struct {
 	// Kind may carry the group (Deployment.apps).
 	ObjectKind string
 	UID        types.UID
+	// Placement is the Placement that chooses the owner's clusters. Its scheduler counts the
+	// clusters of its owners' records as chosen before, so a wiped Placement status does not
+	// un-stick a cordoned cluster that still holds their objects.
+	Placement client.ObjectKey
 }
 
 // Records are applied (server-side) and deleted by the ledger alone.
@@ -57,10 +61,11 @@ type pair struct {
 
 // ownWrite is what the ledger last wrote to a record, and when.
 type ownWrite struct {
-	at      time.Time
-	kinds   []string // spec.kinds written
-	status  string   // digest of the status written; "" if none
-	removed bool
+	at        time.Time
+	kinds     []string // spec.kinds written
+	placement string   // the placement label written
+	status    string   // digest of the status written; "" if none
+	removed   bool
 }
 
 // NamespaceOf returns where owner's records live: its own namespace, or Flotilla's for a

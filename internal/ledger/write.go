@@ -23,12 +23,13 @@ import (
 // kinds are delivered there, and returns every kind the record lists: where the owner's
 // objects on the cluster may be. A failure means nothing of a new kind may be delivered yet.
 func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds []string) ([]string, error) {
-	have, exists, err := l.knownKinds(ctx, owner.Owner, cluster)
+	have, exists, err := l.known(ctx, owner.Owner, cluster)
 	if err != nil {
 		return nil, err
 	}
-	want := union(have, kinds)
-	if exists && len(want) == len(have) {
+	want := union(have.kinds, kinds)
+	placed := placementValue(owner.Placement)
+	if exists && len(want) == len(have.kinds) && have.placement == placed {
 		return want, nil
 	}
 	key := l.Key(owner.Owner, cluster)
@@ -40,7 +41,7 @@ func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds
 		return nil, err
 	}
 	u := newRecord(key)
-	u.SetLabels(map[string]string{flotillav1.LabelOwner: owner.LabelValue(), flotillav1.LabelCluster: labelSafe(cluster)})
+	u.SetLabels(map[string]string{flotillav1.LabelOwner: owner.LabelValue(), flotillav1.LabelCluster: labelSafe(cluster), labelPlacement: placed})
 	if owner.UID != "" {
 		u.Object["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{
 			"apiVersion": owner.APIVersion, "kind": owner.ObjectKind, "name": owner.Name, "uid": string(owner.UID),
@@ -50,7 +51,7 @@ func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds
 	if err := l.Hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("record the delivery of %s to cluster %s (Delivery %s): %w", owner, cluster, key, err)
 	}
-	l.remember(pair{owner.Owner, cluster}, func(w *ownWrite) { w.kinds, w.removed = want, false })
+	l.remember(pair{owner.Owner, cluster}, func(w *ownWrite) { w.kinds, w.placement, w.removed = want, placed, false })
 	return want, nil
 }
 
@@ -110,26 +111,33 @@ func (l *Ledger) Remove(ctx context.Context, owner render.Owner, cluster string)
 	return nil
 }
 
-// knownKinds returns the kinds owner's record on cluster lists, and whether it exists.
-func (l *Ledger) knownKinds(ctx context.Context, owner render.Owner, cluster string) ([]string, bool, error) {
+// recorded is what a record says that Prepare maintains.
+type recorded struct {
+	kinds     []string
+	placement string
+}
+
+// known returns what owner's record on cluster says, and whether it exists, from the cache and
+// the ledger's own recent writes.
+func (l *Ledger) known(ctx context.Context, owner render.Owner, cluster string) (recorded, bool, error) {
 	key := l.Key(owner, cluster)
 	var cached flotillav1.Delivery
 	err := l.Hub.Get(ctx, key, &cached)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, false, fmt.Errorf("read Delivery %s: %w", key, err)
+		return recorded{}, false, fmt.Errorf("read Delivery %s: %w", key, err)
 	}
-	kinds, exists := cached.Spec.Kinds, err == nil
+	have, exists := recorded{kinds: cached.Spec.Kinds, placement: cached.Labels[labelPlacement]}, err == nil
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if w, ok := l.written[pair{owner, cluster}]; ok && time.Since(w.at) < cacheLag {
 		if w.removed {
-			return nil, false, nil
+			return recorded{}, false, nil
 		}
 		if w.kinds != nil {
-			kinds, exists = union(kinds, w.kinds), true
+			have, exists = recorded{kinds: union(have.kinds, w.kinds), placement: w.placement}, true
 		}
 	}
-	return kinds, exists, nil
+	return have, exists, nil
 }
 
 // remember records a write made now, and forgets writes older than cacheLag.

@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/scheduler"
 )
 
@@ -59,10 +61,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Client.List(ctx, &clusters); err != nil {
 		return reconcile.Result{}, err
 	}
-	previous := make([]string, 0, len(p.Status.Decisions))
+	// Chosen before: what the status says, and what the Delivery records of the Placement's
+	// owners say (a wiped status must not un-stick a cordoned cluster that holds objects).
+	previous, err := ledger.PlacedClusters(ctx, r.Client, req.NamespacedName)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	for _, d := range p.Status.Decisions {
 		previous = append(previous, d.ClusterName)
 	}
+	slices.Sort(previous)
+	previous = slices.Compact(previous)
 	want := p.Status.DeepCopy()
 	result, err := scheduler.Schedule(p.Spec, clusters.Items, previous)
 	status := metav1.ConditionTrue

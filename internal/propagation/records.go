@@ -13,7 +13,8 @@ import (
 
 // ledgerOwner is the propagator as the owner of Delivery records.
 func (p propagator) ledgerOwner() ledger.Owner {
-	return ledger.Owner{Owner: p.owner(), APIVersion: flotillav1.GroupVersion.String(), ObjectKind: p.kind, UID: p.obj.GetUID()}
+	return ledger.Owner{Owner: p.owner(), APIVersion: flotillav1.GroupVersion.String(), ObjectKind: p.kind, UID: p.obj.GetUID(),
+		Placement: p.placementKey()}
 }
 
 // recordResults writes each chosen cluster's latest delivery result into its Delivery record,

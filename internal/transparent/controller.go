@@ -394,7 +394,8 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, u *unstructured.Unstru
 
 // ledgerOwner is a hub object as the owner of Delivery records.
 func (r *Reconciler) ledgerOwner(u *unstructured.Unstructured, owner render.Owner) ledger.Owner {
-	return ledger.Owner{Owner: owner, APIVersion: r.GVK.GroupVersion().String(), ObjectKind: r.GVK.Kind, UID: u.GetUID()}
+	return ledger.Owner{Owner: owner, APIVersion: r.GVK.GroupVersion().String(), ObjectKind: r.GVK.Kind, UID: u.GetUID(),
+		Placement: client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetLabels()[flotillav1.LabelPlacement]}}
 }
 
 // writeStatus writes a workload's fleet-wide status from its spoke copies, if it changed.
