@@ -66,7 +66,8 @@ const (
 // Ownership markers on delivered objects. Only objects carrying LabelManagedBy and Flotilla's
 // owner label are ever updated or pruned by Flotilla.
 const (
-	// LabelManagedBy marks every object Flotilla delivered; spoke caches hold only these.
+	// LabelManagedBy marked every object Flotilla delivered before the owner label alone did;
+	// objects carrying it are still recognized as Flotilla's. No longer written.
 	LabelManagedBy = "flotilla.dev/managed-by"
 	// ManagedByValue is LabelManagedBy's value.
 	ManagedByValue = "flotilla"

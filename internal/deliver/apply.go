@@ -382,7 +382,7 @@ func checkOwner(live metav1.Object, job Job) error {
 		return nil
 	case live.GetAnnotations()[flotillav1.AnnotationOwner] == job.Owner.String():
 		return nil // Flotilla's own object, relabelled on the cluster
-	case labels[flotillav1.LabelManagedBy] == flotillav1.ManagedByValue:
+	case render.Managed(labels):
 		// First owner wins: an object keeps its owner until that owner lets go of it.
 		other := live.GetAnnotations()[flotillav1.AnnotationOwner]
 		return fmt.Errorf("%w (%s); it keeps the object until it stops delivering it here or is deleted", errHeld, orUnknown(other))

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // Deleting a CustomResourceDefinition deletes every object of its kind, and deleting a
@@ -127,7 +128,7 @@ func countUnmanaged(ctx context.Context, reader client.Reader, gvk schema.GroupV
 	}
 	var c cascade
 	for _, item := range list.Items {
-		if item.GetLabels()[flotillav1.LabelManagedBy] == flotillav1.ManagedByValue || builtIn(gvk, item.GetName()) {
+		if render.Managed(item.GetLabels()) || builtIn(gvk, item.GetName()) {
 			continue
 		}
 		c.count++

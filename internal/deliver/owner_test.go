@@ -16,7 +16,21 @@ func TestCheckOwner(t *testing.T) {
 	live := func(owner *render.Owner) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		if owner != nil {
-			u.SetLabels(map[string]string{flotillav1.LabelManagedBy: "flotilla", flotillav1.LabelOwner: owner.LabelValue()})
+			u.SetLabels(map[string]string{flotillav1.LabelOwner: owner.LabelValue()})
+			u.SetAnnotations(map[string]string{flotillav1.AnnotationOwner: owner.String()})
+		}
+		return u
+	}
+	// As earlier releases wrote them: the managed-by label as well, which may be all that is
+	// left when the owner label was removed on the cluster.
+	legacy := func(owner render.Owner, ownerLabel, ownerAnnotation bool) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		l := map[string]string{flotillav1.LabelManagedBy: "flotilla"}
+		if ownerLabel {
+			l[flotillav1.LabelOwner] = owner.LabelValue()
+		}
+		u.SetLabels(l)
+		if ownerAnnotation {
 			u.SetAnnotations(map[string]string{flotillav1.AnnotationOwner: owner.String()})
 		}
 		return u
@@ -34,6 +48,15 @@ func TestCheckOwner(t *testing.T) {
 		{"an incumbent whose name sorts later keeps it", live(&b), Job{Owner: a}, true},
 		{"an incumbent whose name sorts first keeps it", live(&a), Job{Owner: b}, true},
 		{"an incumbent keeps it even when we adopt", live(&a), Job{Owner: b, Conflict: flotillav1.ConflictAdopt}, true},
+		{"ours as an earlier release marked it", legacy(a, true, true), Job{Owner: a}, false},
+		{"ours, its owner label removed on the cluster", legacy(a, false, true), Job{Owner: a}, false},
+		{"another's as an earlier release marked it", legacy(a, true, true), Job{Owner: b, Conflict: flotillav1.ConflictAdopt}, true},
+		{"another's, with only the managed-by label left", legacy(a, false, false), Job{Owner: b, Conflict: flotillav1.ConflictAdopt}, true},
+		{"another's, with only the owner label", func() *unstructured.Unstructured {
+			u := live(&a)
+			u.SetAnnotations(nil)
+			return u
+		}(), Job{Owner: b, Conflict: flotillav1.ConflictAdopt}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

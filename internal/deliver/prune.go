@@ -28,10 +28,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 	for _, gvk := range pruneKinds(job) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		err := w.readList(ctx, cl, list, client.MatchingLabels{
-			flotillav1.LabelManagedBy: flotillav1.ManagedByValue,
-			flotillav1.LabelOwner:     job.Owner.LabelValue(),
-		})
+		err := w.readList(ctx, cl, list, client.MatchingLabels{flotillav1.LabelOwner: job.Owner.LabelValue()})
 		if meta.IsNoMatchError(err) {
 			continue // the kind is not served: no object of it can exist
 		}

@@ -232,7 +232,7 @@ func TestSecretsStaySecret(t *testing.T) {
 
 	t.Run("only ordinary Secrets are delivered", func(t *testing.T) {
 		var delivered corev1.SecretList
-		if err := spoke.List(ctx, &delivered, client.MatchingLabels{flotillav1.LabelManagedBy: flotillav1.ManagedByValue}); err != nil {
+		if err := spoke.List(ctx, &delivered, client.HasLabels{flotillav1.LabelOwner}); err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]string{}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // versionEvery is how many probes pass between two reads of /version: versions change only on
@@ -173,7 +174,7 @@ func (p *Provider) engage(ctx context.Context, m *member, cfg *rest.Config, log 
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = p.scheme
 		o.Cache.DefaultTransform = spokeObjectTransform(p.strings)
-		o.Cache.DefaultLabelSelector = labels.SelectorFromSet(labels.Set{flotillav1.LabelManagedBy: flotillav1.ManagedByValue})
+		o.Cache.DefaultLabelSelector = render.ManagedSelector()
 		o.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: trimNode, Label: labels.Everything()}}
 	})
 	if err != nil {

@@ -183,7 +183,7 @@ func pruneItems(ctx context.Context, cl client.Client, job deliver.Job) ([]Item,
 	for _, gvk := range job.PruneKinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		err := cl.List(ctx, list, client.MatchingLabels{flotillav1.LabelManagedBy: flotillav1.ManagedByValue, flotillav1.LabelOwner: job.Owner.LabelValue()})
+		err := cl.List(ctx, list, client.MatchingLabels{flotillav1.LabelOwner: job.Owner.LabelValue()})
 		if meta.IsNoMatchError(err) {
 			continue
 		}

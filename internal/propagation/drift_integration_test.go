@@ -168,12 +168,13 @@ func TestDrift(t *testing.T) {
 		if err := e.spokes["spoke-c"].Get(ctx, client.ObjectKey{Namespace: "team", Name: "corrected"}, live); err != nil {
 			t.Fatal(err)
 		}
-		delete(live.Labels, flotillav1.LabelManagedBy)
+		ownerLabel := live.Labels[flotillav1.LabelOwner]
+		delete(live.Labels, flotillav1.LabelOwner)
 		if err := e.spokes["spoke-c"].Update(ctx, live, client.FieldOwner(editor)); err != nil {
 			t.Fatal(err)
 		}
 		e.onSpoke(t, "spoke-c", live, false, func() error {
-			if live.Labels[flotillav1.LabelManagedBy] != flotillav1.ManagedByValue {
+			if ownerLabel == "" || live.Labels[flotillav1.LabelOwner] != ownerLabel {
 				return fmt.Errorf("labels %v", live.Labels)
 			}
 			return nil

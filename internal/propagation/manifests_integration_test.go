@@ -68,7 +68,7 @@ func TestManifestsAndAdoption(t *testing.T) {
 				Strategy:          flotillav1.PropagationStrategy{Conflict: flotillav1.ConflictAdopt}}})
 		legacy := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "legacy", Namespace: "team"}}
 		e.onSpoke(t, "spoke-a", legacy, false, func() error {
-			if legacy.Data["v"] != "new" || legacy.Labels[flotillav1.LabelManagedBy] != "flotilla" {
+			if legacy.Data["v"] != "new" || legacy.Labels[flotillav1.LabelOwner] == "" {
 				return fmt.Errorf("not adopted: %v %v", legacy.Data, legacy.Labels)
 			}
 			return nil

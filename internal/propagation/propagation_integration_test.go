@@ -24,6 +24,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/membership"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 const wait = 30 * time.Second
@@ -242,8 +243,12 @@ func TestPropagation(t *testing.T) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "team"}}
 	t.Run("delivers to the chosen cluster only, creating the namespace", func(t *testing.T) {
 		e.onSpoke(t, "spoke-a", cm, false, func() error {
-			if cm.Labels[flotillav1.LabelManagedBy] != "flotilla" || cm.Annotations[flotillav1.AnnotationOwner] != "Propagation/team/web" {
+			owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
+			if cm.Labels[flotillav1.LabelOwner] != owner.LabelValue() || cm.Annotations[flotillav1.AnnotationOwner] != owner.String() {
 				return fmt.Errorf("markers missing: %v %v", cm.Labels, cm.Annotations)
+			}
+			if _, ok := cm.Labels[flotillav1.LabelManagedBy]; ok {
+				return fmt.Errorf("the managed-by label of earlier releases written: %v", cm.Labels)
 			}
 			return nil
 		})

@@ -35,7 +35,7 @@ func (e *env) condition(t *testing.T, name, condType string, want metav1.Conditi
 	return p
 }
 
-func (e *env) countOnSpoke(t *testing.T, spoke string, labels client.MatchingLabels) int {
+func (e *env) countOnSpoke(t *testing.T, spoke string, labels client.ListOption) int {
 	t.Helper()
 	var cms corev1.ConfigMapList
 	if err := e.spokes[spoke].List(context.Background(), &cms, client.InNamespace("team"), labels); err != nil {
@@ -125,7 +125,7 @@ func TestPruneSafety(t *testing.T) {
 			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{MatchLabels: sel}}}}}
 	e.create(t, p)
 	e.applied(t, "guarded", flotillav1.ReasonApplied, 2)
-	owned := client.MatchingLabels{flotillav1.LabelManagedBy: flotillav1.ManagedByValue}
+	owned := client.HasLabels{flotillav1.LabelOwner}
 
 	t.Run("a protected object deleted on the hub stays on the spokes", func(t *testing.T) {
 		if err := e.hub.Delete(ctx, protected); err != nil {

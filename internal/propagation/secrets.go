@@ -12,6 +12,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/membership"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // selectSecrets is selectResources for v1 Secrets, which never sit whole in the hub
@@ -43,7 +44,7 @@ func (h hubSelector) selectSecrets(ctx context.Context, sel flotillav1.ResourceS
 		switch {
 		case sel.Name != "" && m.Name != sel.Name,
 			!m.DeletionTimestamp.IsZero(),
-			m.Labels[flotillav1.LabelManagedBy] == flotillav1.ManagedByValue,
+			render.Managed(m.Labels),
 			m.Namespace == membership.Namespace,
 			credentials[key]:
 			continue

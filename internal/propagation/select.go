@@ -128,7 +128,7 @@ func (h hubSelector) selectResources(ctx context.Context, p propagator, sel flot
 			continue
 		}
 		// Flotilla's own objects are never delivered, nor are hub-local objects it created.
-		if o.GetLabels()[flotillav1.LabelManagedBy] == flotillav1.ManagedByValue {
+		if render.Managed(o.GetLabels()) {
 			continue
 		}
 		out = append(out, o)

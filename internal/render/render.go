@@ -25,7 +25,8 @@ var hubOnlyAnnotations = []string{
 }
 
 // Render returns the object desired on a spoke for a hub object: hub-only fields stripped,
-// ownership markers added, hash stamped. The input is not modified.
+// ownership markers added (the owner label and annotation; see Managed), hash stamped. The
+// input is not modified.
 func Render(hub *unstructured.Unstructured, owner Owner) (*unstructured.Unstructured, error) {
 	if hub.GetAPIVersion() == "" || hub.GetKind() == "" || hub.GetName() == "" {
 		return nil, fmt.Errorf("object %q has no apiVersion, kind or name", hub.GetName())
@@ -49,7 +50,6 @@ func Render(hub *unstructured.Unstructured, owner Owner) (*unstructured.Unstruct
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[flotillav1.LabelManagedBy] = flotillav1.ManagedByValue
 	labels[flotillav1.LabelOwner] = owner.LabelValue()
 	out.SetLabels(labels)
 	out.SetAnnotations(annotations)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )
@@ -48,7 +49,7 @@ func TestRenderStripsHubFieldsAndMarksOwnership(t *testing.T) {
 	if _, ok := out.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"]; ok {
 		t.Error("kubectl's last-applied annotation kept")
 	}
-	if out.GetLabels()[flotillav1.LabelManagedBy] != "flotilla" || out.GetLabels()[flotillav1.LabelOwner] != owner.LabelValue() ||
+	if _, ok := out.GetLabels()[flotillav1.LabelManagedBy]; ok || out.GetLabels()[flotillav1.LabelOwner] != owner.LabelValue() ||
 		out.GetAnnotations()[flotillav1.AnnotationOwner] != "Propagation/team-a/web" || len(out.GetAnnotations()[flotillav1.AnnotationHash]) != 16 {
 		t.Errorf("markers: labels %v annotations %v", out.GetLabels(), out.GetAnnotations())
 	}
@@ -195,5 +196,37 @@ func TestManifestErrorRedacted(t *testing.T) {
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("%q: redacted message %q lacks %q", tc.data, got, tc.want)
 		}
+	}
+}
+
+func TestManaged(t *testing.T) {
+	sel := ManagedSelector()
+	for _, tt := range []struct {
+		name     string
+		labels   map[string]string
+		managed  bool
+		selected bool // by the spoke caches' selector
+	}{
+		{"as Render marks it", map[string]string{flotillav1.LabelOwner: owner.LabelValue(), "app": "web"}, true, true},
+		{"as earlier releases marked it", map[string]string{flotillav1.LabelManagedBy: "flotilla", flotillav1.LabelOwner: owner.LabelValue()}, true, true},
+		{"an earlier release's, its owner label removed", map[string]string{flotillav1.LabelManagedBy: "flotilla"}, true, false},
+		{"someone else's managed-by", map[string]string{flotillav1.LabelManagedBy: "helm"}, false, false},
+		{"unlabelled", nil, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Managed(tt.labels); got != tt.managed {
+				t.Errorf("Managed = %v, want %v", got, tt.managed)
+			}
+			if got := sel.Matches(labels.Set(tt.labels)); got != tt.selected {
+				t.Errorf("selected = %v, want %v", got, tt.selected)
+			}
+		})
+	}
+	out, err := Render(hubDeployment(), owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Managed(out.GetLabels()) || !sel.Matches(labels.Set(out.GetLabels())) {
+		t.Errorf("a rendered object is not recognized as Flotilla's: %v", out.GetLabels())
 	}
 }
