@@ -34,7 +34,7 @@ Start a local hub with three spokes to try it:
 	)
 	root.AddCommand(
 		newJoinCommand(hf), newUnjoinCommand(hf), newGetCommand(hf), newStatusCommand(hf), newPlanCommand(hf), newDiffCommand(hf),
-		newInstallCommand(hf), newHubCommand(hf),
+		newInstallCommand(hf), newUninstallCommand(hf), newHubCommand(hf),
 		newDevCommand(), newVersionCommand(),
 	)
 	return root
