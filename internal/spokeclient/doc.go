@@ -13,12 +13,14 @@
 //     grows the window by 1/window, so by about one request per round trip of a full window;
 //     an idle spoke's window does not grow untested;
 //   - multiplicative decrease: a response the server asks the client to wait on (429, or a 5xx
-//     with Retry-After, exactly the responses client-go itself retries) halves the window; a
-//     write whose latency is well above the recent floor (more than SlowFactor times the
-//     lowest write latency of the last FloorPeriod or two, and at least SlowMargin above it)
-//     shrinks it by a quarter. A window shrinks at most once per round trip: responses to
-//     requests sent before the last decrease do not decrease it again, so a burst of 429s to
-//     requests sent together counts once;
+//     with Retry-After, exactly the responses client-go itself retries) halves the window;
+//     writes whose latency rises well above its recent floor (their moving average more than
+//     SlowFactor times the lowest write latency of the last FloorPeriod or two, and at least
+//     SlowMargin, a quarter of the 1 s write SLO, above it) shrink it by a quarter. A window
+//     shrinks at most once per round trip: responses to requests sent before the last
+//     decrease do not decrease it again, so a burst of 429s to requests sent together counts
+//     once. Only writes, similar in cost, measure latency: a LIST of thousands of objects is
+//     slow and healthy;
 //   - the window stays between Limits.Min and Limits.Max.
 //
 // Only requests to the resource API (/api, /apis) take a slot, and only until their response

@@ -2,15 +2,17 @@ package spokeclient
 
 import "time"
 
-// Limits bound a spoke's in-flight window and say when a write is slow.
+// Limits bound a spoke's in-flight window and say when its writes are slow.
 type Limits struct {
 	// Initial is the window before the spoke has answered anything.
 	Initial int
 	// Min and Max bound the window.
 	Min, Max int
-	// A write is slow when its latency exceeds both SlowFactor times the floor (the lowest
-	// write latency seen in the last one to two FloorPeriods) and the floor plus SlowMargin.
-	// The margin keeps a spoke that answers in a millisecond from counting 5 ms as congestion.
+	// Writes are slow when their recent latency (a moving average, weighing each new write by
+	// 1/8) exceeds both SlowFactor times the floor (the lowest write latency of the last one
+	// to two FloorPeriods) and the floor plus SlowMargin. The average keeps the tail of a busy
+	// but healthy spoke from counting; the margin keeps a spoke that answers in a millisecond
+	// from counting 10 ms as congestion.
 	SlowFactor  float64
 	SlowMargin  time.Duration
 	FloorPeriod time.Duration
@@ -18,8 +20,13 @@ type Limits struct {
 
 // DefaultLimits are the limits of every spoke. Initial matches one delivery's parallel applies;
 // Max leaves room for several deliveries at once on a spoke far away, where round trips and not
-// the server bound throughput; the server's APF still decides what it serves.
-var DefaultLimits = Limits{Initial: 16, Min: 2, Max: 64, SlowFactor: 4, SlowMargin: 50 * time.Millisecond, FloorPeriod: 30 * time.Second}
+// the server bound throughput; the server's APF still decides what it serves. SlowMargin is a
+// quarter of the API call latency SLO (1 s for writes): a spoke whose writes take that much
+// longer than they can is queueing them, and Flotilla backs off well before the SLO is at risk.
+var DefaultLimits = Limits{Initial: 16, Min: 2, Max: 64, SlowFactor: 4, SlowMargin: 250 * time.Millisecond, FloorPeriod: 30 * time.Second}
+
+// recentWeight is the weight of each new write in the moving average of write latency.
+const recentWeight = 1.0 / 8
 
 // response is what the window learns from one answered request.
 type response struct {
@@ -42,7 +49,7 @@ const (
 	noDecrease decrease = ""
 	// throttled: the server asked the client to wait (APF queues full, or the server overloaded).
 	throttled decrease = "throttled"
-	// slow: a write took well above the recent floor.
+	// slow: writes take well above the recent floor.
 	slow decrease = "latency"
 )
 
@@ -52,6 +59,7 @@ type window struct {
 	limits       Limits
 	size         float64
 	floor        recentMin
+	recent       time.Duration // moving average of write latency; 0 before the first write
 	lastDecrease time.Time
 }
 
@@ -66,16 +74,25 @@ func (w *window) limit() int { return int(w.size) }
 func (w *window) observe(r response) decrease {
 	latency := r.answered.Sub(r.sent)
 	floor := w.floor.value(r.answered)
-	if r.write && !r.wait && !r.failed {
+	measured := r.write && !r.wait && !r.failed
+	if measured {
 		w.floor.add(r.answered, latency)
+		if w.recent == 0 {
+			w.recent = latency
+		} else {
+			w.recent += time.Duration(recentWeight * float64(latency-w.recent))
+		}
 	}
+	slowNow := floor > 0 && float64(w.recent) > w.limits.SlowFactor*float64(floor) && w.recent > floor+w.limits.SlowMargin
 	switch {
 	case r.wait:
 		return w.shrink(r, 0.5, throttled)
 	case r.failed:
 		return noDecrease
-	case r.write && floor > 0 && float64(latency) > w.limits.SlowFactor*float64(floor) && latency > floor+w.limits.SlowMargin:
+	case slowNow && measured:
 		return w.shrink(r, 0.75, slow)
+	case slowNow:
+		return noDecrease // no growth while writes are slow, whatever reads say
 	case r.busy:
 		w.size = min(w.size+1/w.size, float64(w.limits.Max))
 	}

@@ -26,7 +26,8 @@ func (s step) response(i int) response {
 
 func TestWindow(t *testing.T) {
 	ms := time.Millisecond
-	// floor: writes that set a 2 ms latency floor with the window busy (they also grow it a little).
+	// floor: writes that set a 2 ms latency floor (and average) with the window busy; they
+	// also grow it a little.
 	floor := step{at: 0, took: 2 * ms, write: true, repeat: 3}
 	for _, tc := range []struct {
 		name      string
@@ -50,22 +51,28 @@ func TestWindow(t *testing.T) {
 			steps: []step{{took: ms, wait: true}, {at: 5 * ms, took: ms, wait: true}}, wantLimit: 2, wantLast: throttled},
 		{name: "the window never goes below Min",
 			steps: []step{{took: ms, wait: true}, {at: 5 * ms, took: ms, wait: true}, {at: 10 * ms, took: ms, wait: true}}, wantLimit: 2, wantLast: throttled},
-		{name: "a write well above the floor shrinks the window by a quarter",
-			steps: []step{floor, {at: 10 * ms, took: 100 * ms, write: true}}, wantLimit: 6, wantLast: slow},
-		{name: "a slow write sent before the last decrease does not shrink it again",
-			steps: []step{floor, {at: 10 * ms, took: 100 * ms, write: true}, {at: 11 * ms, took: 100 * ms, write: true, repeat: 5}}, wantLimit: 6},
-		{name: "a write slower than the factor but within the margin is healthy",
-			steps: []step{floor, {at: 10 * ms, took: 40 * ms, write: true}}, wantLimit: 8},
+		{name: "writes well above the floor shrink the window by a quarter",
+			steps: []step{floor, {at: 10 * ms, took: 300 * ms, write: true, repeat: 2}}, wantLimit: 6, wantLast: slow},
+		{name: "slow writes sent before the last decrease do not shrink it again",
+			steps: []step{floor, {at: 10 * ms, took: 300 * ms, write: true, repeat: 6}}, wantLimit: 6},
+		{name: "slow writes sent after the last decrease shrink it again",
+			steps: []step{floor, {at: 10 * ms, took: 300 * ms, write: true, repeat: 2}, {at: 400 * ms, took: 300 * ms, write: true}}, wantLimit: 4, wantLast: slow},
+		{name: "one slow write among fast ones is the tail, not congestion",
+			steps: []step{floor, {at: 10 * ms, took: 300 * ms, write: true}, {at: 20 * ms, took: 2 * ms, write: true, repeat: 5}}, wantLimit: 9},
+		{name: "writes slower than the factor but within the margin are healthy",
+			steps: []step{floor, {at: 10 * ms, took: 40 * ms, write: true, repeat: 10}}, wantLimit: 9},
+		{name: "no growth while writes are slow, whatever reads say",
+			steps: []step{floor, {at: 10 * ms, took: 300 * ms, write: true, repeat: 2}, {at: 400 * ms, took: 2 * ms, repeat: 50}}, wantLimit: 6},
 		{name: "a slow read is healthy (a big LIST takes long)",
-			steps: []step{floor, {at: 10 * ms, took: 900 * ms}}, wantLimit: 8},
+			steps: []step{floor, {at: 10 * ms, took: 900 * ms, repeat: 6}}, wantLimit: 9},
 		{name: "without a floor no write is slow",
 			steps: []step{{took: 900 * ms, write: true}}, wantLimit: 8},
 		{name: "throttled answers do not lower the floor",
-			steps: []step{{took: 100 * ms, write: true}, {at: 200 * ms, took: 100 * ms, write: true, wait: true}, {at: time.Second, took: 110 * ms, write: true}}, wantLimit: 4},
+			steps: []step{{took: 100 * ms, write: true}, {at: 200 * ms, took: ms, write: true, wait: true}, {at: time.Second, took: 110 * ms, write: true, repeat: 3}}, wantLimit: 4},
 		{name: "the floor follows a spoke that stays slower: old samples age out after two periods",
-			steps: []step{floor, {at: 61 * time.Second, took: 200 * ms, write: true}, {at: 62 * time.Second, took: 220 * ms, write: true}}, wantLimit: 8},
+			steps: []step{floor, {at: 61 * time.Second, took: 200 * ms, write: true, repeat: 10}}, wantLimit: 9},
 		{name: "within the periods the old floor still counts",
-			steps: []step{floor, {at: 31 * time.Second, took: 200 * ms, write: true}}, wantLimit: 6, wantLast: slow},
+			steps: []step{floor, {at: 31 * time.Second, took: 300 * ms, write: true, repeat: 2}}, wantLimit: 6, wantLast: slow},
 		{name: "transport errors and 5xx without Retry-After change nothing",
 			steps: []step{{took: ms, failed: true, repeat: 10}, {at: 50 * ms, took: 5 * time.Second, write: true, failed: true}}, wantLimit: 8},
 	} {
