@@ -57,6 +57,7 @@ func (b *bench) bulkOne(ctx context.Context, r *report) error {
 		return err
 	}
 	flotilla, flotillaEnd, flotillaCPU := time.Since(start).Seconds(), time.Now(), meter.String()
+	firstFlotilla := a.firstArrival().Sub(start).Seconds()
 	flotillaLoad, err := measureLoad(b.fleet.Spokes()[:1], start, flotillaEnd)
 	if err != nil {
 		return err
@@ -78,7 +79,8 @@ func (b *bench) bulkOne(ctx context.Context, r *report) error {
 	if err != nil {
 		return err
 	}
-	r.add("bulk_one", "s", f(flotilla), f(direct), fmt.Sprintf("1 spoke (the others idle); %s (direct: %s)", flotillaCPU, directCPU))
+	r.add("bulk_one", "s", f(flotilla), f(direct), fmt.Sprintf("1 spoke (the others idle); first object after %.2f s; %s (direct: first after %.2f s; %s)",
+		firstFlotilla, flotillaCPU, base.firstArrival().Sub(start).Seconds(), directCPU))
 	r.addLoad("bulk_one", flotillaLoad, directLoad)
 	return nil
 }
