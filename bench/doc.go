@@ -2,6 +2,9 @@
 // its own local fleet (a hub and API-only spokes with audit logs), runs `flotilla hub` as a
 // separate process, and compares each scenario with a plain client doing the same work
 // directly, in the same run: the machine is shared and noisy, so ratios matter, not seconds.
+// The plain client has no client-side rate limit: like kubectl, it leaves the pace to the
+// spokes' API Priority and Fairness, and so does Flotilla. The bulk scenarios also report the
+// spokes' 429s and write latency, so going fast is never bought by overloading a spoke.
 //
 // Run it with `make bench` (BENCH_ARGS="--spokes 3 --objects 300"); it prints a table and
 // writes bench/results/<timestamp>.json. docs/performance.md explains the scenarios.

@@ -43,9 +43,13 @@ func (b *bench) bulk(ctx context.Context, r *report) error {
 	if err := a.wait(b.p.Objects, deliveryTimeout); err != nil {
 		return err
 	}
-	flotilla := time.Since(start).Seconds()
+	flotilla, flotillaEnd := time.Since(start).Seconds(), time.Now()
 	firstFlotilla, flotillaCPU := a.firstArrival().Sub(start).Seconds(), meter.String()
 	writes, reads, err := b.spokeRequests(start)
+	if err != nil {
+		return err
+	}
+	flotillaLoad, err := measureLoad(b.fleet.Spokes(), start, flotillaEnd)
 	if err != nil {
 		return err
 	}
@@ -64,9 +68,15 @@ func (b *bench) bulk(ctx context.Context, r *report) error {
 	if err := base.wait(b.p.Objects, deliveryTimeout); err != nil {
 		return err
 	}
-	r.add("bulk", "s", f(flotilla), f(time.Since(start).Seconds()),
-		fmt.Sprintf("first object after %.2f s; %d writes and %d reads to spokes; %s (direct: first after %.2f s; %s)",
-			firstFlotilla, writes, reads, flotillaCPU, base.firstArrival().Sub(start).Seconds(), meter))
+	direct, directCPU := time.Since(start).Seconds(), meter.String()
+	directLoad, err := measureLoad(b.fleet.Spokes(), start, time.Now())
+	if err != nil {
+		return err
+	}
+	r.add("bulk", "s", f(flotilla), f(direct),
+		fmt.Sprintf("%d spokes; first object after %.2f s; %d writes and %d reads to spokes; %s (direct: first after %.2f s; %s)",
+			b.p.Spokes, firstFlotilla, writes, reads, flotillaCPU, base.firstArrival().Sub(start).Seconds(), directCPU))
+	r.addLoad("bulk", flotillaLoad, directLoad)
 
 	if err := b.waitApplied(ctx); err != nil {
 		return err

@@ -21,6 +21,11 @@
 // CredentialsValid condition and the metric flotilla_cluster_credential_expiry_seconds say
 // how long the credentials have left (renew.go).
 //
+// Every client of a spoke (its cache and client, the deliverer's applier, the probe, renewal)
+// shares the spoke's spokeclient.Flow: no client-side rate limit, a bounded number of requests
+// in flight that follows what the spoke answers. The Flow outlives credential rotations and
+// goes, with its metrics, when the Cluster does.
+//
 // Credentials never leave this package: they are read with an uncached GET when needed, the
 // hub cache holds Secrets as metadata only, and no error, condition, Event or metric carries
 // them.

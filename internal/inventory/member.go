@@ -20,6 +20,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/spokeclient"
 )
 
 // versionEvery is how many probes pass between two reads of /version: versions change only on
@@ -35,6 +36,7 @@ const cacheStartTimeout = 30 * time.Second
 type member struct {
 	name   string
 	creds  *credentials
+	flow   *spokeclient.Flow  // the spoke's, shared with the members that replace this one
 	cancel context.CancelFunc // stops the prober and disengages
 	done   chan struct{}      // closed when the prober has stopped
 
@@ -91,7 +93,7 @@ func (p *Provider) run(ctx context.Context, m *member) {
 	defer close(m.done)
 	defer p.disengage(m)
 	log := p.log.WithValues("cluster", m.name)
-	cfg := p.restConfigFor(m.creds.config)
+	cfg := p.restConfigFor(m)
 	probeCfg := rest.CopyConfig(cfg)
 	probeCfg.Timeout = p.opts.ProbeTimeout
 	pr, err := newProber(probeCfg)

@@ -9,7 +9,6 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -19,6 +18,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/intern"
+	"github.com/flotilla-dev/flotilla/internal/spokeclient"
 )
 
 // Options tunes the provider.
@@ -30,10 +30,6 @@ type Options struct {
 	ProbeInterval time.Duration
 	// ProbeTimeout bounds one probe (default 5s, at most ProbeInterval).
 	ProbeTimeout time.Duration
-	// QPS and Burst limit each spoke's client on its own, so a slow spoke never throttles
-	// another (defaults 200 and 400: a guard against runaway load, not a brake on delivery).
-	QPS   float32
-	Burst int
 	// UserAgent identifies Flotilla in the spokes' request metrics and audit logs.
 	UserAgent string
 	// OnReady, if set, is called (in its own goroutine) when a spoke turns Ready, so work that
@@ -53,12 +49,6 @@ func (o Options) withDefaults() Options {
 		o.ProbeTimeout = 5 * time.Second
 	}
 	o.ProbeTimeout = min(o.ProbeTimeout, o.ProbeInterval)
-	if o.QPS == 0 {
-		o.QPS = 200
-	}
-	if o.Burst == 0 {
-		o.Burst = 400
-	}
 	if o.UserAgent == "" {
 		o.UserAgent = "flotilla"
 	}
@@ -93,6 +83,9 @@ type Provider struct {
 	renewed map[string]int64
 	// grants holds, per cluster, the ClusterRole the spoke grants Flotilla (see Grant).
 	grants map[string]string
+	// flows holds, per cluster, the flow control every client of the spoke shares; it outlives
+	// credential rotations, since what it learned is about the spoke.
+	flows map[string]*spokeclient.Flow
 }
 
 type index struct {
@@ -111,6 +104,7 @@ func New(scheme *runtime.Scheme, opts Options) *Provider {
 		members: map[string]*member{},
 		renewed: map[string]int64{},
 		grants:  map[string]string{},
+		flows:   map[string]*spokeclient.Flow{},
 		strings: intern.NewTable(internLimit, internMaxLen),
 	}
 }
@@ -159,13 +153,12 @@ func (p *Provider) applyIndexers(ctx context.Context, cl cluster.Cluster) error 
 	return nil
 }
 
-// restConfigFor applies Flotilla's per-spoke client settings to a kubeconfig's config.
-func (p *Provider) restConfigFor(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = p.opts.QPS, p.opts.Burst
-	// One token bucket for every client built from this config (the cluster's cache and
-	// client, the deliverer's applier): the limit is per spoke, not per client.
-	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+// restConfigFor applies Flotilla's per-spoke client settings to a member's kubeconfig: every
+// client built from it (the cluster's cache and client, the deliverer's applier, the probe,
+// renewal) shares the spoke's flow control, which has no fixed rate and follows what the spoke
+// answers (see spokeclient).
+func (p *Provider) restConfigFor(m *member) *rest.Config {
+	cfg := m.flow.Configure(m.creds.config)
 	cfg.UserAgent = p.opts.UserAgent
 	return cfg
 }
@@ -180,7 +173,12 @@ func (p *Provider) ensureMember(ctx context.Context, name string, creds *credent
 		return old
 	}
 	memberCtx, cancel := context.WithCancel(ctx)
-	m := &member{name: name, creds: creds, cancel: cancel, done: make(chan struct{})}
+	flow, known := p.flows[name]
+	if !known {
+		flow = spokeclient.New(name)
+		p.flows[name] = flow
+	}
+	m := &member{name: name, creds: creds, flow: flow, cancel: cancel, done: make(chan struct{})}
 	m.credObs, _ = credentialsVerdict(creds, nil, time.Now(), p.opts.RenewWhenRemaining, creds.token != nil && p.renewed[name] == creds.token.Expiry, "")
 	p.members[name] = m
 	p.mu.Unlock()
@@ -199,7 +197,12 @@ func (p *Provider) removeMember(name string) {
 	m, ok := p.members[name]
 	delete(p.members, name)
 	delete(p.renewed, name)
+	flow := p.flows[name]
+	delete(p.flows, name)
 	p.mu.Unlock()
+	if flow != nil {
+		defer flow.Forget()
+	}
 	if !ok {
 		return
 	}

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -145,7 +144,7 @@ func (p *Provider) renew(ctx context.Context, m *member) (*tokenClaims, error) {
 		return nil, errCredentialsChanged
 	}
 	old := m.creds.token
-	cfg := rest.CopyConfig(p.restConfigFor(m.creds.config))
+	cfg := p.restConfigFor(m)
 	cfg.Timeout = renewTimeout
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -25,7 +25,10 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/membership"
 )
 
-const expiryMetric = "flotilla_cluster_credential_expiry_seconds"
+const (
+	expiryMetric        = "flotilla_cluster_credential_expiry_seconds"
+	inFlightLimitMetric = "flotilla_spoke_in_flight_limit"
+)
 
 // TestTokenRenewal joins a spoke with the shortest token lifetime the API server allows (10
 // minutes) to a hub that renews tokens when 99% of their lifetime is left, that is six seconds
@@ -129,13 +132,18 @@ func TestTokenRenewal(t *testing.T) {
 		}
 	})
 
-	t.Run("the metric goes with the cluster", func(t *testing.T) {
+	t.Run("the metrics go with the cluster", func(t *testing.T) {
+		if v, ok := gauge(t, inFlightLimitMetric, "eu-1"); !ok || v < 1 {
+			t.Fatalf("%s{cluster=eu-1} = %v (present %t), want a positive in-flight limit", inFlightLimitMetric, v, ok)
+		}
 		if err := e.hub.Delete(ctx, &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "eu-1"}}); err != nil {
 			t.Fatal(err)
 		}
-		fleettest.Eventually(t, 10*time.Second, "no expiry series for a removed cluster", func() error {
-			if _, ok := gauge(t, expiryMetric, "eu-1"); ok {
-				return errors.New("still exported")
+		fleettest.Eventually(t, 10*time.Second, "no expiry or flow-control series for a removed cluster", func() error {
+			for _, name := range []string{expiryMetric, inFlightLimitMetric} {
+				if _, ok := gauge(t, name, "eu-1"); ok {
+					return errors.New(name + " still exported")
+				}
 			}
 			return nil
 		})

@@ -35,9 +35,17 @@ type AuditEvent struct {
 		Namespace string `json:"namespace"`
 		Name      string `json:"name"`
 	} `json:"objectRef"`
-	RequestURI     string    `json:"requestURI"`
-	StageTimestamp time.Time `json:"stageTimestamp"`
+	RequestURI     string `json:"requestURI"`
+	ResponseStatus struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+	StageTimestamp           time.Time `json:"stageTimestamp"`
 }
+
+// Latency is how long the API server took to answer: from receiving the request to completing
+// the response (the stage every event of the policy records).
+func (e AuditEvent) Latency() time.Duration { return e.StageTimestamp.Sub(e.RequestReceivedTimestamp) }
 
 // Mutating reports whether the request could change state. Access and token reviews are
 // creates that store nothing (questions to the authorizer or authenticator), so they are not.
