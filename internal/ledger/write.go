@@ -67,6 +67,9 @@ func (l *Ledger) Report(ctx context.Context, owner render.Owner, cluster string,
 	w, recent := l.written[p]
 	recent = recent && time.Since(w.at) < cacheLag
 	l.mu.Unlock()
+	// The ledger's own status write, when recent, is what the API server holds; otherwise
+	// the cache is.
+	wroteStatus := recent && w.status != ""
 	if recent && (w.removed || w.status == digest) {
 		return nil
 	}
@@ -76,7 +79,7 @@ func (l *Ledger) Report(ctx context.Context, owner render.Owner, cluster string,
 	case apierrors.IsNotFound(err) && !recent:
 		return nil
 	case err == nil:
-		if have, err := digestOf(cached.Status); err == nil && have == digest && !recent {
+		if have, err := digestOf(cached.Status); err == nil && have == digest && !wroteStatus {
 			return nil
 		}
 	case !apierrors.IsNotFound(err):
