@@ -99,36 +99,6 @@ func TestRecordsOutliveTheStatus(t *testing.T) {
 		e.records(t, "ledger", records[0])
 	})
 
-	t.Run("a wiped Placement status does not un-stick a cordoned cluster", func(t *testing.T) {
-		e.setRegions(t, "eu", "us", "ap")
-		e.applied(t, "ledger", flotillav1.ReasonApplied, 3)
-		e.records(t, "ledger", "spoke-a", "spoke-b", "spoke-c")
-		// A cordoned cluster keeps what it has because it was chosen before.
-		cordon := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "spoke-c"}}
-		e.updateHub(t, cordon, func() { cordon.Spec.Unschedulable = true })
-		e.controller.Stop()
-		pl := &flotillav1.Placement{}
-		if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "all"}, pl); err != nil {
-			t.Fatal(err)
-		}
-		pl.Status = flotillav1.PlacementStatus{}
-		if err := e.hub.Status().Update(ctx, pl); err != nil {
-			t.Fatal(err)
-		}
-		since := time.Now()
-		e.controller = hubtest.Run(t, e.fleet)
-		fleettest.Eventually(t, wait, "the Placement decides again, spoke-c included", func() error {
-			if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "all"}, pl); err != nil {
-				return err
-			}
-			if pl.Status.ObservedGeneration != pl.Generation || len(pl.Status.Decisions) != 3 {
-				return fmt.Errorf("decisions %v at generation %d", pl.Status.Decisions, pl.Status.ObservedGeneration)
-			}
-			return nil
-		})
-		e.applied(t, "ledger", flotillav1.ReasonApplied, 3)
-		e.onlyDeleted(t, since, nil)
-	})
 }
 
 // setRegions makes the "all" Placement choose the clusters of these regions.
