@@ -401,10 +401,9 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		budget = int(*b)
 	}
 	in.kinds = render.Kinds(rendered)
-	latest, err := r.saveRevision(ctx, p, &in, rendered)
-	if err != nil {
-		return in, err
-	}
+	// The revision is stored after the deliveries are submitted: encoding a thousand objects
+	// must not delay them. Its name is known before.
+	latest := revisions.Name(owner, in.revision)
 	rules := r.rules.Get(p.owner().String(), p.obj.GetGeneration(), p.spec.Overrides)
 	for _, c := range *decisions {
 		objs, revision, err := r.revisionFor(ctx, owner, in.records[c], latest, rendered, in.revision)
@@ -440,6 +439,9 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 			Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift, Ignore: ignore,
 			PruneBudget: budget, PruneConfirmed: confirmed,
 		})
+	}
+	if _, err := r.saveRevision(ctx, p, &in, rendered); err != nil {
+		return in, err
 	}
 	in.results = r.results(owner, *decisions)
 	r.handleDropped(ctx, p, &in, budget)

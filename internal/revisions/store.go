@@ -228,6 +228,9 @@ func (s *Store) rememberSaved(owner render.Owner, hash, name string) {
 	s.saved[owner] = Revision{Name: name, Hash: hash}
 }
 
+// Name is the name the revision hash of owner has, or will have once saved.
+func Name(owner render.Owner, hash string) string { return name(owner, hash) }
+
 // name is a revision's name: the owner's kind and name, and the hash; the owner's label value
 // instead when that is not a valid name.
 func name(owner render.Owner, hash string) string {
