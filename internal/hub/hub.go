@@ -165,8 +165,14 @@ func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.
 	d := deliver.New(ctx, clusters, route, deliver.Options{OnDrift: onDrift, VerifyInterval: opts.VerifyInterval})
 	prop.Deliverer = d
 	records := &ledger.Ledger{Hub: local.GetClient()}
+	if err := local.Add(records); err != nil {
+		return nil, err
+	}
 	prop.Ledger = records
 	prop.Revisions = &revisions.Store{Hub: local.GetClient(), Metadata: local.GetClient(), Reader: local.GetAPIReader()}
+	if err := local.Add(prop.Revisions); err != nil {
+		return nil, err
+	}
 	if err := prop.SetupWithManager(local); err != nil {
 		return nil, fmt.Errorf("set up propagation: %w", err)
 	}

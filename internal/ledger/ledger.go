@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/coalesce"
 	"github.com/flotilla-dev/flotilla/internal/membership"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -51,6 +52,8 @@ type Ledger struct {
 
 	mu      sync.Mutex
 	written map[pair]ownWrite
+	reports *coalesce.Queue[pair, report] // results to write into records (report.go)
+	once    sync.Once
 }
 
 // pair is one owner on one cluster: one record.

@@ -55,9 +55,9 @@ func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds
 	return want, nil
 }
 
-// Report writes the latest result of owner's delivery to cluster into its record, if it
-// changed. A record that does not exist (nothing was prepared) is left alone.
-func (l *Ledger) Report(ctx context.Context, owner render.Owner, cluster string, status flotillav1.DeliveryStatus) error {
+// writeStatus writes status into owner's record on cluster, if it changed. A record that does
+// not exist (nothing was prepared) is left alone.
+func (l *Ledger) writeStatus(ctx context.Context, owner render.Owner, cluster string, status flotillav1.DeliveryStatus) error {
 	digest, err := digestOf(status)
 	if err != nil {
 		return err
@@ -111,6 +111,7 @@ func (l *Ledger) Remove(ctx context.Context, owner render.Owner, cluster string)
 		return fmt.Errorf("delete Delivery %s: %w", key, err)
 	}
 	l.remember(pair{owner, cluster}, func(w *ownWrite) { *w = ownWrite{removed: true} })
+	l.reportQueue().Drop(pair{owner, cluster})
 	return nil
 }
 

@@ -322,11 +322,11 @@ func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, 
 	if in.hold == nil && r.settling(p.owner(), in.revision, in) {
 		return reconcile.Result{RequeueAfter: settleTime}, nil
 	}
-	recordErr := r.recordResults(ctx, p.owner(), in)
+	r.recordResults(p.owner(), in)
 	if err := r.writeStatus(ctx, p, in); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{RequeueAfter: in.retryAfter}, recordErr
+	return reconcile.Result{RequeueAfter: in.retryAfter}, nil
 }
 
 // plan selects, renders and submits deliveries, and gathers what the status is made of.
@@ -401,8 +401,8 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		budget = int(*b)
 	}
 	in.kinds = render.Kinds(rendered)
-	// The revision is stored after the deliveries are submitted: encoding a thousand objects
-	// must not delay them. Its name is known before.
+	// The revision is stored aside (encoding a thousand objects must not delay a delivery);
+	// its name is known before.
 	latest := revisions.Name(owner, in.revision)
 	rules := r.rules.Get(p.owner().String(), p.obj.GetGeneration(), p.spec.Overrides)
 	for _, c := range *decisions {
@@ -440,7 +440,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 			PruneBudget: budget, PruneConfirmed: confirmed,
 		})
 	}
-	if _, err := r.saveRevision(ctx, p, &in, rendered); err != nil {
+	if _, err := r.saveRevision(p, &in, rendered); err != nil {
 		return in, err
 	}
 	in.results = r.results(owner, *decisions)

@@ -11,10 +11,11 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
-// saveRevision keeps the propagator's rendered objects as its latest revision (once per
-// change, not per pass) and returns the revision's name. A revision too large to keep is not an
-// error: the propagator delivers without history, and in.noHistory says why.
-func (r *Reconciler) saveRevision(ctx context.Context, p propagator, in *statusInput, rendered []*unstructured.Unstructured) (string, error) {
+// saveRevision has the propagator's rendered objects kept as its latest revision (once per
+// change, not per pass; stored aside, see revisions.Store.SaveAside) and returns the
+// revision's name. A revision too large to keep is not an error: the propagator delivers
+// without history, and in.noHistory says why (from the pass after the store found it out).
+func (r *Reconciler) saveRevision(p propagator, in *statusInput, rendered []*unstructured.Unstructured) (string, error) {
 	if len(rendered) == 0 {
 		return "", nil // an empty selection is held, not a revision
 	}
@@ -24,7 +25,7 @@ func (r *Reconciler) saveRevision(ctx context.Context, p propagator, in *statusI
 			keep[rec.Spec.Revision] = true
 		}
 	}
-	name, err := r.Revisions.Save(ctx, p.ledgerOwner(), in.revision, rendered, keep)
+	name, err := r.Revisions.SaveAside(p.ledgerOwner(), in.revision, rendered, keep)
 	if errors.Is(err, revisions.ErrTooLarge) {
 		in.noHistory = err.Error()
 		return "", nil

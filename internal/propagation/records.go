@@ -1,8 +1,6 @@
 package propagation
 
 import (
-	"context"
-	"errors"
 	"slices"
 	"sort"
 
@@ -17,10 +15,9 @@ func (p propagator) ledgerOwner() ledger.Owner {
 		Placement: p.placementKey()}
 }
 
-// recordResults writes each chosen cluster's latest delivery result into its Delivery record,
-// where it changed. Failures are joined; every cluster is tried.
-func (r *Reconciler) recordResults(ctx context.Context, owner render.Owner, in statusInput) error {
-	var errs []error
+// recordResults hands each chosen cluster's latest delivery result to the ledger, which
+// writes it into the cluster's Delivery record aside, where it changed.
+func (r *Reconciler) recordResults(owner render.Owner, in statusInput) {
 	for _, c := range in.targets {
 		res, ok := in.results[c]
 		rec, recorded := in.records[c]
@@ -32,11 +29,8 @@ func (r *Reconciler) recordResults(ctx context.Context, owner render.Owner, in s
 		if recorded {
 			prev = rec.Status
 		}
-		if err := r.Ledger.Report(ctx, owner, c, ledger.StatusOf(prev, res, objs)); err != nil {
-			errs = append(errs, err)
-		}
+		r.Ledger.Report(owner, c, prev, res, objs)
 	}
-	return errors.Join(errs...)
 }
 
 // recordedKinds returns the kinds to look in for the propagator's objects on a cluster: its

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/coalesce"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -58,6 +59,8 @@ type Store struct {
 	mu     sync.Mutex
 	loaded map[render.Owner]map[string][]*unstructured.Unstructured // revisions read back, by owner and name (immutable)
 	saved  map[render.Owner]Revision                                // each owner's newest revision, as last saved
+	saves  *coalesce.Queue[render.Owner, save]                      // revisions to store aside (aside.go)
+	once   sync.Once
 }
 
 // Revision is a kept revision, as listed.
@@ -207,6 +210,7 @@ func (s *Store) Forget(owner render.Owner) {
 	defer s.mu.Unlock()
 	delete(s.loaded, owner)
 	delete(s.saved, owner)
+	s.saveQueue().Drop(owner)
 }
 
 // savedRevision returns owner's newest revision as last saved, if it has this hash; its Name

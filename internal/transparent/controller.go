@@ -224,9 +224,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			if rec, found := records[c]; found {
 				prev = rec.Status
 			}
-			if err := r.Ledger.Report(ctx, owner, c, ledger.StatusOf(prev, res, objs)); err != nil && failure == "" {
-				failure = c + ": " + err.Error()
-			}
+			r.Ledger.Report(owner, c, prev, res, objs)
 		}
 	}
 	delivered := ledger.Clusters(records)

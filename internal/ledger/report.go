@@ -1,0 +1,52 @@
+package ledger
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/coalesce"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// A record's status is written aside, by the ledger's own workers, not in the reconcile of its
+// owner: it names every object delivered to the cluster, so computing and applying it takes
+// tens of milliseconds for a thousand objects, and a reconcile that wrote ten of them would
+// hold up the owner's next hub edit by a second or more. Reports of one record coalesce: the
+// latest wins, and a write in flight is followed by one of the latest.
+
+// reportWorkers is how many records are written at once.
+const reportWorkers = 4
+
+// report is a delivery result to record: the record's status before, the result, and the
+// objects the delivery wants on the cluster (see StatusOf).
+type report struct {
+	prev flotillav1.DeliveryStatus
+	res  deliver.Result
+	objs []*unstructured.Unstructured
+}
+
+// Report queues the latest result of owner's delivery to cluster for its record, and returns
+// at once. prev is the record's status as the caller read it. The write happens only if the
+// status changed; a record that does not exist (nothing was prepared) is left alone.
+func (l *Ledger) Report(owner render.Owner, cluster string, prev flotillav1.DeliveryStatus, res deliver.Result, objs []*unstructured.Unstructured) {
+	l.reportQueue().Add(pair{owner, cluster}, report{prev: prev, res: res, objs: objs})
+}
+
+// Start writes reported results until ctx ends (a manager.Runnable: only the elected hub
+// controller writes records).
+func (l *Ledger) Start(ctx context.Context) error {
+	return l.reportQueue().Start(ctx)
+}
+
+func (l *Ledger) reportQueue() *coalesce.Queue[pair, report] {
+	l.once.Do(func() {
+		l.reports = &coalesce.Queue[pair, report]{Name: "ledger-reports", Workers: reportWorkers,
+			Handle: func(ctx context.Context, p pair, rep report) error {
+				return l.writeStatus(ctx, p.owner, p.cluster, StatusOf(rep.prev, rep.res, rep.objs))
+			}}
+	})
+	return l.reports
+}
