@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -29,9 +30,6 @@ const FieldManager = "flotilla"
 
 // maxMessage bounds a result's message, so status stays small in a large fleet.
 const maxMessage = 512
-
-// errConflict marks an object that belongs to someone else.
-var errConflict = errors.New("conflict")
 
 // deliver applies a job's objects in order and prunes what the owner no longer wants.
 func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
@@ -81,7 +79,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	for _, err := range errs {
 		if err != nil {
 			res.Failed++
-			res.Conflict = res.Conflict || errors.Is(err, errConflict)
+			res.Conflict = res.Conflict || errors.Is(err, decide.ErrConflict)
 			res.Permanent = res.Permanent && permanent(err)
 			failures = append(failures, err.Error())
 			continue
@@ -135,11 +133,12 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 }
 
 // applyOne makes one object on the spoke as desired, writing only when it is not already. It
-// returns the drift it found, if any: corrected (re-applied) or left, as the object's mode and
-// drift policy say. known says an earlier delivery confirmed the object on the cluster, so
-// its absence now is a deletion made there.
+// returns the drift it found, if any: corrected (re-applied) or left, as decide.Decide says
+// for the object's mode and drift policy. known says an earlier delivery confirmed the object
+// on the cluster, so its absence now is a deletion made there.
 func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *liveIndex, desired *unstructured.Unstructured, job Job, known bool) (*Drift, error) {
-	ref := describe(desired)
+	ref := decide.Describe(desired)
+	found := decide.Live{Known: known}
 	if job.Owner.Namespace != "" {
 		scope, err := scopeOf(cl.GetRESTMapper(), desired)
 		if meta.IsNoMatchError(err) {
@@ -148,15 +147,17 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
-		if err := checkScope(job.Owner, desired, scope); err != nil {
+		// Refused before anything is read: a tenant's object in another namespace is not
+		// looked up there (Decide would refuse it all the same).
+		if err := decide.CheckScope(job.Owner, desired, scope); err != nil {
 			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
+		found.Scope = scope
 	}
 	key, hash := render.Key(desired), hashOf(desired)
 	if w.recentlyApplied(key, hash) {
 		return nil, nil // written moments ago; the cache has not caught up yet
 	}
-	mode, policy := modeOf(desired, job), driftOf(desired, job)
 	ignore := job.Ignore.For(desired.GetAPIVersion(), desired.GetKind())
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
@@ -169,50 +170,16 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		cached, err = false, cl.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	}
 	var displaced string   // another Flotilla owner this delivery takes the object from
-	var correction *Drift  // the drift this write corrects
+	var manager string     // who made the drift, when named while comparing
 	var current = existing // the full live object, when there is one
 	switch {
 	case err == nil:
-		if err := checkOwner(existing, job); err != nil {
-			if heldByAnother(err) {
-				w.waitFor(key, job.Owner)
-			}
-			return nil, fmt.Errorf("%s: %w", ref, err)
-		}
-		if existing.GetLabels()[flotillav1.LabelOwner] != job.Owner.LabelValue() {
+		found.Object = existing
+		if !decide.Holds(existing, job.Owner) {
 			displaced = existing.GetAnnotations()[flotillav1.AnnotationOwner]
 			break
 		}
-		sameHash := hashOf(existing) == hash
-		w.mu.Lock()
-		expected := w.expectedLocked(key, desired)
-		w.mu.Unlock()
-		paths := drift.Compare(expected, existing.Object, ignore)
-		correct := mode != flotillav1.ModeApplyOnce && policy == flotillav1.DriftCorrect
-		var manager string // who made the drift, when named during the recheck
-		if paths != nil && sameHash && (correct || mode == flotillav1.ModeApplyOnce || policy == flotillav1.DriftReport) {
-			// The object may hold what the cluster stores for Flotilla's apply, with fields
-			// admission or the API server set otherwise: ask the cluster (once per desired
-			// hash) before calling it drift.
-			paths, manager = w.recheck(ctx, cl, job.Owner, key, desired, existing, ignore, paths, correct)
-		}
-		switch {
-		case mode == flotillav1.ModeApplyOnce && paths == nil:
-			return nil, nil
-		case mode == flotillav1.ModeApplyOnce:
-			return &Drift{Object: ref, Fields: paths}, nil // created once; differences are information
-		case sameHash && paths == nil:
-			return nil, nil // already as desired: no write
-		case sameHash && policy == flotillav1.DriftIgnore:
-			return nil, nil
-		case sameHash && policy == flotillav1.DriftReport:
-			return &Drift{Object: ref, Fields: paths}, nil
-		case sameHash:
-			correction = &Drift{Object: ref, Fields: paths, Corrected: true, Manager: manager}
-			if h := w.held(ctx, cl, job.Owner, key, hash, desired, correction); h != nil {
-				return h, nil // corrected when its backoff ends (fight.go)
-			}
-		}
+		found.Drift, manager = w.compare(ctx, cl, job, key, desired, existing, ignore)
 	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		if meta.IsNoMatchError(err) {
 			return nil, fmt.Errorf("%s: the cluster does not serve this kind; deliver its CustomResourceDefinition first", ref)
@@ -225,41 +192,33 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 				return nil, fmt.Errorf("%s: read: %w", ref, err)
 			}
 			if md != nil {
-				if err := checkOwner(md, job); err != nil {
-					if heldByAnother(err) {
-						w.waitFor(key, job.Owner)
-					}
-					return nil, fmt.Errorf("%s: %w", ref, err)
-				}
-				if known {
-					// Flotilla's own object lost its labels on the cluster.
-					d := &Drift{Object: ref, Fields: []string{"/metadata/labels"}}
-					if mode == flotillav1.ModeApplyOnce || policy != flotillav1.DriftCorrect {
-						return reported(d, policy), nil
-					}
-					d.Corrected = true
-					if h := w.held(ctx, cl, job.Owner, key, hash, desired, d); h != nil {
-						return h, nil
-					}
-					correction = d
-				}
-				break
+				found.Object = md
 			}
-		}
-		if known {
-			d := &Drift{Object: ref, Deleted: true}
-			if mode != flotillav1.ModeApplyOnce && policy != flotillav1.DriftCorrect {
-				return reported(d, policy), nil
-			}
-			d.Corrected = true // deleted on the cluster: created again
-			if h := w.held(ctx, cl, job.Owner, key, hash, desired, d); h != nil {
-				return h, nil
-			}
-			correction = d
 		}
 	default:
 		return nil, fmt.Errorf("%s: read: %w", ref, w.explainForbidden(err))
 	}
+	var correction *Drift // the drift this write corrects
+	switch d := decide.Decide(job.Owner, job.Strategy, desired, found); d.Action {
+	case decide.Conflict, decide.Refused:
+		if errors.Is(d.Err, decide.ErrHeld) {
+			w.waitFor(key, job.Owner)
+		}
+		return nil, fmt.Errorf("%s: %w", ref, d.Err)
+	case decide.Unchanged, decide.Ignored:
+		return nil, nil
+	case decide.Skip, decide.Left:
+		if len(d.Fields) == 0 && !d.Deleted {
+			return nil, nil
+		}
+		return &Drift{Object: ref, Fields: d.Fields, Deleted: d.Deleted}, nil // left; reported
+	case decide.Correct:
+		correction = &Drift{Object: ref, Fields: d.Fields, Deleted: d.Deleted, Corrected: true, Manager: manager}
+		if h := w.held(ctx, cl, job.Owner, key, hash, desired, correction); h != nil {
+			return h, nil // corrected when its backoff ends (fight.go)
+		}
+	}
+	// Create, Update or Correct: write it.
 	toApply := keepIgnored(desired, current, ignore)
 	if err := w.apply(ctx, cl, toApply); err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, w.explainForbidden(err))
@@ -284,6 +243,25 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		return correction, waitEstablished(ctx, cl, desired.GetName())
 	}
 	return correction, nil
+}
+
+// compare returns where an object of the owner's on the cluster differs from what Flotilla's
+// apply of desired stores there, and who made the difference when that was asked of the
+// cluster. The cluster is asked (once per desired hash) only when the object carries the
+// desired hash and its mode or drift policy makes a difference matter: the object may hold
+// what the cluster stores for Flotilla's apply, with fields admission or the API server set
+// otherwise, which is not drift.
+func (w *clusterWorker) compare(ctx context.Context, cl cluster.Cluster, job Job, key string, desired, existing *unstructured.Unstructured, ignore [][]string) ([]string, string) {
+	w.mu.Lock()
+	expected := w.expectedLocked(key, desired)
+	w.mu.Unlock()
+	paths := drift.Compare(expected, existing.Object, ignore)
+	mode, policy := decide.ModeOf(desired, job.Strategy), decide.DriftOf(desired, job.Strategy)
+	if paths == nil || hashOf(existing) != hashOf(desired) || (mode != flotillav1.ModeApplyOnce && policy == flotillav1.DriftIgnore) {
+		return paths, ""
+	}
+	correct := mode != flotillav1.ModeApplyOnce && policy == flotillav1.DriftCorrect
+	return w.recheck(ctx, cl, job.Owner, key, desired, existing, ignore, paths, correct)
 }
 
 // keepIgnored is what to apply over current: desired with the live values of its ignored
@@ -339,14 +317,6 @@ func hashOf(o *unstructured.Unstructured) string {
 	return h
 }
 
-// reported is the drift a policy leaves in place: nothing for Ignore.
-func reported(d *Drift, policy flotillav1.DriftPolicy) *Drift {
-	if policy == flotillav1.DriftIgnore {
-		return nil
-	}
-	return d
-}
-
 // applyParallelism is how many objects of one phase one delivery applies at once.
 const applyParallelism = 16
 
@@ -369,28 +339,8 @@ func parallel(n, limit int, fn func(i int)) {
 // permanent reports whether the spoke will refuse the same object again: retrying it soon
 // would only add load.
 func permanent(err error) bool {
-	return errors.Is(err, errConflict) || errors.Is(err, errOutOfScope) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+	return errors.Is(err, decide.ErrConflict) || errors.Is(err, decide.ErrOutOfScope) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsForbidden(err)
-}
-
-// checkOwner refuses to touch an object that is not this owner's, unless the strategy adopts
-// unmanaged objects or this owner wins over another Flotilla owner.
-func checkOwner(live metav1.Object, job Job) error {
-	labels := live.GetLabels()
-	switch {
-	case labels[flotillav1.LabelOwner] == job.Owner.LabelValue():
-		return nil
-	case live.GetAnnotations()[flotillav1.AnnotationOwner] == job.Owner.String():
-		return nil // Flotilla's own object, relabelled on the cluster
-	case render.Managed(labels):
-		// First owner wins: an object keeps its owner until that owner lets go of it.
-		other := live.GetAnnotations()[flotillav1.AnnotationOwner]
-		return fmt.Errorf("%w (%s); it keeps the object until it stops delivering it here or is deleted", errHeld, orUnknown(other))
-	case job.Conflict == flotillav1.ConflictAdopt:
-		return nil
-	default:
-		return fmt.Errorf("%w: exists on the cluster and was not created by Flotilla; set strategy.conflict: Adopt to take it over", errConflict)
-	}
 }
 
 func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, desired *unstructured.Unstructured) error {
@@ -447,28 +397,10 @@ func waitEstablished(ctx context.Context, cl cluster.Cluster, name string) error
 	return nil
 }
 
-func describe(o *unstructured.Unstructured) string {
-	kind := strings.ToLower(o.GetKind())
-	if g := o.GroupVersionKind().Group; g != "" {
-		kind += "." + g
-	}
-	if o.GetNamespace() == "" {
-		return kind + "/" + o.GetName()
-	}
-	return kind + " " + o.GetNamespace() + "/" + o.GetName()
-}
-
 func joinBounded(msgs []string) string {
 	r := []rune(strings.Join(msgs, "; "))
 	if len(r) > maxMessage {
 		return string(r[:maxMessage-1]) + "…"
 	}
 	return string(r)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "another owner"
-	}
-	return s
 }

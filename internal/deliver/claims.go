@@ -1,18 +1,8 @@
 package deliver
 
-import (
-	"errors"
-	"fmt"
-)
-
-// errHeld marks an object another Flotilla owner holds. It is a conflict: the object keeps its
-// owner until that owner lets go of it (stops delivering it here, or is deleted), whichever
-// owner's name sorts first, so a newcomer can never take an object from an incumbent.
-var errHeld = fmt.Errorf("%w: held by another owner", errConflict)
-
-// waitFor records that owner wants the object with this render.Key, which another owner holds:
-// when the holder lets go on this cluster, owner is delivered again at once instead of after
-// the long retry of a permanent failure.
+// waitFor records that owner wants the object with this render.Key, which another owner holds
+// (decide.ErrHeld): when the holder lets go on this cluster, owner is delivered again at once
+// instead of after the long retry of a permanent failure.
 func (w *clusterWorker) waitFor(key string, owner pairKey) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -36,6 +26,3 @@ func (w *clusterWorker) released(key string) {
 		w.queue.Add(owner)
 	}
 }
-
-// heldByAnother reports whether err says another owner holds the object.
-func heldByAnother(err error) bool { return errors.Is(err, errHeld) }

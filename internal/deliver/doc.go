@@ -9,12 +9,19 @@
 // worker retires when no owner delivers there any more, cancelling what it had in flight and
 // releasing its watch records and metric series.
 //
+// What to do with each object is decided by the pure package decide (ownership, tenancy, mode
+// and drift policy, which leftovers to prune, the prune budget), which `flotilla plan` asks
+// too; this package gathers the decision's inputs from the spoke and carries it out.
+//
 // Safety rules, all enforced here:
 //   - an object already carrying the desired hash (read from the spoke cache, which holds only
 //     Flotilla-managed objects) is not written: a steady fleet sees zero writes;
 //   - an object that exists without Flotilla's marker is not taken over unless the strategy
-//     says Adopt; one owned by another Propagation goes to the owner whose name sorts first,
-//     and the other reports a Conflict, so two Propagations never fight;
+//     says Adopt; one delivered by another owner stays with it until it lets go, and the
+//     other reports a Conflict (and is delivered again when the holder lets go), so two
+//     owners never fight;
+//   - a namespaced owner's objects are checked against each spoke's own REST mapping before
+//     anything of them is read there;
 //   - only objects carrying this owner's label are ever pruned, and only after every apply of
 //     the delivery succeeded; a failure to list, reach or discover anything aborts the prune
 //     and is never read as "absent";

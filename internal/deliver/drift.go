@@ -8,33 +8,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
-	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
-
-// modeOf is an object's apply mode: its flotilla.dev/mode annotation, else the job's.
-func modeOf(obj *unstructured.Unstructured, job Job) flotillav1.ApplyMode {
-	if m := flotillav1.ApplyMode(obj.GetAnnotations()[flotillav1.AnnotationMode]); m == flotillav1.ModeApplyOnce || m == flotillav1.ModeReconcile {
-		return m
-	}
-	if job.Mode == "" {
-		return flotillav1.ModeReconcile
-	}
-	return job.Mode
-}
-
-// driftOf is an object's drift policy: its flotilla.dev/drift annotation, else the job's.
-func driftOf(obj *unstructured.Unstructured, job Job) flotillav1.DriftPolicy {
-	switch p := flotillav1.DriftPolicy(obj.GetAnnotations()[flotillav1.AnnotationDrift]); p {
-	case flotillav1.DriftCorrect, flotillav1.DriftReport, flotillav1.DriftIgnore:
-		return p
-	}
-	if job.Drift == "" {
-		return flotillav1.DriftCorrect
-	}
-	return job.Drift
-}
 
 // managerOf reads an object with its managedFields (the spoke cache drops them) to name the
 // field manager behind a drift. It costs one read, made only when drift is found.
@@ -95,7 +72,7 @@ func keyAt(job Job, i int) string { return render.Key(job.Objects[i]) }
 // objectAt finds the desired object a drift describes.
 func objectAt(job Job, ref string) *unstructured.Unstructured {
 	for _, o := range job.Objects {
-		if describe(o) == ref {
+		if decide.Describe(o) == ref {
 			return o
 		}
 	}

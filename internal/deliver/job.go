@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -23,21 +23,12 @@ type Job struct {
 	PruneKinds []schema.GroupVersionKind
 	// Prune allows deleting such objects; false holds them (for example while the selectors
 	// match nothing, which is more often a typo than an intent).
-	Prune    bool
-	Deletion flotillav1.DeletionPolicy
-	Conflict flotillav1.ConflictPolicy
-	// Mode and Drift are the owner's defaults; the flotilla.dev/mode and flotilla.dev/drift
-	// annotations of an object override them. Empty means Reconcile and Correct.
-	Mode  flotillav1.ApplyMode
-	Drift flotillav1.DriftPolicy
+	Prune bool
+	// Strategy is what the apply decision (decide.Decide) and the prune rules read of the
+	// owner's strategy: conflicts, mode and drift policy, deletion, the prune budget.
+	decide.Strategy
 	// Ignore are fields Flotilla sets on creation and then leaves to the cluster.
 	Ignore drift.IgnoreSet
-	// PruneBudget is the largest percentage of the owner's objects on the cluster one
-	// delivery may delete; deleting all of them always exceeds it. 0 means every deletion
-	// waits for confirmation; Unbudgeted (the removal of an owner from a cluster, which its
-	// caller decided) means none does. PruneConfirmed, when it equals Revision, lifts the budget.
-	PruneBudget    int
-	PruneConfirmed string
 }
 
 // Result is the outcome of the latest delivery of a Job.

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -37,19 +38,19 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 		}
 		for i := range list.Items {
 			item := &list.Items[i]
-			if item.GetAnnotations()[flotillav1.AnnotationOwner] != job.Owner.String() {
+			if !decide.Owned(item, job.Owner) {
 				continue
 			}
 			owned++
-			if !want[render.Key(item)] && item.GetLabels()[flotillav1.LabelProtected] != "true" {
+			if !want[render.Key(item)] && decide.Kept(item, job.Strategy) == "" {
 				stale = append(stale, item)
 			}
 		}
 	}
-	if len(stale) == 0 || job.Deletion == flotillav1.DeletionOrphan {
+	if len(stale) == 0 {
 		return nil
 	}
-	if overBudget(job, len(stale), owned) {
+	if decide.OverBudget(job.Strategy, job.Revision, len(stale), owned) {
 		return pruneBlockedError{stale: len(stale), owned: owned, budget: job.PruneBudget, revision: job.Revision}
 	}
 	if job.PruneConfirmed != job.Revision {
@@ -59,7 +60,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 				return fmt.Errorf("%w (nothing was deleted)", err)
 			}
 			if c.count > 0 {
-				return cascadeBlockedError{object: describe(o), cascade: c, revision: job.Revision}
+				return cascadeBlockedError{object: decide.Describe(o), cascade: c, revision: job.Revision}
 			}
 		}
 	}
@@ -70,7 +71,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 		err := cl.GetClient().Delete(ctx, o, client.Preconditions{UID: &uid}, client.PropagationPolicy("Background"))
 		countWrite(w.name, "delete", err)
 		if err != nil && !kerrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("prune %s: %w", describe(o), err))
+			errs = append(errs, fmt.Errorf("prune %s: %w", decide.Describe(o), err))
 			continue
 		}
 		w.rememberDeleted(render.Key(o))
@@ -97,19 +98,6 @@ func pruneKinds(job Job) []schema.GroupVersionKind {
 		add(o.GroupVersionKind())
 	}
 	return out
-}
-
-// Unbudgeted is the PruneBudget of a job that removes an owner from a cluster: the caller
-// decided the removal (and holds it when its own input is in doubt), so no deletion of it waits.
-const Unbudgeted = -1
-
-// overBudget reports whether deleting stale of the owned objects needs confirmation: more
-// than the budget's share, or all of them, unless this revision was confirmed.
-func overBudget(job Job, stale, owned int) bool {
-	if job.PruneBudget == Unbudgeted || job.PruneConfirmed == job.Revision {
-		return false
-	}
-	return stale >= owned || stale*100 > job.PruneBudget*owned
 }
 
 // pruneBlockedError is a prune held by the budget.

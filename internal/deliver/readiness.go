@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 )
 
 // readinessRecheck is how often a delivered but not yet ready set is looked at again, as a
@@ -35,7 +37,7 @@ func (w *clusterWorker) readiness(ctx context.Context, cl cluster.Cluster, objs 
 		if _, err := w.readGet(ctx, cl, client.ObjectKeyFromObject(desired), live); err != nil {
 			if !apierrors.IsNotFound(err) || !w.recentlyApplied(key, ids[i].hash) {
 				if first == "" {
-					first = describe(desired) + ": not observed yet"
+					first = decide.Describe(desired) + ": not observed yet"
 				}
 				continue
 			}
@@ -52,9 +54,9 @@ func (w *clusterWorker) readiness(ctx context.Context, cl cluster.Cluster, objs 
 		}
 		if first == "" {
 			if err != nil {
-				first = fmt.Sprintf("%s: %v", describe(desired), err)
+				first = fmt.Sprintf("%s: %v", decide.Describe(desired), err)
 			} else {
-				first = fmt.Sprintf("%s: %s: %s", describe(desired), res.Status, res.Message)
+				first = fmt.Sprintf("%s: %s: %s", decide.Describe(desired), res.Status, res.Message)
 			}
 		}
 	}

@@ -1,42 +1,12 @@
 package deliver
 
 import (
-	"errors"
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// errOutOfScope marks an object its owner may not deliver. It is permanent: the same object
-// is refused again until the owner's content changes.
-var errOutOfScope = errors.New("outside the owner's namespace")
-
-// checkScope is the tenancy rule, applied on every cluster with that cluster's own REST
-// mapping: an owner that lives in a namespace (a Propagation, a transparent-mode object)
-// delivers only namespaced objects, and only into its own namespace. Cluster-scoped kinds and
-// other namespaces are for ClusterPropagations, which only cluster administrators create.
-// The hub checks manifests too, but a kind can be namespaced on the hub and cluster-scoped on a
-// spoke, or known only to the spoke, and overrides run after the hub's check: the deliverer,
-// the only writer to spokes, is where the rule cannot be bypassed.
-func checkScope(owner render.Owner, obj *unstructured.Unstructured, scope meta.RESTScopeName) error {
-	if owner.Namespace == "" {
-		return nil // a cluster-scoped owner: an administrator's delivery
-	}
-	if scope != meta.RESTScopeNameNamespace {
-		return fmt.Errorf("%w: %s is cluster-scoped on this cluster, and %s may deliver only namespaced objects into namespace %s; deliver it with a ClusterPropagation",
-			errOutOfScope, obj.GetKind(), owner, owner.Namespace)
-	}
-	if ns := obj.GetNamespace(); ns != owner.Namespace {
-		return fmt.Errorf("%w: %s may deliver only into its own namespace %s, not %q; deliver it with a ClusterPropagation",
-			errOutOfScope, owner, owner.Namespace, ns)
-	}
-	return nil
-}
-
-// scopeOf is the scope of an object's kind on a cluster, from that cluster's REST mapping.
+// scopeOf is the scope of an object's kind on a cluster, from that cluster's REST mapping: the
+// input of the tenancy rule (decide.CheckScope), which a kind's scope on the hub cannot answer.
 func scopeOf(mapper meta.RESTMapper, obj *unstructured.Unstructured) (meta.RESTScopeName, error) {
 	gvk := obj.GroupVersionKind()
 	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)

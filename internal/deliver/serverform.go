@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 )
 
@@ -83,7 +84,7 @@ func (w *clusterWorker) recheck(ctx context.Context, cl cluster.Cluster, owner p
 	wg.Wait()
 	if err != nil {
 		ctrllog.FromContext(ctx).V(1).Info("Cannot dry-run an apply to tell drift from the cluster's own changes",
-			"object", describe(desired), "error", err.Error())
+			"object", decide.Describe(desired), "error", err.Error())
 		return paths, manager
 	}
 	return drift.Compare(form, live.Object, ignore), manager

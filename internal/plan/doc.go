@@ -3,6 +3,10 @@
 // server-side dry run, with Flotilla's field manager, so the spoke's own validation, defaults
 // and admission decide what the result would be. `flotilla plan` and `flotilla diff` print it.
 //
+// Whether an object would be written at all (ownership, tenancy, mode, drift policy) and which
+// leftovers a prune would delete are not decided here: plan asks package decide, as the
+// deliverer does, so a plan shows the decision a delivery takes.
+//
 // Secret values never leave this package: in the changes of a Secret, data, stringData and
 // kubectl's last-applied annotation are Masked the way `kubectl diff` masks them ("***", or
 // "*** (before)" and "*** (after)" for a value that changes), so a plan can be printed,

@@ -12,6 +12,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/propagation"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -69,11 +70,11 @@ func ForCluster(ctx context.Context, cl client.Client, d *propagation.Desired, c
 	if cd.Err != nil {
 		return out
 	}
-	job := jobOf(d, cd)
+	s := strategyOf(d)
 	for _, desired := range cd.Objects {
-		out.Items = append(out.Items, planObject(ctx, cl, desired, job))
+		out.Items = append(out.Items, planObject(ctx, cl, d, s, desired))
 	}
-	prune, err := pruneItems(ctx, cl, job)
+	prune, err := pruneItems(ctx, cl, d, s, cd)
 	if err != nil {
 		out.Err = err
 		return out
@@ -82,51 +83,62 @@ func ForCluster(ctx context.Context, cl client.Client, d *propagation.Desired, c
 	return out
 }
 
-func jobOf(d *propagation.Desired, cd propagation.ClusterDesired) deliver.Job {
+// strategyOf is the strategy a delivery of d decides with, defaults included.
+func strategyOf(d *propagation.Desired) decide.Strategy {
 	budget := 50
 	if b := d.Strategy.PruneBudgetPercent; b != nil {
 		budget = int(*b)
 	}
-	return deliver.Job{Owner: d.Owner, Cluster: cd.Cluster, Objects: cd.Objects, Revision: cd.Revision,
-		PruneKinds: d.Kinds, Prune: true, Deletion: d.Strategy.Deletion, Conflict: d.Strategy.Conflict,
-		Mode: d.Strategy.Mode, Drift: d.Strategy.Drift, Ignore: d.Ignore, PruneBudget: budget, PruneConfirmed: d.Confirmed}
+	return decide.Strategy{Conflict: d.Strategy.Conflict, Mode: d.Strategy.Mode, Drift: d.Strategy.Drift,
+		Deletion: d.Strategy.Deletion, PruneBudget: budget, PruneConfirmed: d.Confirmed}
 }
 
-func planObject(ctx context.Context, cl client.Client, desired *unstructured.Unstructured, job deliver.Job) Item {
-	it := Item{Object: deliver.Describe(desired)}
-	if err := deliver.CheckScope(job, desired, cl.RESTMapper()); err != nil {
-		it.Action, it.Reason = Blocked, err.Error()
-		return it
+// planObject takes a delivery's decision (decide.Decide) for one object from what the cluster
+// holds now, and shows a write by dry-running it.
+func planObject(ctx context.Context, cl client.Client, d *propagation.Desired, s decide.Strategy, desired *unstructured.Unstructured) Item {
+	it := Item{Object: decide.Describe(desired)}
+	var found decide.Live
+	if d.Owner.Namespace != "" {
+		scope, err := scopeOf(cl.RESTMapper(), desired)
+		if err != nil {
+			it.Action, it.Reason = Blocked, err.Error()
+			return it
+		}
+		// Refused before anything is read, as a delivery does.
+		if err := decide.CheckScope(d.Owner, desired, scope); err != nil {
+			it.Action, it.Reason = Blocked, err.Error()
+			return it
+		}
+		found.Scope = scope
 	}
 	live, err := get(ctx, cl, desired)
 	if err != nil {
 		it.Action, it.Reason = Blocked, err.Error()
 		return it
 	}
-	ignore := job.Ignore.For(desired.GetAPIVersion(), desired.GetKind())
+	ignore := d.Ignore.For(desired.GetAPIVersion(), desired.GetKind())
+	if live != nil {
+		found.Object = live
+		found.Drift = drift.Compare(desired.Object, live.Object, ignore)
+	}
+	dec := decide.Decide(d.Owner, s, desired, found)
+	switch dec.Action {
+	case decide.Conflict, decide.Refused:
+		it.Action, it.Reason = Blocked, dec.Err.Error()
+		return it
+	case decide.Unchanged:
+		it.Action = Unchanged
+		return it
+	case decide.Skip:
+		it.Action, it.Reason = Unchanged, "mode ApplyOnce: existing objects are not updated"
+		return it
+	case decide.Left, decide.Ignored:
+		it.Action, it.Manager = Unchanged, drift.Manager(live.GetManagedFields(), dec.Fields, deliver.FieldManager)
+		it.Reason = fmt.Sprintf("changed on the cluster at %s; left as is (drift %s)", strings.Join(dec.Fields, ", "), decide.DriftOf(desired, s))
+		return it
+	}
 	toApply := desired
 	if live != nil {
-		if err := deliver.CheckOwner(live, job); err != nil {
-			it.Action, it.Reason = Blocked, err.Error()
-			return it
-		}
-		if deliver.ModeOf(desired, job) == flotillav1.ModeApplyOnce {
-			it.Action, it.Reason = Unchanged, "mode ApplyOnce: existing objects are not updated"
-			return it
-		}
-		// As a delivery decides: the same hash means only drift can call for a write.
-		paths := drift.Compare(desired.Object, live.Object, ignore)
-		if live.GetAnnotations()[flotillav1.AnnotationHash] == desired.GetAnnotations()[flotillav1.AnnotationHash] {
-			if paths == nil {
-				it.Action = Unchanged
-				return it
-			}
-			if policy := deliver.DriftOf(desired, job); policy != flotillav1.DriftCorrect {
-				it.Action, it.Manager = Unchanged, drift.Manager(live.GetManagedFields(), paths, deliver.FieldManager)
-				it.Reason = fmt.Sprintf("changed on the cluster at %s; left as is (drift %s)", strings.Join(paths, ", "), policy)
-				return it
-			}
-		}
 		toApply = &unstructured.Unstructured{Object: drift.KeepLive(desired.Object, live.Object, ignore)}
 	}
 	result, err := dryRunApply(ctx, cl, toApply)
@@ -144,6 +156,16 @@ func planObject(ctx context.Context, cl client.Client, desired *unstructured.Uns
 	}
 	it.Action = Update
 	return it
+}
+
+// scopeOf is the scope of an object's kind in the cluster's REST mapping.
+func scopeOf(mapper meta.RESTMapper, obj *unstructured.Unstructured) (meta.RESTScopeName, error) {
+	gvk := obj.GroupVersionKind()
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return "", err
+	}
+	return m.Scope.Name(), nil
 }
 
 // get reads an object directly, nil when it does not exist.
@@ -172,18 +194,19 @@ func dryRunApply(ctx context.Context, cl client.Client, obj *unstructured.Unstru
 	return out, err
 }
 
-// pruneItems lists the owner's objects on the cluster that the desired set no longer has.
-func pruneItems(ctx context.Context, cl client.Client, job deliver.Job) ([]Item, error) {
+// pruneItems lists the owner's objects on the cluster that the desired set no longer has, and
+// what a delivery's prune would do with each (decide.Kept, decide.OverBudget).
+func pruneItems(ctx context.Context, cl client.Client, d *propagation.Desired, s decide.Strategy, cd propagation.ClusterDesired) ([]Item, error) {
 	want := map[string]bool{}
-	for _, o := range job.Objects {
+	for _, o := range cd.Objects {
 		want[render.Key(o)] = true
 	}
 	var items []Item
 	owned, stale := 0, 0
-	for _, gvk := range job.PruneKinds {
+	for _, gvk := range d.Kinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		err := cl.List(ctx, list, client.MatchingLabels{flotillav1.LabelOwner: job.Owner.LabelValue()})
+		err := cl.List(ctx, list, client.MatchingLabels{flotillav1.LabelOwner: d.Owner.LabelValue()})
 		if meta.IsNoMatchError(err) {
 			continue
 		}
@@ -192,31 +215,28 @@ func pruneItems(ctx context.Context, cl client.Client, job deliver.Job) ([]Item,
 		}
 		for i := range list.Items {
 			o := &list.Items[i]
-			if o.GetAnnotations()[flotillav1.AnnotationOwner] != job.Owner.String() {
+			if !decide.Owned(o, d.Owner) {
 				continue
 			}
 			owned++
 			if want[render.Key(o)] {
 				continue
 			}
-			it := Item{Action: Prune, Object: deliver.Describe(o)}
-			switch {
-			case o.GetLabels()[flotillav1.LabelProtected] == "true":
-				it.Action, it.Reason = Kept, "labelled "+flotillav1.LabelProtected
-			case job.Deletion == flotillav1.DeletionOrphan:
-				it.Action, it.Reason = Kept, "strategy.deletion is Orphan"
-			default:
+			it := Item{Action: Prune, Object: decide.Describe(o)}
+			if why := decide.Kept(o, s); why != "" {
+				it.Action, it.Reason = Kept, why
+			} else {
 				stale++
 			}
 			items = append(items, it)
 		}
 	}
-	if deliver.OverBudget(job, stale, owned) {
+	if decide.OverBudget(s, cd.Revision, stale, owned) {
 		for i := range items {
 			if items[i].Action == Prune {
 				items[i].Action = Blocked
 				items[i].Reason = fmt.Sprintf("pruning %d of %d objects exceeds the prune budget (%d%%); confirm with %s=%s",
-					stale, owned, job.PruneBudget, flotillav1.AnnotationConfirmPrune, job.Revision)
+					stale, owned, s.PruneBudget, flotillav1.AnnotationConfirmPrune, cd.Revision)
 			}
 		}
 	}
@@ -231,7 +251,7 @@ func DriftOf(ctx context.Context, cl client.Client, d *propagation.Desired, cd p
 		return out
 	}
 	for _, desired := range cd.Objects {
-		it := Item{Object: deliver.Describe(desired), Action: Unchanged}
+		it := Item{Object: decide.Describe(desired), Action: Unchanged}
 		live, err := get(ctx, cl, desired)
 		switch {
 		case err != nil:

@@ -16,6 +16,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -100,8 +101,8 @@ func (r *Reconciler) handleDropped(ctx context.Context, p propagator, in *status
 func (r *Reconciler) remove(ctx context.Context, p propagator, c string, kinds []string, dropped map[string]deliver.Result) bool {
 	owner := p.owner()
 	r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true,
-		PruneKinds: render.ParseKinds(kinds), Deletion: p.spec.Strategy.Deletion, PruneBudget: deliver.Unbudgeted,
-		PruneConfirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]})
+		PruneKinds: render.ParseKinds(kinds), Strategy: decide.Strategy{Deletion: p.spec.Strategy.Deletion,
+			PruneBudget: decide.Unbudgeted, PruneConfirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]}})
 	res, ok := r.Deliverer.Result(owner, c)
 	if !ok || !res.Complete || res.Revision != removalRevision {
 		dropped[c] = res

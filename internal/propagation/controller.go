@@ -29,6 +29,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
@@ -435,9 +436,12 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		r.Deliverer.Submit(deliver.Job{
 			Owner: owner, Cluster: c, Objects: objs, Revision: revision,
 			PruneKinds: render.ParseKinds(recorded), Prune: prune,
-			Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
-			Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift, Ignore: ignore,
-			PruneBudget: budget, PruneConfirmed: confirmed,
+			Strategy: decide.Strategy{
+				Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
+				Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift,
+				PruneBudget: budget, PruneConfirmed: confirmed,
+			},
+			Ignore: ignore,
 		})
 	}
 	if _, err := r.saveRevision(p, &in, rendered); err != nil {

@@ -29,6 +29,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -211,7 +212,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		objs := []*unstructured.Unstructured{obj}
 		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: objs, Revision: rev,
-			PruneKinds: []schema.GroupVersionKind{r.GVK}, Prune: true, Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject})
+			PruneKinds: []schema.GroupVersionKind{r.GVK}, Prune: true,
+			Strategy: decide.Strategy{Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject}})
 		res, ok := r.Deliverer.Result(owner, c)
 		if !ok || !res.Complete || res.Revision != rev {
 			allDone = false
@@ -336,7 +338,7 @@ func holdReason(p *flotillav1.Placement, decisions, delivered []string, confirme
 // once it is, the cluster's record goes too.
 func (r *Reconciler) remove(ctx context.Context, owner render.Owner, clusterName string) (bool, error) {
 	r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: clusterName, Revision: removalRevision, Prune: true,
-		PruneKinds: []schema.GroupVersionKind{r.GVK}, Deletion: flotillav1.DeletionDelete, PruneBudget: deliver.Unbudgeted})
+		PruneKinds: []schema.GroupVersionKind{r.GVK}, Strategy: decide.Strategy{Deletion: flotillav1.DeletionDelete, PruneBudget: decide.Unbudgeted}})
 	res, ok := r.Deliverer.Result(owner, clusterName)
 	if !ok || !res.Complete || res.Revision != removalRevision {
 		return false, nil

@@ -1,4 +1,4 @@
-package deliver
+package decide
 
 import (
 	"errors"
@@ -34,17 +34,16 @@ func TestCheckScope(t *testing.T) {
 		{"tenant, cluster-scoped kind", tenant, obj("ClusterRoleBinding", ""), meta.RESTScopeNameRoot, true},
 		// Namespaced on the hub, cluster-scoped on this spoke: the spoke's mapping decides.
 		{"tenant, cluster-scoped here although it names the namespace", tenant, obj("Widget", "team-a"), meta.RESTScopeNameRoot, true},
+		{"tenant, scope not looked up: fails closed", tenant, obj("ConfigMap", "team-a"), "", true},
 		{"admin, cluster-scoped kind", admin, obj("ClusterRoleBinding", ""), meta.RESTScopeNameRoot, false},
 		{"admin, any namespace", admin, obj("ConfigMap", "kube-system"), meta.RESTScopeNameNamespace, false},
+		{"admin, scope not looked up", admin, obj("ConfigMap", "kube-system"), "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := checkScope(c.owner, c.obj, c.scope)
-			if refused := errors.Is(err, errOutOfScope); refused != c.refused {
-				t.Fatalf("checkScope = %v, want refused=%v", err, c.refused)
-			}
-			if c.refused && !permanent(err) {
-				t.Errorf("a refusal must be permanent (retried only when the owner changes): %v", err)
+			err := CheckScope(c.owner, c.obj, c.scope)
+			if refused := errors.Is(err, ErrOutOfScope); refused != c.refused || (err != nil) != c.refused {
+				t.Fatalf("CheckScope = %v, want refused=%v", err, c.refused)
 			}
 		})
 	}

@@ -1,0 +1,28 @@
+// Package decide is the apply decision: given an object an owner wants on a cluster, what the
+// cluster holds under its name, and the owner's strategy, it says what a delivery does with the
+// object (create, update, correct, leave, skip, or refuse, and why), and which of the owner's
+// leftovers a prune may delete. The deliverer acts on its answers and `flotilla plan` prints
+// them, so a plan never promises what a delivery would not do.
+//
+// Everything here is a function of its arguments: no clients, no reads, no clock, no state.
+// Whatever needs the cluster (reading the live object, the kind's REST scope there, comparing
+// the object with what the cluster stores for Flotilla's apply) the caller does first and
+// passes in. That keeps every rule testable by a table, and lets any caller that obtains those
+// inputs its own way (a spoke cache, a direct read, a dry run) take exactly the same decision.
+//
+// The rules, in the order Decide applies them:
+//   - tenancy (CheckScope): an owner that lives in a namespace delivers only namespaced
+//     objects, and only into its own namespace, judged by the cluster's own REST mapping;
+//   - ownership: the owner label (flotilla.dev/owner) marks Flotilla's objects (render.Managed);
+//     an object keeps the first owner that delivered it, and one Flotilla did not create is
+//     taken over only when the strategy says Adopt;
+//   - mode and drift policy (ModeOf, DriftOf): an object's annotations override the owner's
+//     strategy; ApplyOnce objects are created (and recreated) but never updated, and changes
+//     made on the cluster are corrected, reported or ignored as the policy says;
+//   - pruning (Owned, Kept, OverBudget): only the owner's own objects are pruned, protected
+//     ones and those of an Orphan strategy are kept, and a prune larger than the budget waits
+//     for confirmation.
+//
+// What a decision leads to (writing, backing off a fight, waking other owners, reporting) is
+// the deliverer's; this package only decides.
+package decide

@@ -1,0 +1,40 @@
+package decide
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// ErrOutOfScope marks an object its owner may not deliver. It is permanent: the same object
+// is refused again until the owner's content changes.
+var ErrOutOfScope = errors.New("outside the owner's namespace")
+
+// CheckScope is the tenancy rule, applied on every cluster with that cluster's own REST
+// scope of the object's kind: an owner that lives in a namespace (a Propagation, a
+// transparent-mode object) delivers only namespaced objects, and only into its own namespace.
+// Cluster-scoped kinds and other namespaces are for ClusterPropagations, which only cluster
+// administrators create. The hub checks manifests too, but a kind can be namespaced on the hub
+// and cluster-scoped on a spoke, or known only to the spoke, and overrides run after the hub's
+// check: the deliverer, the only writer to spokes, is where the rule cannot be bypassed.
+//
+// scope is not read for a cluster-scoped owner; for a namespaced one, an empty scope (not
+// looked up) is refused like a cluster-scoped kind, so a caller that forgets it fails closed.
+func CheckScope(owner render.Owner, obj *unstructured.Unstructured, scope meta.RESTScopeName) error {
+	if owner.Namespace == "" {
+		return nil // a cluster-scoped owner: an administrator's delivery
+	}
+	if scope != meta.RESTScopeNameNamespace {
+		return fmt.Errorf("%w: %s is cluster-scoped on this cluster, and %s may deliver only namespaced objects into namespace %s; deliver it with a ClusterPropagation",
+			ErrOutOfScope, obj.GetKind(), owner, owner.Namespace)
+	}
+	if ns := obj.GetNamespace(); ns != owner.Namespace {
+		return fmt.Errorf("%w: %s may deliver only into its own namespace %s, not %q; deliver it with a ClusterPropagation",
+			ErrOutOfScope, owner, owner.Namespace, ns)
+	}
+	return nil
+}

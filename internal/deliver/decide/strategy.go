@@ -1,0 +1,55 @@
+package decide
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+// Strategy is what of an owner's spec.strategy the decisions read, resolved for one delivery.
+// The deliverer's Job embeds it, and `flotilla plan` builds the same one, so both decide from
+// the same inputs.
+type Strategy struct {
+	// Conflict is Adopt to take over an existing object Flotilla did not create; anything
+	// else refuses it.
+	Conflict flotillav1.ConflictPolicy
+	// Mode and Drift are the owner's defaults; the flotilla.dev/mode and flotilla.dev/drift
+	// annotations of an object override them. Empty means Reconcile and Correct.
+	Mode  flotillav1.ApplyMode
+	Drift flotillav1.DriftPolicy
+	// Deletion Orphan leaves on the cluster what the owner stops delivering.
+	Deletion flotillav1.DeletionPolicy
+	// PruneBudget is the largest percentage of the owner's objects on a cluster one delivery
+	// may delete; deleting all of them always exceeds it. 0 means every deletion waits for
+	// confirmation; Unbudgeted (the removal of an owner from a cluster, which its caller
+	// decided) means none does. PruneConfirmed, when it equals the delivery's revision, lifts
+	// the budget.
+	PruneBudget    int
+	PruneConfirmed string
+}
+
+// ModeOf is an object's apply mode: its flotilla.dev/mode annotation when that names a mode,
+// else the strategy's. An object can thus be created once among objects that are reconciled.
+func ModeOf(obj *unstructured.Unstructured, s Strategy) flotillav1.ApplyMode {
+	if m := flotillav1.ApplyMode(obj.GetAnnotations()[flotillav1.AnnotationMode]); m == flotillav1.ModeApplyOnce || m == flotillav1.ModeReconcile {
+		return m
+	}
+	if s.Mode == "" {
+		return flotillav1.ModeReconcile
+	}
+	return s.Mode
+}
+
+// DriftOf is an object's drift policy: its flotilla.dev/drift annotation when that names a
+// policy, else the strategy's. An unknown annotation value falls back rather than failing
+// the object: the policy only decides what happens to changes made on the cluster.
+func DriftOf(obj *unstructured.Unstructured, s Strategy) flotillav1.DriftPolicy {
+	switch p := flotillav1.DriftPolicy(obj.GetAnnotations()[flotillav1.AnnotationDrift]); p {
+	case flotillav1.DriftCorrect, flotillav1.DriftReport, flotillav1.DriftIgnore:
+		return p
+	}
+	if s.Drift == "" {
+		return flotillav1.DriftCorrect
+	}
+	return s.Drift
+}
