@@ -140,7 +140,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	ref := decide.Describe(desired)
 	found := decide.Live{Known: known}
 	if job.Owner.Namespace != "" {
-		scope, err := scopeOf(cl.GetRESTMapper(), desired)
+		scope, err := decide.ScopeOf(cl.GetRESTMapper(), desired)
 		if meta.IsNoMatchError(err) {
 			return nil, fmt.Errorf("%s: the cluster does not serve this kind; deliver its CustomResourceDefinition first", ref)
 		}

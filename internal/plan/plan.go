@@ -99,7 +99,7 @@ func planObject(ctx context.Context, cl client.Client, d *propagation.Desired, s
 	it := Item{Object: decide.Describe(desired)}
 	var found decide.Live
 	if d.Owner.Namespace != "" {
-		scope, err := scopeOf(cl.RESTMapper(), desired)
+		scope, err := decide.ScopeOf(cl.RESTMapper(), desired)
 		if err != nil {
 			it.Action, it.Reason = Blocked, err.Error()
 			return it
@@ -156,16 +156,6 @@ func planObject(ctx context.Context, cl client.Client, d *propagation.Desired, s
 	}
 	it.Action = Update
 	return it
-}
-
-// scopeOf is the scope of an object's kind in the cluster's REST mapping.
-func scopeOf(mapper meta.RESTMapper, obj *unstructured.Unstructured) (meta.RESTScopeName, error) {
-	gvk := obj.GroupVersionKind()
-	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return "", err
-	}
-	return m.Scope.Name(), nil
 }
 
 // get reads an object directly, nil when it does not exist.

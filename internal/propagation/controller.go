@@ -31,6 +31,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -58,6 +59,8 @@ type Reconciler struct {
 	recorder   record.EventRecorder
 	notifier   deliver.Notifier
 	kinds      kindAccess
+
+	fanout *fanout.Fanout
 
 	renders *renderCache
 	rules   override.Cache
@@ -100,6 +103,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.kinds = kindAccess{discovery: dc, reviews: mgr.GetClient()}
 	r.watched = map[schema.GroupVersionKind]bool{}
 	r.renders = newRenderCache()
+	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
 	r.pendingSince = map[render.Owner]pendingRevision{}
 	r.noHistory = map[render.Owner]string{}
 	c, err := ctrl.NewControllerManagedBy(mgr).
@@ -323,7 +327,6 @@ func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, 
 	if in.hold == nil && r.settling(p.owner(), in.revision, in) {
 		return reconcile.Result{RequeueAfter: settleTime}, nil
 	}
-	r.recordResults(p.owner(), in)
 	if err := r.writeStatus(ctx, p, in); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -406,6 +409,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	// its name is known before.
 	latest := revisions.Name(owner, in.revision)
 	rules := r.rules.Get(p.owner().String(), p.obj.GetGeneration(), p.spec.Overrides)
+	want := make(map[string]fanout.Want, len(*decisions))
 	for _, c := range *decisions {
 		objs, revision, err := r.revisionFor(ctx, owner, in.records[c], latest, rendered, in.revision)
 		if err != nil {
@@ -426,29 +430,28 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 			revision = render.Revision(objs)
 			in.clusterRevision(c, revision)
 		}
-		// Written ahead: the record lists every kind before anything of it is delivered.
-		recorded, err := r.Ledger.Prepare(ctx, p.ledgerOwner(), c, render.Kinds(objs))
-		if err != nil {
-			in.clusterFailed(c, err.Error())
-			continue
-		}
-		in.clusterObjects(c, objs)
-		r.Deliverer.Submit(deliver.Job{
-			Owner: owner, Cluster: c, Objects: objs, Revision: revision,
-			PruneKinds: render.ParseKinds(recorded), Prune: prune,
-			Strategy: decide.Strategy{
-				Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
-				Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift,
-				PruneBudget: budget, PruneConfirmed: confirmed,
-			},
-			Ignore: ignore,
-		})
+		want[c] = fanout.Want{Objects: objs, Revision: revision}
+	}
+	strategy := decide.Strategy{
+		Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
+		Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift,
+		PruneBudget: budget, PruneConfirmed: confirmed,
+	}
+	out := r.fanout.Sync(ctx, fanout.Pass{Owner: p.ledgerOwner(), Records: in.records, Chosen: *decisions, Want: want,
+		Kinds: in.kinds, Prune: prune, Strategy: strategy, Ignore: ignore,
+		Confirm: func(leaving []string) string {
+			return fleetBudget(p, leaving, len(*decisions)+len(leaving), budget, confirmed)
+		}})
+	for c, msg := range out.Failed {
+		in.clusterFailed(c, msg)
+	}
+	in.results, in.dropped, in.moveStalled = out.Results, out.Leaving, out.Stalled
+	if out.Refused != "" {
+		in.pruneBlocked = out.Refused
 	}
 	if _, err := r.saveRevision(p, &in, rendered); err != nil {
 		return in, err
 	}
-	in.results = r.results(owner, *decisions)
-	r.handleDropped(ctx, p, &in, budget)
 	return in, nil
 }
 
@@ -472,16 +475,6 @@ func placementDecisions(ctx context.Context, c client.Reader, p propagator) (*[]
 		names = append(names, d.ClusterName)
 	}
 	return &names, nil
-}
-
-func (r *Reconciler) results(owner render.Owner, clusters []string) map[string]deliver.Result {
-	out := make(map[string]deliver.Result, len(clusters))
-	for _, c := range clusters {
-		if res, ok := r.Deliverer.Result(owner, c); ok {
-			out[c] = res
-		}
-	}
-	return out
 }
 
 // eventTimeout bounds the hub read an Event about a propagator needs (its UID).

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -47,8 +46,6 @@ type statusInput struct {
 	clusterErrors map[string]string
 	// records are the propagator's Delivery records, by cluster.
 	records map[string]*flotillav1.Delivery
-	// objects are the objects submitted to each cluster.
-	objects map[string][]*unstructured.Unstructured
 	// moveStalled says why objects stay on clusters that left the placement: they are not
 	// Ready yet where they move to.
 	moveStalled string
@@ -79,13 +76,6 @@ func (in *statusInput) clusterFailed(cluster, message string) {
 		in.clusterErrors = map[string]string{}
 	}
 	in.clusterErrors[cluster] = message
-}
-
-func (in *statusInput) clusterObjects(cluster string, objs []*unstructured.Unstructured) {
-	if in.objects == nil {
-		in.objects = map[string][]*unstructured.Unstructured{}
-	}
-	in.objects[cluster] = objs
 }
 
 // fromRecord is a cluster's entry as its Delivery record has it.

@@ -198,3 +198,15 @@ func TestComputeStatusBoundsFightDetails(t *testing.T) {
 		t.Fatalf("Fighting condition %+v", c)
 	}
 }
+
+// A move that waits for readiness is the Applied condition's reason, with what is not Ready.
+func TestMoveStalledCondition(t *testing.T) {
+	in := statusInput{revision: "r1", targets: []string{"new"},
+		results:     map[string]deliver.Result{"new": {Revision: "r1", Complete: true, Applied: 2, Ready: 1, NotReady: "deployment team/web: InProgress"}},
+		moveStalled: "the objects stay on old until they are Ready on every chosen cluster; not Ready: new: deployment team/web: InProgress"}
+	got := computeStatus(in)
+	applied := meta.FindStatusCondition(got.Conditions, flotillav1.PropagationApplied)
+	if applied == nil || applied.Reason != flotillav1.ReasonMoveStalled || !strings.Contains(applied.Message, "until they are Ready") {
+		t.Fatalf("Applied condition %+v, want reason MoveStalled naming what is not Ready", applied)
+	}
+}

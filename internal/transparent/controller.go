@@ -30,13 +30,15 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// removalRevision is the revision of a job that removes an object from a cluster.
-const removalRevision = "removed"
+// strategy is how transparent mode delivers: an object that exists on a cluster without
+// being Flotilla's is a conflict, never taken over, and a removed copy is deleted.
+var strategy = decide.Strategy{Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject}
 
 // Reconciler propagates labelled hub objects of one kind.
 type Reconciler struct {
@@ -50,7 +52,8 @@ type Reconciler struct {
 	notifier deliver.Notifier
 	recorder record.EventRecorder
 
-	rules override.Cache // compiled overrides of each Placement
+	rules  override.Cache // compiled overrides of each Placement
+	fanout *fanout.Fanout
 
 	mu       sync.Mutex
 	reported map[render.Owner]string // last failure reported as an Event, per object
@@ -85,6 +88,7 @@ const (
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.recorder = mgr.GetEventRecorderFor("flotilla-transparent")
 	r.reported = map[render.Owner]string{}
+	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
 	labelled := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		_, ok := o.GetLabels()[flotillav1.LabelPlacement]
 		return ok || controllerutil.ContainsFinalizer(o, flotillav1.FinalizerCleanup)
@@ -190,8 +194,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		maps.Copy(want, held)
 		maps.Copy(failures, heldFailures)
 	}
-	allDone := len(failures) == 0
 	var failure string
+	wants := make(map[string]fanout.Want, len(want))
 	for _, c := range decisions {
 		if msg, failed := failures[c]; failed {
 			// This cluster keeps what it has; the others carry on.
@@ -200,56 +204,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			}
 			continue
 		}
-		obj := want[c]
-		rev := obj.GetAnnotations()[flotillav1.AnnotationHash]
-		// Written ahead: the record exists before the copy does.
-		if _, err := r.Ledger.Prepare(ctx, r.ledgerOwner(u, owner), c, []string{render.KindString(r.GVK)}); err != nil {
-			allDone = false
-			if failure == "" {
-				failure = c + ": " + err.Error()
-			}
-			continue
-		}
-		objs := []*unstructured.Unstructured{obj}
-		r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: objs, Revision: rev,
-			PruneKinds: []schema.GroupVersionKind{r.GVK}, Prune: true,
-			Strategy: decide.Strategy{Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject}})
-		res, ok := r.Deliverer.Result(owner, c)
-		if !ok || !res.Complete || res.Revision != rev {
-			allDone = false
-		}
-		if ok && res.Revision == rev && res.Failed > 0 && failure == "" {
-			failure = c + ": " + res.Message
-		}
-		if ok && res.Revision == rev && !res.Disconnected {
-			var prev flotillav1.DeliveryStatus
-			if rec, found := records[c]; found {
-				prev = rec.Status
-			}
-			r.Ledger.Report(owner, c, prev, res, objs)
-		}
+		wants[c] = fanout.Want{Objects: []*unstructured.Unstructured{want[c]}, Revision: want[c].GetAnnotations()[flotillav1.AnnotationHash]}
 	}
-	delivered := ledger.Clusters(records)
 	// A Placement that suddenly chooses nothing (a typo, every cluster tainted, a Placement
 	// deleted and created again) is more often a mistake than an intent, and one whose status
 	// has not caught up with its spec has not decided yet: both hold what is delivered.
-	hold := holdReason(placement, decisions, delivered, u.GetAnnotations()[flotillav1.AnnotationConfirmPrune])
+	hold := holdReason(placement, decisions, ledger.Clusters(records), u.GetAnnotations()[flotillav1.AnnotationConfirmPrune])
+	out := r.fanout.Sync(ctx, fanout.Pass{Owner: r.ledgerOwner(u, owner), Records: records, Chosen: decisions, Want: wants,
+		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Hold: hold != ""})
+	for _, c := range decisions {
+		if msg, failed := out.Failed[c]; failed && failure == "" {
+			failure = c + ": " + msg
+		}
+		if res, ok := out.Results[c]; ok && res.Revision == wants[c].Revision && res.Failed > 0 && failure == "" {
+			failure = c + ": " + res.Message
+		}
+	}
+	stalled := move.stalled
+	if stalled == "" {
+		stalled = out.Stalled
+	}
 	switch {
 	case hold != "":
 		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, hold)
-	case failure == "" && move.stalled != "":
-		r.reportFailure(u, owner, flotillav1.ReasonMoveStalled, move.stalled)
+	case failure == "" && stalled != "":
+		r.reportFailure(u, owner, flotillav1.ReasonMoveStalled, stalled)
 	default:
 		r.reportFailure(u, owner, "DeliveryFailed", failure)
-	}
-	for _, c := range delivered {
-		// Make before break: a copy goes only once every chosen cluster has its own Ready.
-		if slices.Contains(decisions, c) || hold != "" || !allDone || !move.ready {
-			continue
-		}
-		if _, err := r.remove(ctx, owner, c); err != nil {
-			return reconcile.Result{}, err
-		}
 	}
 	return reconcile.Result{}, r.writeStatus(ctx, u, decisions)
 }
@@ -334,22 +315,6 @@ func holdReason(p *flotillav1.Placement, decisions, delivered []string, confirme
 	return ""
 }
 
-// remove submits the removal of the object from a cluster and reports whether it is done;
-// once it is, the cluster's record goes too.
-func (r *Reconciler) remove(ctx context.Context, owner render.Owner, clusterName string) (bool, error) {
-	r.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: clusterName, Revision: removalRevision, Prune: true,
-		PruneKinds: []schema.GroupVersionKind{r.GVK}, Strategy: decide.Strategy{Deletion: flotillav1.DeletionDelete, PruneBudget: decide.Unbudgeted}})
-	res, ok := r.Deliverer.Result(owner, clusterName)
-	if !ok || !res.Complete || res.Revision != removalRevision {
-		return false, nil
-	}
-	if err := r.Ledger.Remove(ctx, owner, clusterName); err != nil {
-		return false, err
-	}
-	r.Deliverer.Forget(owner, clusterName)
-	return true, nil
-}
-
 // cleanup removes the object from every cluster its records name, then lets it go.
 func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, owner render.Owner) error {
 	if !controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
@@ -359,15 +324,7 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	if err != nil {
 		return err
 	}
-	done := true
-	for _, c := range ledger.Clusters(records) {
-		removed, err := r.remove(ctx, owner, c)
-		if err != nil {
-			return err
-		}
-		done = done && removed
-	}
-	if !done {
+	if pending := r.fanout.Cleanup(ctx, owner, records, strategy); len(pending) > 0 {
 		return nil // the deliveries' results bring the object back here
 	}
 	r.mu.Lock()

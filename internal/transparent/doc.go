@@ -15,7 +15,9 @@
 // wrote); meanwhile a MoveStalled Event on the hub object says what the move waits for. Which
 // clusters hold a copy is in the Delivery records (package ledger).
 //
+// Transparent mode is an adapter: it turns a labelled object into an owner of the same fan-out
+// Propagations use (package fanout: records written ahead, deliveries, make-before-break
+// removal from clusters that left, cleanup), deciding only what each chosen cluster gets.
 // Supported kinds are listed in Kinds; each gets one controller on the hub that sees only
-// labelled objects. Delivery, ordering, conflicts and pruning are the deliverer's, as for
-// Propagations.
+// labelled objects. Delivery, ordering, conflicts and pruning are the deliverer's.
 package transparent

@@ -38,3 +38,15 @@ func CheckScope(owner render.Owner, obj *unstructured.Unstructured, scope meta.R
 	}
 	return nil
 }
+
+// ScopeOf is the scope of an object's kind on a cluster, from that cluster's REST mapping: the
+// input CheckScope needs, which a kind's scope on the hub cannot answer. It is the one rule
+// input looked up rather than given; the mapper may ask the cluster's discovery.
+func ScopeOf(mapper meta.RESTMapper, obj *unstructured.Unstructured) (meta.RESTScopeName, error) {
+	gvk := obj.GroupVersionKind()
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return "", err
+	}
+	return m.Scope.Name(), nil
+}

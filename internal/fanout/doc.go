@@ -1,0 +1,17 @@
+// Package fanout carries one owner's objects to its clusters: the stage every owner kind
+// shares (Propagations, ClusterPropagations and transparent-mode hub objects alike), between
+// the owner's own reconcile, which decides what each chosen cluster should have, and the
+// deliverer, which writes it.
+//
+// For each chosen cluster it writes the Delivery record ahead (ledger.Prepare: the kinds are
+// recorded before anything of them is applied), submits the delivery, and hands the latest
+// result to the ledger. For each cluster the records name that is no longer chosen, it makes
+// before it breaks: the owner's objects there are removed only once every chosen cluster has
+// its own objects at the revision it should have, applied and Ready (kstatus, at the
+// generation Flotilla wrote); until then the move is reported as stalled, naming what is not
+// Ready. A cluster that is gone (unjoined) is only forgotten: its objects stay, unmanaged.
+// Cleanup removes a deleted owner's objects from every recorded cluster.
+//
+// It decides nothing about what an owner wants (selection, rendering, division, overrides,
+// holds, confirmations): its callers do, and pass what they decided in a Pass.
+package fanout

@@ -1,0 +1,261 @@
+package fanout
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// removalRevision is the revision of a job that removes everything of an owner from a cluster.
+const removalRevision = "removed"
+
+// Fanout carries owners' objects to their clusters.
+type Fanout struct {
+	// Hub reads Clusters (is a cluster gone?).
+	Hub       client.Reader
+	Deliverer *deliver.Deliverer
+	Ledger    *ledger.Ledger
+}
+
+// Want is what an owner should have on one chosen cluster.
+type Want struct {
+	Objects  []*unstructured.Unstructured
+	Revision string
+}
+
+// Pass is one pass of an owner through the fanout: what its reconcile decided.
+type Pass struct {
+	Owner ledger.Owner
+	// Records are the owner's Delivery records, by cluster (ledger.Records).
+	Records map[string]*flotillav1.Delivery
+	// Chosen are the clusters the owner's Placement chooses. Want has what each should have;
+	// a chosen cluster missing from Want (its overrides failed, its pinned revision is gone)
+	// keeps what it has, and holds up removals elsewhere.
+	Chosen []string
+	Want   map[string]Want
+	// Kinds are where the owner's objects may be besides what a record lists (its
+	// selection's kinds), looked in when a cluster is emptied.
+	Kinds []string
+	// Prune allows deleting objects the owner no longer wants on a chosen cluster.
+	Prune    bool
+	Strategy decide.Strategy
+	Ignore   drift.IgnoreSet
+	// Hold keeps every cluster that left as it is (a fleet-wide hold the caller reports).
+	Hold bool
+	// Confirm, when set, may refuse the removal from the clusters that left, returning why
+	// (it waits for a confirmation the caller reports); "" lets it go ahead.
+	Confirm func(leaving []string) string
+}
+
+// Outcome is what a pass found.
+type Outcome struct {
+	// Results are the latest delivery results of the chosen clusters that have one.
+	Results map[string]deliver.Result
+	// Failed are chosen clusters where nothing was submitted this pass, with why.
+	Failed map[string]string
+	// Leaving are the clusters being emptied (or kept) after leaving, with their progress.
+	Leaving map[string]deliver.Result
+	// Stalled says why objects stay on clusters that left: they are not Ready yet where they
+	// move to ("" when no removal waits for readiness).
+	Stalled string
+	// Refused is Confirm's refusal, if any.
+	Refused string
+}
+
+// Done reports whether every chosen cluster has what it should have, at its revision.
+func (o Outcome) Done(pass Pass) bool {
+	for _, c := range pass.Chosen {
+		w, wanted := pass.Want[c]
+		res, ok := o.Results[c]
+		if !wanted || !ok || !res.Complete || res.Revision != w.Revision {
+			return false
+		}
+	}
+	return true
+}
+
+// Sync submits what each chosen cluster should have, records the latest results, and empties
+// clusters that left once the chosen ones are Ready.
+func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
+	out := Outcome{Results: map[string]deliver.Result{}, Failed: map[string]string{}, Leaving: map[string]deliver.Result{}}
+	owner := pass.Owner.Owner
+	for _, c := range pass.Chosen {
+		want, ok := pass.Want[c]
+		if !ok {
+			if res, ok := f.Deliverer.Result(owner, c); ok {
+				out.Results[c] = res // what it has, kept
+			}
+			continue
+		}
+		// Written ahead: the record lists every kind before anything of it is delivered.
+		recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, render.Kinds(want.Objects))
+		if err != nil {
+			out.Failed[c] = err.Error()
+			continue
+		}
+		f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: want.Objects, Revision: want.Revision,
+			PruneKinds: render.ParseKinds(recorded), Prune: pass.Prune, Strategy: pass.Strategy, Ignore: pass.Ignore})
+		res, ok := f.Deliverer.Result(owner, c)
+		if !ok {
+			continue
+		}
+		out.Results[c] = res
+		if res.Revision == want.Revision && !res.Disconnected {
+			var prev flotillav1.DeliveryStatus
+			if rec, found := pass.Records[c]; found {
+				prev = rec.Status
+			}
+			f.Ledger.Report(owner, c, prev, res, want.Objects)
+		}
+	}
+	f.leave(ctx, pass, &out)
+	return out
+}
+
+// leave empties the clusters the records name that are no longer chosen, make before break.
+func (f *Fanout) leave(ctx context.Context, pass Pass, out *Outcome) {
+	chosen := map[string]bool{}
+	for _, c := range pass.Chosen {
+		chosen[c] = true
+	}
+	var leaving []string
+	for _, c := range ledger.Clusters(pass.Records) {
+		if chosen[c] {
+			continue
+		}
+		gone, err := f.clusterGone(ctx, c)
+		switch {
+		case err != nil:
+			// Not knowing is not "gone": keep the cluster and ask again later.
+			out.Leaving[c] = deliver.Result{Message: "cannot read the Cluster (" + err.Error() + "); its objects are kept until it can be read"}
+		case gone:
+			// An unjoined cluster is only disconnected: its objects stay, unmanaged.
+			f.forget(ctx, pass.Owner.Owner, c, out.Leaving)
+		default:
+			leaving = append(leaving, c)
+		}
+	}
+	if len(leaving) == 0 {
+		return
+	}
+	notReady := notReadyOn(pass, *out)
+	switch {
+	case pass.Hold:
+		for _, c := range leaving {
+			out.Leaving[c] = deliver.Result{Message: "kept: nothing is removed while the owner is held (see its conditions)"}
+		}
+		return
+	case !out.Done(pass):
+		for _, c := range leaving {
+			out.Leaving[c] = deliver.Result{Message: "waiting for the chosen clusters before removing objects here"}
+		}
+		return
+	case len(notReady) > 0:
+		out.Stalled = fmt.Sprintf("the objects stay on %s until they are Ready on every chosen cluster; not Ready: %s",
+			strings.Join(leaving, ", "), strings.Join(notReady, "; "))
+		for _, c := range leaving {
+			out.Leaving[c] = deliver.Result{Message: "kept until the objects are Ready where they move to (MoveStalled)"}
+		}
+		return
+	}
+	if pass.Confirm != nil {
+		if out.Refused = pass.Confirm(leaving); out.Refused != "" {
+			for _, c := range leaving {
+				out.Leaving[c] = deliver.Result{Message: "kept: the removal waits for confirmation (see the PruneBlocked condition)"}
+			}
+			return
+		}
+	}
+	for _, c := range leaving {
+		f.remove(ctx, pass.Owner.Owner, c, kindsOn(pass.Records, c, pass.Kinds), pass.Strategy, out.Leaving)
+	}
+}
+
+// notReadyOn describes the chosen clusters whose objects are applied but not all Ready.
+func notReadyOn(pass Pass, out Outcome) []string {
+	var notReady []string
+	for _, c := range pass.Chosen {
+		if res := out.Results[c]; res.Ready < res.Applied {
+			notReady = append(notReady, c+": "+res.NotReady)
+		}
+	}
+	sort.Strings(notReady)
+	return notReady
+}
+
+// Cleanup removes (or, with Deletion Orphan, leaves) a deleted owner's objects on every
+// cluster its records name; unjoined clusters are only forgotten. It returns the clusters
+// still being emptied, with their progress; none left means the owner may go.
+func (f *Fanout) Cleanup(ctx context.Context, owner render.Owner, records map[string]*flotillav1.Delivery, strategy decide.Strategy) map[string]deliver.Result {
+	pending := map[string]deliver.Result{}
+	for _, c := range ledger.Clusters(records) {
+		progress := map[string]deliver.Result{}
+		var done bool
+		if gone, err := f.clusterGone(ctx, c); err == nil && gone {
+			done = f.forget(ctx, owner, c, progress)
+		} else {
+			done = f.remove(ctx, owner, c, kindsOn(records, c, nil), strategy, progress)
+		}
+		if !done {
+			pending[c] = progress[c]
+		}
+	}
+	return pending
+}
+
+// remove submits the removal of owner's objects from a cluster, looking in kinds. Once they
+// are gone, it deletes the cluster's record and reports true; until then, progress gets the
+// cluster's.
+func (f *Fanout) remove(ctx context.Context, owner render.Owner, c string, kinds []schema.GroupVersionKind, strategy decide.Strategy, progress map[string]deliver.Result) bool {
+	removal := decide.Strategy{Deletion: strategy.Deletion, PruneBudget: decide.Unbudgeted, PruneConfirmed: strategy.PruneConfirmed}
+	f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true, PruneKinds: kinds, Strategy: removal})
+	res, ok := f.Deliverer.Result(owner, c)
+	if !ok || !res.Complete || res.Revision != removalRevision {
+		progress[c] = res
+		return false
+	}
+	return f.forget(ctx, owner, c, progress)
+}
+
+// forget deletes owner's record on a cluster and drops what the deliverer knows of it,
+// reporting whether both happened.
+func (f *Fanout) forget(ctx context.Context, owner render.Owner, c string, progress map[string]deliver.Result) bool {
+	if err := f.Ledger.Remove(ctx, owner, c); err != nil {
+		progress[c] = deliver.Result{Message: err.Error()}
+		return false
+	}
+	f.Deliverer.Forget(owner, c)
+	return true
+}
+
+func (f *Fanout) clusterGone(ctx context.Context, name string) (bool, error) {
+	err := f.Hub.Get(ctx, client.ObjectKey{Name: name}, &flotillav1.Cluster{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return false, err
+}
+
+// kindsOn returns the kinds to look in for an owner's objects on a cluster: its record's and
+// extra.
+func kindsOn(records map[string]*flotillav1.Delivery, cluster string, extra []string) []schema.GroupVersionKind {
+	kinds := extra
+	if rec, ok := records[cluster]; ok {
+		kinds = append(slices.Clone(extra), rec.Spec.Kinds...)
+	}
+	return render.ParseKinds(render.Kinds(nil, kinds...))
+}
