@@ -60,6 +60,30 @@ type DeliverySpec struct {
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=317
 	Kinds []string `json:"kinds,omitempty"`
+
+	// replicas are the shares of the owner's divided workloads on the cluster (spec.replicas as
+	// Flotilla writes it there), written with the delivery, before it. They are the division's
+	// memory: it stays where it is (the remainder keeps to the cluster that has it) across
+	// restarts and a wiped status, and a move knows what each cluster runs without reading the
+	// cluster. Workloads that are not divided are not listed.
+	// +optional
+	// +listType=map
+	// +listMapKey=object
+	// +kubebuilder:validation:MaxItems=1000
+	Replicas []WorkloadReplicas `json:"replicas,omitempty"`
+}
+
+// WorkloadReplicas is one divided workload's share on a cluster.
+type WorkloadReplicas struct {
+	// object is the workload: group/Kind/namespace/name (apps/Deployment/team/web).
+	// +required
+	// +kubebuilder:validation:MaxLength=400
+	Object string `json:"object"`
+
+	// replicas is its spec.replicas on the cluster.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Replicas int32 `json:"replicas"`
 }
 
 // DeliveredObjects are the names of delivered objects of one kind in one namespace.

@@ -35,6 +35,9 @@ type Fanout struct {
 type Want struct {
 	Objects  []*unstructured.Unstructured
 	Revision string
+	// Replicas are the shares of divided workloads among Objects (ledger.Shares), recorded
+	// ahead with the kinds.
+	Replicas []flotillav1.WorkloadReplicas
 }
 
 // Pass is one pass of an owner through the fanout: what its reconcile decided.
@@ -102,7 +105,7 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 			continue
 		}
 		// Written ahead: the record lists every kind before anything of it is delivered.
-		recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, render.Kinds(want.Objects))
+		recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, render.Kinds(want.Objects), want.Replicas)
 		if err != nil {
 			out.Failed[c] = err.Error()
 			continue

@@ -65,9 +65,10 @@ type pair struct {
 // ownWrite is what the ledger last wrote to a record, and when.
 type ownWrite struct {
 	at        time.Time
-	kinds     []string // spec.kinds written
-	placement string   // the placement label written
-	status    string   // digest of the status written; "" if none
+	kinds     []string                      // spec.kinds written
+	placement string                        // the placement label written
+	replicas  []flotillav1.WorkloadReplicas // spec.replicas written
+	status    string                        // digest of the status written; "" if none
 	removed   bool
 }
 

@@ -105,3 +105,20 @@ func TestUnion(t *testing.T) {
 		t.Errorf("union = %s", got)
 	}
 }
+
+func TestShares(t *testing.T) {
+	if Shares(nil) != nil {
+		t.Errorf("no divided workload: want no shares")
+	}
+	got := Shares(map[string]int64{"apps/Deployment/team/web": 3, "apps/Deployment/team/api": 1})
+	if len(got) != 2 || got[0].Object != "apps/Deployment/team/api" || got[1].Replicas != 3 {
+		t.Fatalf("Shares = %+v, want sorted by object", got)
+	}
+	records := map[string]*flotillav1.Delivery{
+		"a": {Spec: flotillav1.DeliverySpec{Replicas: got}},
+		"b": {Spec: flotillav1.DeliverySpec{}},
+	}
+	if r := RecordedShares(records, "apps/Deployment/team/web"); len(r) != 1 || r["a"] != 3 {
+		t.Errorf("RecordedShares = %v, want a: 3 only", r)
+	}
+}

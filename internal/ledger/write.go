@@ -19,23 +19,24 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// Prepare makes sure owner's record on cluster exists and lists kinds, before objects of those
-// kinds are delivered there, and returns every kind the record lists: where the owner's
-// objects on the cluster may be. A failure means nothing of a new kind may be delivered yet.
-func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds []string) ([]string, error) {
+// Prepare makes sure owner's record on cluster exists, lists kinds and has the divided
+// workloads' shares in replicas (sorted by object), before objects of those kinds or at those
+// shares are delivered there, and returns every kind the record lists: where the owner's
+// objects on the cluster may be. A failure means nothing new may be delivered yet.
+func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds []string, replicas []flotillav1.WorkloadReplicas) ([]string, error) {
 	have, exists, err := l.known(ctx, owner.Owner, cluster)
 	if err != nil {
 		return nil, err
 	}
 	want := union(have.kinds, kinds)
 	placed := placementValue(owner.Placement)
-	if exists && len(want) == len(have.kinds) && have.placement == placed {
+	if exists && len(want) == len(have.kinds) && have.placement == placed && slices.Equal(have.replicas, replicas) {
 		return want, nil
 	}
 	key := l.Key(owner.Owner, cluster)
 	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&flotillav1.DeliverySpec{
 		Owner:   flotillav1.DeliveryOwner{APIVersion: owner.APIVersion, Kind: owner.ObjectKind, Namespace: owner.Namespace, Name: owner.Name},
-		Cluster: cluster, Kinds: want,
+		Cluster: cluster, Kinds: want, Replicas: replicas,
 	})
 	if err != nil {
 		return nil, err
@@ -51,7 +52,9 @@ func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds
 	if err := l.Hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("record the delivery of %s to cluster %s (Delivery %s): %w", owner, cluster, key, err)
 	}
-	l.remember(pair{owner.Owner, cluster}, func(w *ownWrite) { w.kinds, w.placement, w.removed = want, placed, false })
+	l.remember(pair{owner.Owner, cluster}, func(w *ownWrite) {
+		w.kinds, w.placement, w.replicas, w.removed = want, placed, slices.Clone(replicas), false
+	})
 	return want, nil
 }
 
@@ -119,6 +122,7 @@ func (l *Ledger) Remove(ctx context.Context, owner render.Owner, cluster string)
 type recorded struct {
 	kinds     []string
 	placement string
+	replicas  []flotillav1.WorkloadReplicas
 }
 
 // known returns what owner's record on cluster says, and whether it exists, from the cache and
@@ -130,7 +134,7 @@ func (l *Ledger) known(ctx context.Context, owner render.Owner, cluster string) 
 	if err != nil && !apierrors.IsNotFound(err) {
 		return recorded{}, false, fmt.Errorf("read Delivery %s: %w", key, err)
 	}
-	have, exists := recorded{kinds: cached.Spec.Kinds, placement: cached.Labels[labelPlacement]}, err == nil
+	have, exists := recorded{kinds: cached.Spec.Kinds, placement: cached.Labels[labelPlacement], replicas: cached.Spec.Replicas}, err == nil
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if w, ok := l.written[pair{owner, cluster}]; ok && time.Since(w.at) < cacheLag {
@@ -138,7 +142,7 @@ func (l *Ledger) known(ctx context.Context, owner render.Owner, cluster string) 
 			return recorded{}, false, nil
 		}
 		if w.kinds != nil {
-			have, exists = recorded{kinds: union(have.kinds, w.kinds), placement: w.placement}, true
+			have, exists = recorded{kinds: union(have.kinds, w.kinds), placement: w.placement, replicas: w.replicas}, true
 		}
 	}
 	return have, exists, nil

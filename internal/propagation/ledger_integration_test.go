@@ -28,6 +28,8 @@ import (
 func TestRecordsOutliveTheStatus(t *testing.T) {
 	// The status lists one cluster of three.
 	t.Cleanup(propagation.SetMaxClusterResults(1))
+	// Controllers restarted in a subtest run until the whole test ends, not just the subtest.
+	whole := t
 	e := startEnv(t, map[string]string{"spoke-a": "eu", "spoke-b": "us", "spoke-c": "ap"})
 	ctx := context.Background()
 	start := time.Now()
@@ -91,7 +93,7 @@ func TestRecordsOutliveTheStatus(t *testing.T) {
 		regions := map[string]string{"spoke-a": "eu", "spoke-b": "us", "spoke-c": "ap"}
 		e.setRegions(t, regions[records[0]])
 		since := time.Now()
-		e.controller = hubtest.Run(t, e.fleet)
+		e.controller = hubtest.Run(whole, e.fleet)
 		e.onSpoke(t, leaving, configMap("ledger", nil, ""), true, nil)
 		e.onSpoke(t, leaving, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ledger", Namespace: "team"}}, true, nil)
 		e.applied(t, "ledger", flotillav1.ReasonApplied, 1)
@@ -99,6 +101,36 @@ func TestRecordsOutliveTheStatus(t *testing.T) {
 		e.records(t, "ledger", records[0])
 	})
 
+	t.Run("a wiped Placement status does not un-stick a cordoned cluster", func(t *testing.T) {
+		e.setRegions(t, "eu", "us", "ap")
+		e.applied(t, "ledger", flotillav1.ReasonApplied, 3)
+		e.records(t, "ledger", "spoke-a", "spoke-b", "spoke-c")
+		// A cordoned cluster keeps what it has because it was chosen before.
+		cordon := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "spoke-c"}}
+		e.updateHub(t, cordon, func() { cordon.Spec.Unschedulable = true })
+		e.controller.Stop()
+		pl := &flotillav1.Placement{}
+		if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "all"}, pl); err != nil {
+			t.Fatal(err)
+		}
+		pl.Status = flotillav1.PlacementStatus{}
+		if err := e.hub.Status().Update(ctx, pl); err != nil {
+			t.Fatal(err)
+		}
+		since := time.Now()
+		e.controller = hubtest.Run(whole, e.fleet)
+		fleettest.Eventually(t, wait, "the Placement decides again, spoke-c included", func() error {
+			if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "all"}, pl); err != nil {
+				return err
+			}
+			if pl.Status.ObservedGeneration != pl.Generation || len(pl.Status.Decisions) != 3 {
+				return fmt.Errorf("decisions %v at generation %d", pl.Status.Decisions, pl.Status.ObservedGeneration)
+			}
+			return nil
+		})
+		e.applied(t, "ledger", flotillav1.ReasonApplied, 3)
+		e.onlyDeleted(t, since, nil)
+	})
 }
 
 // setRegions makes the "all" Placement choose the clusters of these regions.

@@ -180,7 +180,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	rules := r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides)
-	shares, have := r.division(ctx, owner, u, rendered, decisions)
+	shares, have := r.division(ctx, owner, u, rendered, decisions, records)
 	want, failures, err := r.perCluster(ctx, rules, rendered, decisions, shares)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -204,7 +204,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			}
 			continue
 		}
-		wants[c] = fanout.Want{Objects: []*unstructured.Unstructured{want[c]}, Revision: want[c].GetAnnotations()[flotillav1.AnnotationHash]}
+		w := fanout.Want{Objects: []*unstructured.Unstructured{want[c]}, Revision: want[c].GetAnnotations()[flotillav1.AnnotationHash]}
+		if _, divided := shares[c]; divided {
+			// What is written there: the share, or the replicas held during a move, as the
+			// overrides left them.
+			n, _, _ := unstructured.NestedInt64(want[c].Object, "spec", "replicas")
+			w.Replicas = ledger.Shares(map[string]int64{render.Key(rendered): n})
+		}
+		wants[c] = w
 	}
 	// A Placement that suddenly chooses nothing (a typo, every cluster tainted, a Placement
 	// deleted and created again) is more often a mistake than an intent, and one whose status

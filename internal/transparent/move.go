@@ -3,6 +3,7 @@ package transparent
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/scheduler"
 )
@@ -31,14 +33,27 @@ type move struct {
 }
 
 // division returns a workload's share of replicas on each chosen cluster and what each
-// cluster that has a copy runs now; both nil for an object that is not divided. The division
-// is the scheduler's (scheduler.Divide): even, with the remainder kept where it runs.
-func (r *Reconciler) division(ctx context.Context, owner render.Owner, u, rendered *unstructured.Unstructured, decisions []string) (shares, have map[string]int64) {
+// chosen cluster that has a copy runs now; both nil for an object that is not divided. The
+// division is the scheduler's (scheduler.Divide): even, with the remainder kept where it runs.
+// What runs where is what the Delivery records say Flotilla wrote there; a record written
+// before records kept shares is completed from the cluster's copy.
+func (r *Reconciler) division(ctx context.Context, owner render.Owner, u, rendered *unstructured.Unstructured, decisions []string,
+	records map[string]*flotillav1.Delivery) (shares, have map[string]int64) {
 	total, found, _ := unstructured.NestedInt64(rendered.Object, "spec", "replicas")
 	if !found || (r.GVK.Kind != "Deployment" && r.GVK.Kind != "StatefulSet") {
 		return nil, nil
 	}
-	have = r.replicasOn(ctx, client.ObjectKeyFromObject(u), decisions)
+	recorded := ledger.RecordedShares(records, render.Key(rendered))
+	have = map[string]int64{}
+	var unrecorded []string
+	for _, c := range decisions {
+		if n, ok := recorded[c]; ok {
+			have[c] = n
+		} else if _, delivered := records[c]; delivered {
+			unrecorded = append(unrecorded, c)
+		}
+	}
+	maps.Copy(have, r.replicasOn(ctx, client.ObjectKeyFromObject(u), unrecorded))
 	return scheduler.Divide(total, decisions, have, owner.String()), have
 }
 

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -95,6 +96,24 @@ func TestMovesMakeBeforeBreak(t *testing.T) {
 		m.stays("c")
 		m.markAvailable("a", "b")
 		m.waitReplicas(map[string]int32{"a": 3, "b": 3})
+	})
+
+	t.Run("the records hold the division", func(t *testing.T) {
+		fleettest.Eventually(t, time.Minute, "records of a and b with 3 replicas each, none of c", func() error {
+			var list flotillav1.DeliveryList
+			if err := hub.List(ctx, &list, client.InNamespace("shop")); err != nil {
+				return err
+			}
+			got := map[string][]flotillav1.WorkloadReplicas{}
+			for _, rec := range list.Items {
+				got[rec.Spec.Cluster] = rec.Spec.Replicas
+			}
+			want := []flotillav1.WorkloadReplicas{{Object: "apps/Deployment/shop/mover", Replicas: 3}}
+			if len(got) != 2 || !equality.Semantic.DeepEqual(got["a"], want) || !equality.Semantic.DeepEqual(got["b"], want) {
+				return fmt.Errorf("records: %+v", got)
+			}
+			return nil
+		})
 	})
 
 	if low := m.stop(); low < 6 {
