@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // podCIDR is where kwok takes fake Pod IPs from on every full spoke. Service networks differ by
@@ -134,7 +135,25 @@ func (p *Plane) writeKwokConfig() error {
 	if err != nil {
 		return fmt.Errorf("read kwok's stages (run make tools): %w", err)
 	}
-	return os.WriteFile(p.kwokConfigPath(), []byte(kwokConfig+"---\n"+string(stages)), 0o600)
+	out, err := withPodReadyDelay(string(stages), p.spec.PodReadyDelay)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(p.kwokConfigPath(), []byte(kwokConfig+"---\n"+out), 0o600)
+}
+
+// podReadyStage opens the spec of kwok's stage that makes a Pod Ready.
+const podReadyStage = "  name: pod-ready\nspec:\n"
+
+// withPodReadyDelay gives kwok's pod-ready stage a delay (none when delay is 0).
+func withPodReadyDelay(stages string, delay time.Duration) (string, error) {
+	if delay <= 0 {
+		return stages, nil
+	}
+	if strings.Count(stages, podReadyStage) != 1 {
+		return "", fmt.Errorf("kwok's stages have no single pod-ready stage to delay (run make tools)")
+	}
+	return strings.Replace(stages, podReadyStage, fmt.Sprintf("%s  delay:\n    durationMilliseconds: %d\n", podReadyStage, delay.Milliseconds()), 1), nil
 }
 
 func (p *Plane) kwokConfigPath() string { return filepath.Join(p.dir, "kwok.yaml") }

@@ -3,6 +3,7 @@ package localfleet
 import (
 	"fmt"
 	"regexp"
+	"time"
 )
 
 // Role says what a plane is for.
@@ -52,6 +53,10 @@ type PlaneSpec struct {
 	Nodes int
 	// NodeCapacity is each fake Node's capacity (default DefaultNodeCapacity).
 	NodeCapacity Capacity
+	// PodReadyDelay is how long kwok lets a full spoke's Pods run before they are Ready (0: at
+	// once), so that a rollout or a move takes real time, as on a cluster whose Pods start
+	// slowly.
+	PodReadyDelay time.Duration
 	// AuditLog makes kube-apiserver write every request (metadata only) to an audit log, which
 	// tests read with Plane.AuditEvents to count who wrote what.
 	AuditLog bool

@@ -1,0 +1,162 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+)
+
+// podReadyDelay is how long the spokes' Pods take to become Ready: long enough that a move
+// that broke before it made would show as fewer available replicas.
+const podReadyDelay = 4 * time.Second
+
+// TestMovesKeepTheWorkloadAvailable: a transparent Deployment moved by relabelling its
+// clusters and by a NoExecute taint, on spokes whose real Deployment controllers start Pods
+// that take seconds to become Ready. The fleet's available replicas, sampled throughout, never
+// drop below spec.replicas.
+func TestMovesKeepTheWorkloadAvailable(t *testing.T) {
+	flotilla := buildFlotilla(t)
+	spoke := func(name string) localfleet.PlaneSpec {
+		s := fleettest.FullSpoke(name, nil)
+		s.PodReadyDelay = podReadyDelay
+		return s
+	}
+	fleet := fleettest.Start(t, fleettest.Hub(), spoke("spoke-1"), spoke("spoke-2"), spoke("spoke-3"))
+	hubKC := fleet.Hub().KubeconfigPath()
+	runFlotilla(t, flotilla, hubKC, "install")
+	runFlotillaHub(t, flotilla, hubKC)
+	for name, region := range map[string]string{"spoke-1": "eu", "spoke-2": "eu", "spoke-3": "us"} {
+		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
+	}
+	mustKubectl(t, hubKC, "apply", "-f", "testdata/mover.yaml")
+	s := newSampler(t, fleet, "spoke-1", "spoke-2", "spoke-3")
+	s.waitAvailable(map[string]int32{"spoke-1": 3, "spoke-2": 3})
+	s.start()
+
+	// spoke-3 joins the region and spoke-1 leaves it: spoke-1 keeps its 3 until spoke-3's are
+	// Ready.
+	mustKubectl(t, hubKC, "label", "cluster", "spoke-3", "region=eu", "--overwrite")
+	mustKubectl(t, hubKC, "label", "cluster", "spoke-1", "region=us", "--overwrite")
+	s.waitAvailable(map[string]int32{"spoke-2": 3, "spoke-3": 3})
+
+	// A NoExecute taint drains spoke-2 into spoke-3, which grows first.
+	mustKubectl(t, hubKC, "patch", "cluster", "spoke-2", "--type=merge", "-p", `{"spec":{"taints":[{"key":"decommission","effect":"NoExecute"}]}}`)
+	s.waitAvailable(map[string]int32{"spoke-3": 6})
+
+	if low := s.stop(); low < 6 {
+		t.Errorf("the fleet had %d available replicas at one point, want never fewer than 6", low)
+	}
+}
+
+// sampler reads the Deployment "mover" on every spoke.
+type sampler struct {
+	t      *testing.T
+	spokes map[string]client.Client
+
+	mu      sync.Mutex
+	lowest  int32
+	samples int
+	done    chan struct{}
+	stopped chan struct{}
+}
+
+func newSampler(t *testing.T, fleet *localfleet.Fleet, names ...string) *sampler {
+	s := &sampler{t: t, spokes: map[string]client.Client{}, lowest: 1 << 30}
+	for _, n := range names {
+		c, err := client.New(fleet.Plane(n).RESTConfig(), client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.spokes[n] = c
+	}
+	return s
+}
+
+// available returns each spoke's available replicas of mover; spokes without a copy are absent.
+func (s *sampler) available() (map[string]int32, error) {
+	out := map[string]int32{}
+	for name, c := range s.spokes {
+		d := &appsv1.Deployment{}
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "mover"}, d)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[name] = d.Status.AvailableReplicas
+	}
+	return out, nil
+}
+
+// waitAvailable waits until exactly these spokes have a copy, with these available replicas.
+func (s *sampler) waitAvailable(want map[string]int32) {
+	s.t.Helper()
+	fleettest.Eventually(s.t, 3*time.Minute, fmt.Sprintf("available replicas %v", want), func() error {
+		got, err := s.available()
+		if err != nil {
+			return err
+		}
+		if len(got) != len(want) {
+			return fmt.Errorf("copies on %v", got)
+		}
+		for name, n := range want {
+			if got[name] != n {
+				return fmt.Errorf("available %v", got)
+			}
+		}
+		return nil
+	})
+}
+
+// start samples the fleet's available replicas every 100 ms until stop.
+func (s *sampler) start() {
+	s.done, s.stopped = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(s.stopped)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-tick.C:
+			}
+			got, err := s.available()
+			if err != nil {
+				continue // an unanswered read is no sample
+			}
+			var sum int32
+			for _, n := range got {
+				sum += n
+			}
+			s.mu.Lock()
+			s.lowest = min(s.lowest, sum)
+			s.samples++
+			s.mu.Unlock()
+		}
+	}()
+}
+
+// stop ends sampling and returns the fewest available replicas seen. Fewer samples than the
+// moves' readiness delays allow for would prove nothing, and fail the test.
+func (s *sampler) stop() int32 {
+	close(s.done)
+	<-s.stopped
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if minimum := int(2 * podReadyDelay / (100 * time.Millisecond)); s.samples < minimum {
+		s.t.Fatalf("%d samples of the fleet's available replicas, want at least %d", s.samples, minimum)
+	}
+	s.t.Logf("%d samples; fewest available replicas %d", s.samples, s.lowest)
+	return s.lowest
+}
