@@ -19,9 +19,9 @@ func newUninstallCommand(hf *hubFlags) *cobra.Command {
 		Short:   "Release the hub objects Flotilla holds, before removing Flotilla",
 		GroupID: groupOperate,
 		Long: `Remove Flotilla's cleanup finalizer (flotilla.dev/cleanup) from every Propagation,
-ClusterPropagation and Delivery record on the hub, and from transparent-mode objects
-(Deployments, StatefulSets, DaemonSets, Jobs, ConfigMaps and Services) that an earlier release
-put it on, so that they can be deleted without the controller. Other finalizers stay. Nothing on the spokes is touched: what Flotilla delivered stays there,
+ClusterPropagation and transparent-mode object (Deployments, StatefulSets, DaemonSets, Jobs,
+ConfigMaps and Services) on the hub, so that they can be deleted without the controller. Other
+finalizers stay. Nothing on the spokes is touched: what Flotilla delivered stays there,
 unmanaged.
 
 Stop the controller first (it adds the finalizer back to the objects it manages). To remove
@@ -40,7 +40,6 @@ CustomResourceDefinitions, and with them every Cluster, Placement and Delivery r
 			kinds := append([]schema.GroupVersionKind{
 				flotillav1.GroupVersion.WithKind("Propagation"),
 				flotillav1.GroupVersion.WithKind("ClusterPropagation"),
-				flotillav1.GroupVersion.WithKind("Delivery"),
 			}, transparent.Kinds...)
 			out := cmd.OutOrStdout()
 			n, err := install.Release(cmd.Context(), hub, kinds, dryRun, func(line string) { _, _ = fmt.Fprintln(out, line) })

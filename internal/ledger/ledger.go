@@ -39,11 +39,6 @@ type Owner struct {
 	// clusters of its owners' records as chosen before, so a wiped Placement status does not
 	// un-stick a cordoned cluster that still holds their objects.
 	Placement client.ObjectKey
-	// CleanUpOnDelete puts the cleanup finalizer on the owner's records instead of on the
-	// owner, for owners that are users' own objects (transparent mode): deleting the owner has
-	// the garbage collector delete its records, and each record then stays until the owner's
-	// objects are removed from its cluster (see Deleting).
-	CleanUpOnDelete bool
 }
 
 // Records are applied (server-side) and deleted by the ledger alone.
@@ -73,7 +68,6 @@ type ownWrite struct {
 	kinds     []string                      // spec.kinds written
 	placement string                        // the placement label written
 	replicas  []flotillav1.WorkloadReplicas // spec.replicas written
-	finalized bool                          // the cleanup finalizer written
 	status    string                        // digest of the status written; "" if none
 	removed   bool
 }

@@ -24,32 +24,15 @@ func Clusters(records map[string]*flotillav1.Delivery) []string {
 }
 
 // Changed passes what an owner's controller must act on: a record's spec changed (a cluster
-// pinned to a revision, or unpinned), a record being deleted (its owner is gone: the owner's
-// objects are removed from its cluster before it goes), or a record deleted by someone else
-// (written again). The ledger's own status writes do not pass.
+// pinned to a revision, or unpinned), or a record deleted by someone else (written again). The
+// ledger's own status writes do not pass.
 func Changed() predicate.Predicate {
 	return predicate.Funcs{
-		CreateFunc: func(event.CreateEvent) bool { return false },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
-				e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
-		},
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() },
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
-}
-
-// Deleting returns the records being deleted: their owner is gone (the garbage collector
-// deletes an owner's records with it), and each waits, by its cleanup finalizer, until the
-// owner's objects are removed from its cluster.
-func Deleting(records map[string]*flotillav1.Delivery) map[string]*flotillav1.Delivery {
-	out := map[string]*flotillav1.Delivery{}
-	for c, rec := range records {
-		if !rec.DeletionTimestamp.IsZero() {
-			out[c] = rec
-		}
-	}
-	return out
 }
 
 // OwnerRequests maps a record to a request for its owner, for the owners mine accepts.

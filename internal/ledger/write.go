@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -31,7 +30,7 @@ func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds
 	}
 	want := union(have.kinds, kinds)
 	placed := placementValue(owner.Placement)
-	if exists && len(want) == len(have.kinds) && have.placement == placed && slices.Equal(have.replicas, replicas) && have.finalized == owner.CleanUpOnDelete {
+	if exists && len(want) == len(have.kinds) && have.placement == placed && slices.Equal(have.replicas, replicas) {
 		return want, nil
 	}
 	key := l.Key(owner.Owner, cluster)
@@ -49,15 +48,12 @@ func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds
 			"apiVersion": owner.APIVersion, "kind": owner.ObjectKind, "name": owner.Name, "uid": string(owner.UID),
 		}}
 	}
-	if owner.CleanUpOnDelete {
-		u.SetFinalizers([]string{flotillav1.FinalizerCleanup})
-	}
 	u.Object["spec"] = spec
 	if err := l.Hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("record the delivery of %s to cluster %s (Delivery %s): %w", owner, cluster, key, err)
 	}
 	l.remember(pair{owner.Owner, cluster}, func(w *ownWrite) {
-		w.kinds, w.placement, w.replicas, w.finalized, w.removed = want, placed, slices.Clone(replicas), owner.CleanUpOnDelete, false
+		w.kinds, w.placement, w.replicas, w.removed = want, placed, slices.Clone(replicas), false
 	})
 	return want, nil
 }
@@ -109,14 +105,11 @@ func (l *Ledger) writeStatus(ctx context.Context, owner render.Owner, cluster st
 }
 
 // Remove deletes owner's record on cluster, once its objects are gone from there (or the
-// cluster is), releasing the record's cleanup finalizer if it has one.
+// cluster is).
 func (l *Ledger) Remove(ctx context.Context, owner render.Owner, cluster string) error {
 	key := l.Key(owner, cluster)
 	rec := &flotillav1.Delivery{}
 	rec.Namespace, rec.Name = key.Namespace, key.Name
-	if err := l.Release(ctx, owner, cluster); err != nil {
-		return err
-	}
 	if err := client.IgnoreNotFound(l.Hub.Delete(ctx, rec)); err != nil {
 		return fmt.Errorf("delete Delivery %s: %w", key, err)
 	}
@@ -125,34 +118,11 @@ func (l *Ledger) Remove(ctx context.Context, owner render.Owner, cluster string)
 	return nil
 }
 
-// Release removes the cleanup finalizer from owner's record on cluster, so that a record being
-// deleted goes. The patch tests that the finalizer is where the cache saw it, so another
-// finalizer is never removed in its place; a stale cache fails the test, and the caller's next
-// pass tries again.
-func (l *Ledger) Release(ctx context.Context, owner render.Owner, cluster string) error {
-	key := l.Key(owner, cluster)
-	rec := &flotillav1.Delivery{}
-	if err := l.Hub.Get(ctx, key, rec); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	i := slices.Index(rec.Finalizers, flotillav1.FinalizerCleanup)
-	if i < 0 {
-		return nil
-	}
-	path := fmt.Sprintf("/metadata/finalizers/%d", i)
-	patch := fmt.Sprintf(`[{"op":"test","path":%q,"value":%q},{"op":"remove","path":%q}]`, path, flotillav1.FinalizerCleanup, path)
-	if err := l.Hub.Patch(ctx, rec, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("release Delivery %s: %w", key, err)
-	}
-	return nil
-}
-
 // recorded is what a record says that Prepare maintains.
 type recorded struct {
 	kinds     []string
 	placement string
 	replicas  []flotillav1.WorkloadReplicas
-	finalized bool // carries the cleanup finalizer
 }
 
 // known returns what owner's record on cluster says, and whether it exists, from the cache and
@@ -164,8 +134,7 @@ func (l *Ledger) known(ctx context.Context, owner render.Owner, cluster string) 
 	if err != nil && !apierrors.IsNotFound(err) {
 		return recorded{}, false, fmt.Errorf("read Delivery %s: %w", key, err)
 	}
-	have, exists := recorded{kinds: cached.Spec.Kinds, placement: cached.Labels[labelPlacement], replicas: cached.Spec.Replicas,
-		finalized: slices.Contains(cached.Finalizers, flotillav1.FinalizerCleanup)}, err == nil
+	have, exists := recorded{kinds: cached.Spec.Kinds, placement: cached.Labels[labelPlacement], replicas: cached.Spec.Replicas}, err == nil
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if w, ok := l.written[pair{owner, cluster}]; ok && time.Since(w.at) < cacheLag {
@@ -173,7 +142,7 @@ func (l *Ledger) known(ctx context.Context, owner render.Owner, cluster string) 
 			return recorded{}, false, nil
 		}
 		if w.kinds != nil {
-			have, exists = recorded{kinds: union(have.kinds, w.kinds), placement: w.placement, replicas: w.replicas, finalized: w.finalized}, true
+			have, exists = recorded{kinds: union(have.kinds, w.kinds), placement: w.placement, replicas: w.replicas}, true
 		}
 	}
 	return have, exists, nil

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -90,25 +89,17 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.recorder = mgr.GetEventRecorderFor("flotilla-transparent")
 	r.reported = map[render.Owner]string{}
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
-	labelled := func(o client.Object) bool {
+	labelled := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		_, ok := o.GetLabels()[flotillav1.LabelPlacement]
 		return ok || controllerutil.ContainsFinalizer(o, flotillav1.FinalizerCleanup)
-	}
-	// An object that loses its label passes too: its copies go.
-	mine := predicate.Funcs{
-		CreateFunc:  func(e event.CreateEvent) bool { return labelled(e.Object) },
-		UpdateFunc:  func(e event.UpdateEvent) bool { return labelled(e.ObjectOld) || labelled(e.ObjectNew) },
-		DeleteFunc:  func(e event.DeleteEvent) bool { return labelled(e.Object) },
-		GenericFunc: func(e event.GenericEvent) bool { return labelled(e.Object) },
-	}
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("transparent-"+strings.ToLower(ownerKind(r.GVK))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		For(r.newObject(), builder.WithPredicates(mine)).
+		For(r.newObject(), builder.WithPredicates(labelled)).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster), builder.WithPredicates(override.FactsChanged())).
-		// A pinned or unpinned cluster, a record being deleted with its owner (the copy goes
-		// first), or a record deleted by someone else (written again).
+		// A pinned or unpinned cluster, or a record deleted by someone else (written again).
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
 			return o.Kind == r.GVK.Kind && o.APIVersion == r.GVK.GroupVersion().String()
 		})), builder.WithPredicates(ledger.Changed())).
@@ -164,13 +155,10 @@ func (r *Reconciler) usersOfPlacement(ctx context.Context, p client.Object) []re
 // fleet-wide status.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	u := r.newObject()
-	owner := render.Owner{Kind: ownerKind(r.GVK), Namespace: req.Namespace, Name: req.Name}
 	if err := r.Hub.Get(ctx, req.NamespacedName, u); err != nil {
-		if apierrors.IsNotFound(err) {
-			return reconcile.Result{}, r.cleanupGone(ctx, owner)
-		}
-		return reconcile.Result{}, err
+		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	owner := render.Owner{Kind: ownerKind(r.GVK), Namespace: u.GetNamespace(), Name: u.GetName()}
 	placementName := u.GetLabels()[flotillav1.LabelPlacement]
 	if !u.GetDeletionTimestamp().IsZero() || placementName == "" {
 		return reconcile.Result{}, r.cleanup(ctx, u, owner)
@@ -184,11 +172,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	records, err := r.Ledger.Records(ctx, owner)
-	if err != nil {
+	if err := r.ensureFinalizer(ctx, u); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.releaseStale(ctx, owner, records); err != nil {
+	records, err := r.Ledger.Records(ctx, owner)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 	rules := r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides)
@@ -238,9 +226,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if res, ok := out.Results[c]; ok && res.Revision == wants[c].Revision && res.Failed > 0 && failure == "" {
 			failure = c + ": " + res.Message
 		}
-	}
-	if err := r.releaseLegacyFinalizer(ctx, u, records); err != nil {
-		return reconcile.Result{}, err
 	}
 	stalled := move.stalled
 	if stalled == "" {
@@ -337,9 +322,11 @@ func holdReason(p *flotillav1.Placement, decisions, delivered []string, confirme
 	return ""
 }
 
-// cleanup removes the object from every cluster its records name: it lost its label, or it is
-// being deleted while it still has the cleanup finalizer earlier releases put on it.
+// cleanup removes the object from every cluster its records name, then lets it go.
 func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, owner render.Owner) error {
+	if !controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
+		return nil
+	}
 	records, err := r.Ledger.Records(ctx, owner)
 	if err != nil {
 		return err
@@ -347,69 +334,31 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	if pending := r.fanout.Cleanup(ctx, owner, records, strategy); len(pending) > 0 {
 		return nil // the deliveries' results bring the object back here
 	}
-	r.forgetReported(owner)
-	return r.releaseLegacyFinalizer(ctx, u, nil)
-}
-
-// cleanupGone removes the copies of an object that is gone: the garbage collector deletes its
-// records with it, and each record, held by its cleanup finalizer, goes once the copy on its
-// cluster is removed. Records that are not being deleted are left alone (the object was
-// deleted with --cascade=orphan, or the garbage collector has not got to them yet: their
-// deletion brings the object back here).
-func (r *Reconciler) cleanupGone(ctx context.Context, owner render.Owner) error {
-	records, err := r.Ledger.Records(ctx, owner)
-	if err != nil {
-		return err
-	}
-	deleting := ledger.Deleting(records)
-	if len(deleting) == 0 {
-		return nil
-	}
-	if pending := r.fanout.Cleanup(ctx, owner, deleting, strategy); len(pending) == 0 && len(deleting) == len(records) {
-		r.forgetReported(owner)
-	}
-	return nil
-}
-
-// releaseStale lets records go that the garbage collector is deleting while their owner
-// exists: the object was deleted and created again under the same name, and its records still
-// name the old one. Its copies are the new object's too (the same owner), so they stay; the
-// next pass writes the records again for the new object.
-func (r *Reconciler) releaseStale(ctx context.Context, owner render.Owner, records map[string]*flotillav1.Delivery) error {
-	for c := range ledger.Deleting(records) {
-		if err := r.Ledger.Release(ctx, owner, c); err != nil {
-			return err
-		}
-		delete(records, c)
-	}
-	return nil
-}
-
-// releaseLegacyFinalizer removes the cleanup finalizer earlier releases put on the user's
-// object, once the records carry it instead (records nil: the copies are gone).
-func (r *Reconciler) releaseLegacyFinalizer(ctx context.Context, u *unstructured.Unstructured, records map[string]*flotillav1.Delivery) error {
-	if !controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
-		return nil
-	}
-	for _, rec := range records {
-		if !controllerutil.ContainsFinalizer(rec, flotillav1.FinalizerCleanup) {
-			return nil // not yet: the next pass, after the records are written
-		}
-	}
-	before := u.DeepCopy()
-	controllerutil.RemoveFinalizer(u, flotillav1.FinalizerCleanup)
-	return client.IgnoreNotFound(r.Hub.Patch(ctx, u, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
-}
-
-func (r *Reconciler) forgetReported(owner render.Owner) {
 	r.mu.Lock()
 	delete(r.reported, owner)
 	r.mu.Unlock()
+	before := u.DeepCopy()
+	controllerutil.RemoveFinalizer(u, flotillav1.FinalizerCleanup)
+	return client.IgnoreNotFound(r.Hub.Patch(ctx, u, client.MergeFrom(before)))
+}
+
+// ensureFinalizer holds the hub object until its copies are removed, writing only when the
+// finalizer is missing.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, u *unstructured.Unstructured) error {
+	if controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
+		return nil
+	}
+	before := u.DeepCopy()
+	controllerutil.AddFinalizer(u, flotillav1.FinalizerCleanup)
+	if err := r.Hub.Patch(ctx, u, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("add the cleanup finalizer to %s %s: %w", r.GVK.Kind, client.ObjectKeyFromObject(u), err)
+	}
+	return nil
 }
 
 // ledgerOwner is a hub object as the owner of Delivery records.
 func (r *Reconciler) ledgerOwner(u *unstructured.Unstructured, owner render.Owner) ledger.Owner {
-	return ledger.Owner{Owner: owner, APIVersion: r.GVK.GroupVersion().String(), ObjectKind: r.GVK.Kind, UID: u.GetUID(), CleanUpOnDelete: true,
+	return ledger.Owner{Owner: owner, APIVersion: r.GVK.GroupVersion().String(), ObjectKind: r.GVK.Kind, UID: u.GetUID(),
 		Placement: client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetLabels()[flotillav1.LabelPlacement]}}
 }
 

@@ -15,10 +15,6 @@
 // wrote); meanwhile a MoveStalled Event on the hub object says what the move waits for. Which
 // clusters hold a copy is in the Delivery records (package ledger).
 //
-// The user's object carries no finalizer: its Delivery records do (ledger.Owner.CleanUpOnDelete).
-// Deleting the object has the garbage collector delete its records, and each record stays
-// until the copy on its cluster is removed.
-//
 // Transparent mode is an adapter: it turns a labelled object into an owner of the same fan-out
 // Propagations use (package fanout: records written ahead, deliveries, make-before-break
 // removal from clusters that left, cleanup), deciding only what each chosen cluster gets.

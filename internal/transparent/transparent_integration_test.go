@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,51 +152,5 @@ func TestTransparentMode(t *testing.T) {
 		if err := spokes["a"].Get(ctx, client.ObjectKey{Namespace: "shop", Name: "tuned"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("the object reached the cluster whose rule fails: %v", err)
 		}
-	})
-
-	t.Run("the hub object carries no finalizer; deleting it removes its copies through its records", func(t *testing.T) {
-		fleettest.Eventually(t, 30*time.Second, "records of odd on a and b, holding the cleanup finalizer", func() error {
-			var list flotillav1.DeliveryList
-			if err := c.List(ctx, &list, client.InNamespace("shop")); err != nil {
-				return err
-			}
-			held := 0
-			for _, rec := range list.Items {
-				if rec.Spec.Owner.Name == "odd" && slices.Contains(rec.Finalizers, flotillav1.FinalizerCleanup) {
-					held++
-				}
-			}
-			if held != 2 {
-				return fmt.Errorf("%d of odd's records hold the finalizer", held)
-			}
-			return nil
-		})
-		odd := &appsv1.Deployment{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "odd"}, odd); err != nil {
-			t.Fatal(err)
-		}
-		if len(odd.Finalizers) > 0 {
-			t.Fatalf("the user's Deployment carries finalizers %v", odd.Finalizers)
-		}
-		if err := c.Delete(ctx, odd); err != nil {
-			t.Fatal(err)
-		}
-		fleettest.Eventually(t, time.Minute, "odd gone from a and b, and its records with it", func() error {
-			for name, spoke := range spokes {
-				if err := spoke.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "odd"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("odd on %s: %v", name, err)
-				}
-			}
-			var list flotillav1.DeliveryList
-			if err := c.List(ctx, &list, client.InNamespace("shop")); err != nil {
-				return err
-			}
-			for _, rec := range list.Items {
-				if rec.Spec.Owner.Name == "odd" {
-					return fmt.Errorf("record %s remains", rec.Name)
-				}
-			}
-			return nil
-		})
 	})
 }
