@@ -20,8 +20,8 @@ import (
 // nodes, a crash loop) would otherwise cost the hub CPU every second.
 const readinessRecheck = 15 * time.Second
 
-// readiness counts the objects that kstatus finds Current in the spoke cache and describes the
-// first one that is not. Objects that were ready and have not changed since are not looked at
+// readiness counts the objects that kstatus finds Current in the spoke cache, at the generation
+// this delivery wrote, and describes the first one that is not. Objects that were ready and have not changed since are not looked at
 // again; next records what is ready now.
 func (w *clusterWorker) readiness(ctx context.Context, cl cluster.Cluster, objs []*unstructured.Unstructured, ids []objectID, prev, next *verified) (int, string) {
 	ready, first := 0, ""
@@ -45,6 +45,14 @@ func (w *clusterWorker) readiness(ctx context.Context, cl cluster.Cluster, objs 
 			// written. Kinds without status (ConfigMaps and the like) are ready as applied;
 			// the others have no status yet, so are not.
 			live = desired
+		} else if w.cacheBehind(key, hashOf(live)) {
+			// Written by this delivery moments ago, and the cache still shows what was there
+			// before: that object's status says nothing of the generation written (a Deployment
+			// scaled up is not Ready because its old replicas were).
+			if first == "" {
+				first = decide.Describe(desired) + ": the written generation is not observed yet"
+			}
+			continue
 		}
 		res, err := status.Compute(live)
 		if err == nil && res.Status == status.CurrentStatus {
