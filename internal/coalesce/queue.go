@@ -23,6 +23,9 @@ type Queue[K comparable, V any] struct {
 	queue   workqueue.TypedRateLimitingInterface[K]
 	mu      sync.Mutex
 	pending map[K]V
+	// dropped counts each key's Drops, so that a value whose handling was in flight during a
+	// Drop is not put back when it fails.
+	dropped map[K]uint64
 }
 
 // Add queues value for key, replacing a value not yet handled, and returns at once.
@@ -34,11 +37,12 @@ func (q *Queue[K, V]) Add(key K, value V) {
 	q.queue.Add(key)
 }
 
-// Drop forgets the value queued for key, if any.
+// Drop forgets the value queued for key, if any; one being handled now is not retried.
 func (q *Queue[K, V]) Drop(key K) {
 	q.init()
 	q.mu.Lock()
 	delete(q.pending, key)
+	q.dropped[key]++
 	q.mu.Unlock()
 }
 
@@ -70,6 +74,7 @@ func (q *Queue[K, V]) handle(ctx context.Context, key K) {
 	q.mu.Lock()
 	value, ok := q.pending[key]
 	delete(q.pending, key)
+	drops := q.dropped[key]
 	q.mu.Unlock()
 	if !ok {
 		q.queue.Forget(key)
@@ -81,7 +86,8 @@ func (q *Queue[K, V]) handle(ctx context.Context, key K) {
 		return
 	}
 	q.mu.Lock()
-	if _, newer := q.pending[key]; !newer {
+	_, newer := q.pending[key]
+	if !newer && q.dropped[key] == drops {
 		q.pending[key] = value
 	}
 	q.mu.Unlock()
@@ -94,6 +100,7 @@ func (q *Queue[K, V]) handle(ctx context.Context, key K) {
 func (q *Queue[K, V]) init() {
 	q.once.Do(func() {
 		q.pending = map[K]V{}
+		q.dropped = map[K]uint64{}
 		q.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[K](),
 			workqueue.TypedRateLimitingQueueConfig[K]{Name: q.Name})
 	})

@@ -113,3 +113,20 @@ func TestDropForgetsAQueuedValue(t *testing.T) {
 		}
 	}
 }
+
+// A value being handled when its key is dropped is not retried when it fails (without Drop,
+// the rate limiter retries it within milliseconds, again and again).
+func TestDropStopsARetry(t *testing.T) {
+	r := &recorder{hold: make(chan struct{}), started: make(chan struct{}), fail: 1 << 30}
+	q := start(t, r)
+	q.Add("a", "1")
+	<-r.started
+	q.Drop("a")
+	close(r.hold)
+	eventually(t, func() bool { return len(r.seen()) == 1 })
+	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if got := r.seen(); len(got) > 1 {
+			t.Fatalf("handled %v: the dropped value was retried", got)
+		}
+	}
+}

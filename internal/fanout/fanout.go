@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -77,6 +78,9 @@ type Outcome struct {
 	Stalled string
 	// Refused is Confirm's refusal, if any.
 	Refused string
+	// Err joins the record writes that failed (a record that could not be deleted after its
+	// cluster was emptied): the caller returns it, so that the pass is retried with backoff.
+	Err error
 }
 
 // Done reports whether every chosen cluster has what it should have, at its revision.
@@ -147,7 +151,7 @@ func (f *Fanout) leave(ctx context.Context, pass Pass, out *Outcome) {
 			out.Leaving[c] = deliver.Result{Message: "cannot read the Cluster (" + err.Error() + "); its objects are kept until it can be read"}
 		case gone:
 			// An unjoined cluster is only disconnected: its objects stay, unmanaged.
-			f.forget(ctx, pass.Owner.Owner, c, out.Leaving)
+			out.Err = errors.Join(out.Err, f.forget(ctx, pass.Owner.Owner, c, out.Leaving))
 		default:
 			leaving = append(leaving, c)
 		}
@@ -184,7 +188,8 @@ func (f *Fanout) leave(ctx context.Context, pass Pass, out *Outcome) {
 		}
 	}
 	for _, c := range leaving {
-		f.remove(ctx, pass.Owner.Owner, c, kindsOn(pass.Records, c, pass.Kinds), pass.Strategy, out.Leaving)
+		_, err := f.remove(ctx, pass.Owner.Owner, c, kindsOn(pass.Records, c, pass.Kinds), pass.Strategy, out.Leaving)
+		out.Err = errors.Join(out.Err, err)
 	}
 }
 
@@ -202,47 +207,53 @@ func notReadyOn(pass Pass, out Outcome) []string {
 
 // Cleanup removes (or, with Deletion Orphan, leaves) a deleted owner's objects on every
 // cluster its records name; unjoined clusters are only forgotten. It returns the clusters
-// still being emptied, with their progress; none left means the owner may go.
-func (f *Fanout) Cleanup(ctx context.Context, owner render.Owner, records map[string]*flotillav1.Delivery, strategy decide.Strategy) map[string]deliver.Result {
+// still being emptied, with their progress (none left means the owner may go), and the record
+// deletions that failed.
+func (f *Fanout) Cleanup(ctx context.Context, owner render.Owner, records map[string]*flotillav1.Delivery, strategy decide.Strategy) (map[string]deliver.Result, error) {
 	pending := map[string]deliver.Result{}
+	var errs error
 	for _, c := range ledger.Clusters(records) {
 		progress := map[string]deliver.Result{}
-		var done bool
-		if gone, err := f.clusterGone(ctx, c); err == nil && gone {
-			done = f.forget(ctx, owner, c, progress)
+		done := false
+		var err error
+		if gone, gerr := f.clusterGone(ctx, c); gerr == nil && gone {
+			err = f.forget(ctx, owner, c, progress)
+			done = err == nil
 		} else {
-			done = f.remove(ctx, owner, c, kindsOn(records, c, nil), strategy, progress)
+			done, err = f.remove(ctx, owner, c, kindsOn(records, c, nil), strategy, progress)
 		}
 		if !done {
 			pending[c] = progress[c]
 		}
+		errs = errors.Join(errs, err)
 	}
-	return pending
+	return pending, errs
 }
 
 // remove submits the removal of owner's objects from a cluster, looking in kinds. Once they
 // are gone, it deletes the cluster's record and reports true; until then, progress gets the
 // cluster's.
-func (f *Fanout) remove(ctx context.Context, owner render.Owner, c string, kinds []schema.GroupVersionKind, strategy decide.Strategy, progress map[string]deliver.Result) bool {
+func (f *Fanout) remove(ctx context.Context, owner render.Owner, c string, kinds []schema.GroupVersionKind, strategy decide.Strategy, progress map[string]deliver.Result) (bool, error) {
 	removal := decide.Strategy{Deletion: strategy.Deletion, PruneBudget: decide.Unbudgeted, PruneConfirmed: strategy.PruneConfirmed}
 	f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true, PruneKinds: kinds, Strategy: removal})
 	res, ok := f.Deliverer.Result(owner, c)
 	if !ok || !res.Complete || res.Revision != removalRevision {
 		progress[c] = res
-		return false
+		return false, nil
 	}
-	return f.forget(ctx, owner, c, progress)
+	err := f.forget(ctx, owner, c, progress)
+	return err == nil, err
 }
 
-// forget deletes owner's record on a cluster and drops what the deliverer knows of it,
-// reporting whether both happened.
-func (f *Fanout) forget(ctx context.Context, owner render.Owner, c string, progress map[string]deliver.Result) bool {
+// forget deletes owner's record on a cluster and drops what the deliverer knows of it; a
+// failure is in progress too.
+func (f *Fanout) forget(ctx context.Context, owner render.Owner, c string, progress map[string]deliver.Result) error {
 	if err := f.Ledger.Remove(ctx, owner, c); err != nil {
 		progress[c] = deliver.Result{Message: err.Error()}
-		return false
+		return err
 	}
 	f.Deliverer.Forget(owner, c)
-	return true
+	return nil
 }
 
 func (f *Fanout) clusterGone(ctx context.Context, name string) (bool, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -54,11 +55,11 @@ func (r *Reconciler) cleanup(ctx context.Context, p propagator) error {
 		return err
 	}
 	strategy := decide.Strategy{Deletion: p.spec.Strategy.Deletion, PruneConfirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]}
-	if pending := r.fanout.Cleanup(ctx, owner, records, strategy); len(pending) > 0 {
+	if pending, err := r.fanout.Cleanup(ctx, owner, records, strategy); len(pending) > 0 {
 		clusters := slices.Sorted(maps.Keys(pending))
 		in := statusInput{generation: p.obj.GetGeneration(), previous: *p.status,
 			hold: &holdReason{flotillav1.ReasonProgressing, fmt.Sprintf("removing delivered objects from %d clusters: %v", len(clusters), clusters)}}
-		return r.writeStatus(ctx, p, in)
+		return errors.Join(r.writeStatus(ctx, p, in), err)
 	}
 	r.forget(owner)
 	before := p.deepCopy()

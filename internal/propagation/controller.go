@@ -330,7 +330,7 @@ func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, 
 	if err := r.writeStatus(ctx, p, in); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{RequeueAfter: in.retryAfter}, nil
+	return reconcile.Result{RequeueAfter: in.retryAfter}, in.recordErr
 }
 
 // plan selects, renders and submits deliveries, and gathers what the status is made of.
@@ -445,7 +445,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	for c, msg := range out.Failed {
 		in.clusterFailed(c, msg)
 	}
-	in.results, in.dropped, in.moveStalled = out.Results, out.Leaving, out.Stalled
+	in.results, in.dropped, in.moveStalled, in.recordErr = out.Results, out.Leaving, out.Stalled, out.Err
 	if out.Refused != "" {
 		in.pruneBlocked = out.Refused
 	}

@@ -14,7 +14,7 @@ import (
 // saveRevision has the propagator's rendered objects kept as its latest revision (once per
 // change, not per pass; stored aside, see revisions.Store.SaveAside) and returns the
 // revision's name. A revision too large to keep is not an error: the propagator delivers
-// without history, and in.noHistory says why (from the pass after the store found it out).
+// without history, and in.noHistory says why (from a later pass: the store finds it out aside).
 func (r *Reconciler) saveRevision(p propagator, in *statusInput, rendered []*unstructured.Unstructured) (string, error) {
 	if len(rendered) == 0 {
 		return "", nil // an empty selection is held, not a revision

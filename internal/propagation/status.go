@@ -49,6 +49,8 @@ type statusInput struct {
 	// moveStalled says why objects stay on clusters that left the placement: they are not
 	// Ready yet where they move to.
 	moveStalled string
+	// recordErr joins the Delivery record writes that failed; the pass is retried.
+	recordErr error
 	// noHistory says why the latest revision is not kept ("" when it is).
 	noHistory string
 	// pruneBlocked says why deletions wait for confirmation, fleet-wide.

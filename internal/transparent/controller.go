@@ -2,6 +2,7 @@ package transparent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -239,7 +240,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	default:
 		r.reportFailure(u, owner, "DeliveryFailed", failure)
 	}
-	return reconcile.Result{}, r.writeStatus(ctx, u, decisions)
+	return reconcile.Result{}, errors.Join(out.Err, r.writeStatus(ctx, u, decisions))
 }
 
 // reportFailure emits a Warning Event on the hub object when a delivery fails, once per
@@ -331,8 +332,8 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	if err != nil {
 		return err
 	}
-	if pending := r.fanout.Cleanup(ctx, owner, records, strategy); len(pending) > 0 {
-		return nil // the deliveries' results bring the object back here
+	if pending, err := r.fanout.Cleanup(ctx, owner, records, strategy); len(pending) > 0 || err != nil {
+		return err // the deliveries' results bring the object back here; a failed record write is retried
 	}
 	r.mu.Lock()
 	delete(r.reported, owner)
