@@ -3,9 +3,12 @@ package coalesce
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
 // recorder keeps what a queue handled, in order, and lets a test hold the handler.
@@ -59,16 +62,15 @@ func start(t *testing.T, r *recorder) *Queue[string, string] {
 	return q
 }
 
-// eventually polls cond until it holds or a deadline passes.
+// eventually waits until cond holds, within a deadline.
 func eventually(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
+	fleettest.Eventually(t, 10*time.Second, "condition", func() error {
+		if !cond() {
+			return errors.New("not yet")
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestLatestValueWins(t *testing.T) {
@@ -124,9 +126,10 @@ func TestDropStopsARetry(t *testing.T) {
 	q.Drop("a")
 	close(r.hold)
 	eventually(t, func() bool { return len(r.seen()) == 1 })
-	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	fleettest.Consistently(t, 500*time.Millisecond, "the dropped value is not retried", func() error {
 		if got := r.seen(); len(got) > 1 {
-			t.Fatalf("handled %v: the dropped value was retried", got)
+			return fmt.Errorf("handled %v", got)
 		}
-	}
+		return nil
+	})
 }

@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -104,11 +106,10 @@ func TestLeaveMakesBeforeItBreaks(t *testing.T) {
 		t.Errorf("old is not being emptied: %+v", out.Leaving)
 	}
 	// The removal is submitted: the deliverer works on it (and finds the cluster unreachable).
-	deadline := time.Now().Add(10 * time.Second)
-	for res, _ := f.Deliverer.Result(web.Owner, "old"); res.Revision != removalRevision; res, _ = f.Deliverer.Result(web.Owner, "old") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the removal from old was not submitted")
+	fleettest.Eventually(t, 10*time.Second, "the removal from old submitted", func() error {
+		if res, _ := f.Deliverer.Result(web.Owner, "old"); res.Revision != removalRevision {
+			return fmt.Errorf("result %+v", res)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -3,7 +3,6 @@ package transparent_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -126,10 +125,8 @@ type mover struct {
 	t      *testing.T
 	spokes map[string]client.Client
 
-	mu      sync.Mutex
-	lowest  int32
-	done    chan struct{}
-	stopped chan struct{}
+	// stopSampling ends the sampling sample started and returns the fewest available replicas.
+	stopSampling func() int64
 }
 
 // copies returns each spoke's copy of mover (spokes without one are absent).
@@ -214,38 +211,18 @@ func (m *mover) markAvailable(spokes ...string) {
 
 // sample starts recording the lowest number of available replicas over the fleet.
 func (m *mover) sample() {
-	m.lowest, m.done, m.stopped = 1<<30, make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(m.stopped)
-		for {
-			select {
-			case <-m.done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			got, err := m.copies()
-			if err != nil {
-				continue
-			}
-			var available int32
-			for _, d := range got {
-				available += d.Status.AvailableReplicas
-			}
-			m.mu.Lock()
-			m.lowest = min(m.lowest, available)
-			m.mu.Unlock()
+	m.stopSampling = fleettest.Low(m.t, 20*time.Millisecond, 1, func() (int64, error) {
+		got, err := m.copies()
+		var available int64
+		for _, d := range got {
+			available += int64(d.Status.AvailableReplicas)
 		}
-	}()
+		return available, err
+	})
 }
 
 // stop ends the sampling and returns the lowest number of available replicas seen.
-func (m *mover) stop() int32 {
-	close(m.done)
-	<-m.stopped
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.lowest
-}
+func (m *mover) stop() int64 { return m.stopSampling() }
 
 // relabel sets a Cluster's region.
 func relabel(t *testing.T, hub client.Client, name, region string) {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,7 +39,8 @@ func TestMovesKeepTheWorkloadAvailable(t *testing.T) {
 	mustKubectl(t, hubKC, "apply", "-f", "testdata/mover.yaml")
 	s := newSampler(t, fleet, "spoke-1", "spoke-2", "spoke-3")
 	s.waitAvailable(map[string]int32{"spoke-1": 3, "spoke-2": 3})
-	s.start()
+	// Fewer samples than the moves' readiness delays allow for would prove nothing.
+	stop := fleettest.Low(t, 100*time.Millisecond, int(2*podReadyDelay/(100*time.Millisecond)), s.fleetAvailable)
 
 	// spoke-3 joins the region and spoke-1 leaves it: spoke-1 keeps its 3 until spoke-3's are
 	// Ready.
@@ -52,7 +52,7 @@ func TestMovesKeepTheWorkloadAvailable(t *testing.T) {
 	mustKubectl(t, hubKC, "patch", "cluster", "spoke-2", "--type=merge", "-p", `{"spec":{"taints":[{"key":"decommission","effect":"NoExecute"}]}}`)
 	s.waitAvailable(map[string]int32{"spoke-3": 6})
 
-	if low := s.stop(); low < 6 {
+	if low := stop(); low < 6 {
 		t.Errorf("the fleet had %d available replicas at one point, want never fewer than 6", low)
 	}
 }
@@ -61,16 +61,10 @@ func TestMovesKeepTheWorkloadAvailable(t *testing.T) {
 type sampler struct {
 	t      *testing.T
 	spokes map[string]client.Client
-
-	mu      sync.Mutex
-	lowest  int32
-	samples int
-	done    chan struct{}
-	stopped chan struct{}
 }
 
 func newSampler(t *testing.T, fleet *localfleet.Fleet, names ...string) *sampler {
-	s := &sampler{t: t, spokes: map[string]client.Client{}, lowest: 1 << 30}
+	s := &sampler{t: t, spokes: map[string]client.Client{}}
 	for _, n := range names {
 		c, err := client.New(fleet.Plane(n).RESTConfig(), client.Options{})
 		if err != nil {
@@ -118,45 +112,12 @@ func (s *sampler) waitAvailable(want map[string]int32) {
 	})
 }
 
-// start samples the fleet's available replicas every 100 ms until stop.
-func (s *sampler) start() {
-	s.done, s.stopped = make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(s.stopped)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-s.done:
-				return
-			case <-tick.C:
-			}
-			got, err := s.available()
-			if err != nil {
-				continue // an unanswered read is no sample
-			}
-			var sum int32
-			for _, n := range got {
-				sum += n
-			}
-			s.mu.Lock()
-			s.lowest = min(s.lowest, sum)
-			s.samples++
-			s.mu.Unlock()
-		}
-	}()
-}
-
-// stop ends sampling and returns the fewest available replicas seen. Fewer samples than the
-// moves' readiness delays allow for would prove nothing, and fail the test.
-func (s *sampler) stop() int32 {
-	close(s.done)
-	<-s.stopped
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if minimum := int(2 * podReadyDelay / (100 * time.Millisecond)); s.samples < minimum {
-		s.t.Fatalf("%d samples of the fleet's available replicas, want at least %d", s.samples, minimum)
+// fleetAvailable sums the available replicas of mover over the spokes.
+func (s *sampler) fleetAvailable() (int64, error) {
+	got, err := s.available()
+	var sum int64
+	for _, n := range got {
+		sum += int64(n)
 	}
-	s.t.Logf("%d samples; fewest available replicas %d", s.samples, s.lowest)
-	return s.lowest
+	return sum, err
 }
