@@ -101,27 +101,24 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 	out := Outcome{Results: map[string]deliver.Result{}, Failed: map[string]string{}, Leaving: map[string]deliver.Result{}}
 	owner := pass.Owner.Owner
 	for _, c := range pass.Chosen {
-		want, ok := pass.Want[c]
-		if !ok {
-			if res, ok := f.Deliverer.Result(owner, c); ok {
-				out.Results[c] = res // what it has, kept
+		// A chosen cluster missing from Want keeps what it has; its latest result still counts.
+		want, wanted := pass.Want[c]
+		if wanted {
+			// Written ahead: the record lists every kind before anything of it is delivered.
+			recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, render.Kinds(want.Objects), want.Replicas)
+			if err != nil {
+				out.Failed[c] = err.Error()
+				continue
 			}
-			continue
+			f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: want.Objects, Revision: want.Revision,
+				PruneKinds: render.ParseKinds(recorded), Prune: pass.Prune, Strategy: pass.Strategy, Ignore: pass.Ignore})
 		}
-		// Written ahead: the record lists every kind before anything of it is delivered.
-		recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, render.Kinds(want.Objects), want.Replicas)
-		if err != nil {
-			out.Failed[c] = err.Error()
-			continue
-		}
-		f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: want.Objects, Revision: want.Revision,
-			PruneKinds: render.ParseKinds(recorded), Prune: pass.Prune, Strategy: pass.Strategy, Ignore: pass.Ignore})
 		res, ok := f.Deliverer.Result(owner, c)
 		if !ok {
 			continue
 		}
 		out.Results[c] = res
-		if res.Revision == want.Revision && !res.Disconnected {
+		if wanted && res.Revision == want.Revision && !res.Disconnected {
 			var prev flotillav1.DeliveryStatus
 			if rec, found := pass.Records[c]; found {
 				prev = rec.Status

@@ -17,17 +17,14 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/scheduler"
 )
 
-// move is how far a change of where a workload runs may go now. A move makes before it
-// breaks: clusters that gain replicas (or a first copy) get them first; clusters that lose
-// replicas keep theirs (held), and clusters that left keep their copy, until every chosen
-// cluster has its copy Ready (kstatus, at the generation Flotilla wrote). Nothing here waits on a
-// timer.
+// move is how far a change of division may go now. A move makes before it breaks: clusters
+// that gain replicas (or a first copy) get them first; clusters that lose replicas keep theirs
+// (held) until every other chosen cluster has its copy Ready (kstatus, at the generation
+// Flotilla wrote). Copies on clusters that left wait for the same (package fanout). Nothing
+// here waits on a timer.
 type move struct {
 	// held are the chosen clusters that keep their current replicas for now.
 	held map[string]int64
-	// ready says every chosen cluster's copy is Ready at what it should have now, so copies on
-	// clusters that left may go.
-	ready bool
 	// stalled says what the move waits for ("" when it waits for nothing).
 	stalled string
 }
@@ -57,8 +54,7 @@ func (r *Reconciler) division(ctx context.Context, owner render.Owner, u, render
 	return scheduler.Divide(total, decisions, have, owner.String()), have
 }
 
-// planMove decides which chosen clusters must keep their replicas for now, and whether copies
-// on clusters that left may go. want are the objects each chosen cluster should end with,
+// planMove decides which chosen clusters must keep their replicas for now. want are the objects each chosen cluster should end with,
 // shares and have a divided workload's replicas there, in the end and now.
 func (r *Reconciler) planMove(owner render.Owner, want map[string]*unstructured.Unstructured, shares, have map[string]int64,
 	decisions, delivered []string) move {
@@ -78,7 +74,7 @@ func (r *Reconciler) planMove(owner render.Owner, want map[string]*unstructured.
 			leaving++
 		}
 	}
-	m := move{ready: len(notReady) == 0 && len(shrinking) == 0}
+	var m move
 	if len(notReady) == 0 {
 		return m // the shrinking clusters shrink now; once they are Ready, copies that left go
 	}
