@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
@@ -34,16 +33,17 @@ const maxMessage = 512
 // deliver applies a job's objects in order and prunes what the owner no longer wants.
 func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res := Result{Revision: job.Revision}
-	cl, err := w.d.clusters.Get(ctx, multicluster.ClusterName(w.name))
-	if err != nil {
+	e := w.d.engagement(w.name)
+	if e == nil {
 		res.Disconnected = true
 		res.Message = "cluster is not connected (see its Ready condition); delivery resumes when it is"
 		return res
 	}
+	cl := e.cl
 	live := newLiveIndex(cl.GetAPIReader())
 	prev := w.takeVerified(job.Owner)
 	for _, gvk := range render.ParseKinds(render.Kinds(job.Objects)) {
-		w.watch(ctx, cl, gvk)
+		w.watch(e, gvk)
 	}
 	errs := make([]error, len(job.Objects))
 	drifts := make([]*Drift, len(job.Objects))

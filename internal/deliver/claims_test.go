@@ -12,7 +12,7 @@ import (
 func TestReleasedWakesTheOwnersWaitingForTheObject(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d := New(ctx, awayClusters{}, func(render.Owner) {}, Options{VerifyInterval: -1})
+	d := New(ctx, func(render.Owner) {}, Options{VerifyInterval: -1})
 	w := d.worker("a")
 	waiting := render.Owner{Kind: "Propagation", Namespace: "team", Name: "alpha"}
 	confirmed := func() bool {

@@ -10,9 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/workqueue"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -20,11 +18,6 @@ import (
 // permanentRetry is how long a delivery the spoke refused for good (invalid, too large,
 // forbidden, conflicting) waits before it is tried again, unless the hub object changes first.
 const permanentRetry = 5 * time.Minute
-
-// ClusterGetter returns an engaged spoke; the inventory provider is one.
-type ClusterGetter interface {
-	Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error)
-}
 
 // Options tunes delivery.
 type Options struct {
@@ -38,23 +31,28 @@ type Options struct {
 	VerifyInterval time.Duration
 	// OnDrift, when set, is told of each drift a delivery finds anew, corrected or left.
 	OnDrift func(owner render.Owner, cluster string, d Drift)
+	// Grant, when set, names the ClusterRole a spoke binds Flotilla's credentials to (the
+	// inventory knows it from `flotilla join`), for messages about refused requests.
+	Grant func(cluster string) string
 }
 
-// Deliverer runs deliveries, one queue per cluster.
+// Deliverer runs deliveries, one queue per cluster. It is a multicluster-runtime runnable:
+// the manager engages every spoke the inventory engages into it (engage.go).
 type Deliverer struct {
-	ctx      context.Context
-	clusters ClusterGetter
-	notify   func(render.Owner)
-	opts     Options
-	log      logr.Logger
+	ctx    context.Context
+	notify func(render.Owner)
+	opts   Options
+	log    logr.Logger
 
 	mu      sync.Mutex
 	workers map[string]*clusterWorker
+	engaged map[string]*engagement
 }
 
 // New returns a Deliverer whose workers run until ctx ends. notify is called with an owner
-// whenever one of its results changes.
-func New(ctx context.Context, clusters ClusterGetter, notify func(render.Owner), opts Options) *Deliverer {
+// whenever one of its results changes. Add it to the multicluster manager, which engages the
+// spokes into it; a cluster not engaged is delivered to as Disconnected.
+func New(ctx context.Context, notify func(render.Owner), opts Options) *Deliverer {
 	if opts.WorkersPerCluster <= 0 {
 		opts.WorkersPerCluster = 4
 	}
@@ -64,8 +62,8 @@ func New(ctx context.Context, clusters ClusterGetter, notify func(render.Owner),
 	if opts.VerifyInterval == 0 {
 		opts.VerifyInterval = 10 * time.Minute
 	}
-	return &Deliverer{ctx: ctx, clusters: clusters, notify: notify, opts: opts,
-		log: ctrllog.Log.WithName("deliver"), workers: map[string]*clusterWorker{}}
+	return &Deliverer{ctx: ctx, notify: notify, opts: opts,
+		log: ctrllog.Log.WithName("deliver"), workers: map[string]*clusterWorker{}, engaged: map[string]*engagement{}}
 }
 
 // Submit makes job the latest desired state of its owner on its cluster and queues it. A job
@@ -166,8 +164,10 @@ func (d *Deliverer) ForgetEverywhere(owner render.Owner) {
 }
 
 // retire stops a worker left without jobs (its cluster left every placement, or was removed),
-// so clusters that come and go do not leave goroutines, queues and metric series behind. Its
-// delivery in flight, if any, is cancelled. The next Submit to the cluster starts a new one.
+// so clusters that come and go do not leave goroutines, queues, spoke event handlers and
+// metric series behind. Its delivery in flight, if any, is cancelled, and its spoke event
+// handlers are removed with its context (watch.go). The next Submit to the cluster starts a
+// new one.
 func (d *Deliverer) retire(w *clusterWorker) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -177,14 +177,9 @@ func (d *Deliverer) retire(w *clusterWorker) {
 		return
 	}
 	w.retired = true
-	unwatch := w.unwatch
-	w.unwatch = nil
 	w.mu.Unlock()
 	delete(d.workers, w.name)
 	w.stop()
-	for _, remove := range unwatch {
-		remove()
-	}
 	go d.release(w)
 }
 
@@ -254,7 +249,7 @@ type clusterWorker struct {
 	name  string
 	d     *Deliverer
 	queue workqueue.TypedRateLimitingInterface[pairKey]
-	ctx   context.Context    // ends when the Deliverer stops or the worker retires
+	ctx   context.Context    // ends when the Deliverer stops or the worker retires; its spoke event handlers go with it
 	stop  context.CancelFunc // retires the worker
 	// running counts the goroutines that deliver and verify (and record metrics).
 	running sync.WaitGroup
@@ -267,16 +262,12 @@ type clusterWorker struct {
 	verified     map[pairKey]*verified                             // what the last delivery of each owner confirmed
 	dirty        map[pairKey]map[string]bool                       // objects spoke events touched since, by render.Key
 	index        map[pairKey]map[string]*unstructured.Unstructured // jobs' objects by render.Key
-	watching     map[watchKey]bool                                 // spoke informers with Flotilla's handler
+	watches      *watchScope                                       // the spoke event handlers of this worker on the engaged instance
 	bypass       bypassed                                          // kinds read without the cache
 	appliers     applierCache                                      // writes to the current cluster instance
 	retired      bool                                              // stopped for want of jobs; Submit uses a new worker
-	unwatch      []func()                                          // remove this worker's spoke event handlers
 	claims       map[string]map[pairKey]bool                       // owners waiting for an object another owner holds, by render.Key
 	memory       driftMemory                                       // server forms and correction histories of objects that drifted
-
-	// watchedCluster is the cluster instance watching and unwatch are for (watch.go).
-	watchedCluster cluster.Cluster
 }
 
 // verifyPeriodically confirms every delivery again now and then, in case a watch missed

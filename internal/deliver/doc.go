@@ -2,12 +2,19 @@
 // server-side apply under one field manager, in order (CRDs, waiting until Established, then
 // Namespaces, then the rest), and prunes what a Propagation no longer selects.
 //
+// The Deliverer is a multicluster-runtime runnable: the manager engages into it every spoke the
+// inventory engages (engage.go), and a spoke's engagement context, which the library ends when
+// the spoke is disengaged or engaged again with new credentials, bounds everything the
+// Deliverer holds of that instance — its spoke event handlers above all. A delivery uses the
+// instance engaged when it starts; a cluster not engaged is reported Disconnected.
+//
 // Each cluster has its own queue and workers, so a slow or unreachable spoke never delays
-// another. Work is keyed by (owner, cluster) and coalesced: a burst of changes to one
-// Propagation becomes one delivery of its latest desired set. A worker never waits on a
-// controller: results reach owners through a Notifier, which does not block. A cluster's
-// worker retires when no owner delivers there any more, cancelling what it had in flight and
-// releasing its watch records and metric series.
+// another (one queue shared by all clusters, as a multicluster-runtime controller has, would
+// let one slow spoke hold every worker). Work is keyed by (owner, cluster) and coalesced: a
+// burst of changes to one Propagation becomes one delivery of its latest desired set. A worker
+// never waits on a controller: results reach owners through a Notifier, which does not block.
+// A cluster's worker retires when no owner delivers there any more, cancelling what it had in
+// flight; its spoke event handlers and metric series go with it.
 //
 // What to do with each object is decided by the pure package decide (ownership, tenancy, mode
 // and drift policy, which leftovers to prune, the prune budget), which `flotilla plan` asks

@@ -7,12 +7,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// grantNamer is implemented by a ClusterGetter that knows which ClusterRole each spoke binds
-// Flotilla's credentials to (the inventory: `flotilla join` records it on the Cluster).
-type grantNamer interface {
-	Grant(cluster string) string
-}
-
 // explainForbidden says of a request the spoke's authorizer refused that the spoke's grant to
 // Flotilla does not allow it, naming the ClusterRole when it is known. Other refusals, such
 // as an admission plugin's (a quota, pod security), are returned as they are: only the
@@ -21,8 +15,8 @@ func (w *clusterWorker) explainForbidden(err error) error {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "`) || !strings.Contains(err.Error(), `" cannot `) {
 		return err
 	}
-	if g, ok := w.d.clusters.(grantNamer); ok {
-		if role := g.Grant(w.name); role != "" {
+	if grant := w.d.opts.Grant; grant != nil {
+		if role := grant(w.name); role != "" {
 			return fmt.Errorf("forbidden by the spoke's grant (ClusterRole %s): %w", role, err)
 		}
 	}

@@ -9,13 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// grants is a ClusterGetter that knows each spoke's grant.
-type grants struct {
-	ClusterGetter
-	role string
-}
-
-func (g grants) Grant(string) string { return g.role }
+// grant names the same ClusterRole for every spoke.
+func grant(role string) func(string) string { return func(string) string { return role } }
 
 func TestExplainForbidden(t *testing.T) {
 	secrets := schema.GroupResource{Resource: "secrets"}
@@ -23,19 +18,19 @@ func TestExplainForbidden(t *testing.T) {
 	quota := apierrors.NewForbidden(secrets, "denied", errors.New("exceeded quota: q, requested: count/secrets=1, used: count/secrets=1, limited: count/secrets=1"))
 	tests := []struct {
 		name     string
-		clusters ClusterGetter
+		grant    func(string) string
 		err      error
 		want     string // "" means unchanged
 	}{
-		{"the authorizer's denial, grant known", grants{role: "configmaps-only"}, rbac, "forbidden by the spoke's grant (ClusterRole configmaps-only): secrets \"denied\" is forbidden: User"},
-		{"the authorizer's denial, grant unknown", grants{}, rbac, "forbidden by the spoke's grant to Flotilla's credentials: secrets"},
-		{"no grant namer", nil, rbac, "forbidden by the spoke's grant to Flotilla's credentials: secrets"},
-		{"an admission refusal", grants{role: "configmaps-only"}, quota, ""},
-		{"another error", grants{role: "configmaps-only"}, apierrors.NewNotFound(secrets, "x"), ""},
+		{"the authorizer's denial, grant known", grant("configmaps-only"), rbac, "forbidden by the spoke's grant (ClusterRole configmaps-only): secrets \"denied\" is forbidden: User"},
+		{"the authorizer's denial, grant unknown", grant(""), rbac, "forbidden by the spoke's grant to Flotilla's credentials: secrets"},
+		{"no grant known", nil, rbac, "forbidden by the spoke's grant to Flotilla's credentials: secrets"},
+		{"an admission refusal", grant("configmaps-only"), quota, ""},
+		{"another error", grant("configmaps-only"), apierrors.NewNotFound(secrets, "x"), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := &clusterWorker{name: "eu-1", d: &Deliverer{clusters: tt.clusters}}
+			w := &clusterWorker{name: "eu-1", d: &Deliverer{opts: Options{Grant: tt.grant}}}
 			got := w.explainForbidden(tt.err)
 			if tt.want == "" {
 				if got != tt.err {

@@ -38,7 +38,7 @@ func seriesOf(t *testing.T, cluster string) int {
 func TestARetiredWorkerReleasesItsClusterSeries(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d := New(ctx, awayClusters{}, func(render.Owner) {}, Options{VerifyInterval: -1})
+	d := New(ctx, func(render.Owner) {}, Options{VerifyInterval: -1})
 	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
 	const gone, stays = "metrics-gone", "metrics-stays"
 	for _, c := range []string{gone, stays} {

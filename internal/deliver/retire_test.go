@@ -6,25 +6,21 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// awayClusters knows no cluster: every delivery ends Disconnected, which is enough to see
-// workers start, run and stop.
-type awayClusters struct{}
-
-func (awayClusters) Get(context.Context, multicluster.ClusterName) (cluster.Cluster, error) {
-	return nil, errors.New("not engaged")
-}
-
 func TestWorkerRetiresWithItsLastJobAndComesBack(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d := New(ctx, awayClusters{}, func(render.Owner) {}, Options{VerifyInterval: -1})
+	// No cluster is engaged: every delivery ends Disconnected, which is enough to see workers
+	// start, run and stop.
+	d := New(ctx, func(render.Owner) {}, Options{VerifyInterval: -1})
 	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
 	delivered := func() error {
 		if r, ok := d.Result(owner, "a"); !ok || !r.Disconnected {
@@ -54,29 +50,47 @@ func TestWorkerRetiresWithItsLastJobAndComesBack(t *testing.T) {
 	}
 }
 
-// blockedClusters stands for a spoke that does not answer: a delivery waits in Get until its
-// context ends, and says so on ended.
-type blockedClusters struct {
+// blockedCache stands for a spoke that does not answer: a read waits until its context ends,
+// and says so on ended.
+type blockedCache struct {
+	instanceCache
 	started chan struct{}
 	ended   chan error
 }
 
-func (b blockedClusters) Get(ctx context.Context, _ multicluster.ClusterName) (cluster.Cluster, error) {
+func (b blockedCache) Get(ctx context.Context, _ client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
 	b.started <- struct{}{}
 	<-ctx.Done()
 	b.ended <- ctx.Err()
-	return nil, ctx.Err()
+	return ctx.Err()
 }
+
+type blockedInstance struct {
+	cluster.Cluster
+	cache blockedCache
+}
+
+func (b *blockedInstance) GetCache() cache.Cache { return b.cache }
+
+func (b *blockedInstance) GetAPIReader() client.Reader { return nil }
 
 func TestRetiringAWorkerCancelsItsDeliveryInFlight(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clusters := blockedClusters{started: make(chan struct{}, 1), ended: make(chan error, 1)}
+	clusters := blockedCache{instanceCache: instanceCache{inf: &handlerCount{}}, started: make(chan struct{}, 1), ended: make(chan error, 1)}
 	// Only retiring the worker can end the delivery within the test's deadline.
-	d := New(ctx, clusters, func(render.Owner) {}, Options{VerifyInterval: -1, WorkersPerCluster: 1, JobTimeout: time.Hour})
-	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
+	d := New(ctx, func(render.Owner) {}, Options{VerifyInterval: -1, WorkersPerCluster: 1, JobTimeout: time.Hour})
+	if err := d.Engage(ctx, "a", &blockedInstance{cache: clusters}); err != nil {
+		t.Fatal(err)
+	}
+	owner := render.Owner{Kind: "ClusterPropagation", Name: "web"}
+	cm := &unstructured.Unstructured{}
+	cm.SetAPIVersion("v1")
+	cm.SetKind("ConfigMap")
+	cm.SetNamespace("team")
+	cm.SetName("settings")
 
-	d.Submit(Job{Owner: owner, Cluster: "a", Revision: "1"})
+	d.Submit(Job{Owner: owner, Cluster: "a", Revision: "1", Objects: []*unstructured.Unstructured{cm}})
 	select {
 	case <-clusters.started:
 	case <-time.After(10 * time.Second):

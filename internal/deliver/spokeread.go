@@ -80,9 +80,7 @@ func (w *clusterWorker) cacheStuck(ctx context.Context, cl cluster.Cluster, gvk 
 		return false
 	}
 	w.bypass.start(gvk)
-	w.mu.Lock()
-	delete(w.watching, watchKey{cl: cl, gvk: gvk}) // the informer goes, and its handler with it
-	w.mu.Unlock()
+	w.unwatch(gvk) // the informer goes, and its handler with it
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	_ = cl.GetCache().RemoveInformer(ctx, u)

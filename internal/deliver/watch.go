@@ -9,36 +9,41 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// watchKey is one kind's informer on one engaged cluster: a cluster that is engaged again
-// (new credentials) has a new cache and needs its handlers again.
-type watchKey struct {
-	cl  cluster.Cluster
-	gvk schema.GroupVersionKind
+// watchScope is a worker's spoke event handlers on one engaged instance of its cluster. Its
+// context ends with the engagement (multicluster-runtime's lifecycle: the spoke disengaged or
+// engaged again with new caches) or with the worker (retired), and each handler is removed
+// from its informer then, so handlers never pile up with re-engagements.
+type watchScope struct {
+	e     *engagement
+	ctx   context.Context
+	kinds map[schema.GroupVersionKind]context.CancelFunc // removes the kind's handler
 }
 
-// watch makes sure changes to Flotilla's objects of a kind on the cluster reach onSpokeChange.
-// The spoke cache holds only Flotilla-managed objects, without managedFields, so the watch
-// costs the memory of those objects and nothing per event beyond a comparison.
-func (w *clusterWorker) watch(ctx context.Context, cl cluster.Cluster, gvk schema.GroupVersionKind) {
-	if !w.watchInstance(ctx, cl) {
-		return
-	}
-	key := watchKey{cl: cl, gvk: gvk}
+// watch makes sure changes to Flotilla's objects of a kind on the engaged instance reach
+// onSpokeChange. The handler is registered before the delivery reads anything of the kind, so
+// no change made after the read goes unseen. The spoke cache holds only Flotilla-managed
+// objects, without managedFields, so the watch costs the memory of those objects and nothing
+// per event beyond a comparison.
+//
+// multicluster-runtime's Kind source is not used here, although its engagement lifecycle is:
+// it registers its handler only once the kind's informer has synced (leaving a moment between
+// a delivery's read and the watch in which a change on the spoke would go unseen), and it waits
+// for the whole spoke cache to sync, which a kind Flotilla may not list there never does.
+func (w *clusterWorker) watch(e *engagement, gvk schema.GroupVersionKind) {
 	w.mu.Lock()
-	done := w.watching[key] || w.bypass.active(gvk)
+	scope := w.watchScopeLocked(e)
+	done := scope == nil || scope.kinds[gvk] != nil || w.bypass.active(gvk)
+	var ctx context.Context
 	if !done {
-		if w.watching == nil {
-			w.watching = map[watchKey]bool{}
-		}
-		w.watching[key] = true
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(scope.ctx)
+		scope.kinds[gvk] = cancel
 	}
 	w.mu.Unlock()
 	if done {
@@ -48,7 +53,7 @@ func (w *clusterWorker) watch(ctx context.Context, cl cluster.Cluster, gvk schem
 	u.SetGroupVersionKind(gvk)
 	// Not waiting for the sync: a kind Flotilla may not watch there never syncs, and reads
 	// find that out on their own (spokeread.go).
-	inf, err := cl.GetCache().GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	inf, err := e.cl.GetCache().GetInformer(ctx, u, cache.BlockUntilSynced(false))
 	var reg toolscache.ResourceEventHandlerRegistration
 	if err == nil {
 		reg, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -62,54 +67,43 @@ func (w *clusterWorker) watch(ctx context.Context, cl cluster.Cluster, gvk schem
 		})
 	}
 	if err == nil {
-		remove := func() { _ = inf.RemoveEventHandler(reg) }
-		w.mu.Lock()
-		current := w.watchedCluster == cl
-		if current {
-			w.unwatch = append(w.unwatch, remove)
-		}
-		w.mu.Unlock()
-		if !current {
-			remove() // the cluster was engaged again meanwhile
-		}
+		context.AfterFunc(ctx, func() { _ = inf.RemoveEventHandler(reg) })
+		return
 	}
-	if err != nil {
-		// Deliveries still work through direct reads; periodic verification stands in.
-		w.d.log.V(1).Info("Cannot watch a kind on the spoke; drift is found by periodic verification only",
-			"cluster", w.name, "kind", gvk.String(), "error", err.Error())
-		w.mu.Lock()
-		delete(w.watching, key)
-		w.mu.Unlock()
-	}
+	// Deliveries still work through direct reads; periodic verification stands in.
+	w.d.log.V(1).Info("Cannot watch a kind on the spoke; drift is found by periodic verification only",
+		"cluster", w.name, "kind", gvk.String(), "error", err.Error())
+	w.unwatch(gvk)
 }
 
-// watchInstance makes cl the cluster instance whose informers carry this worker's handlers,
-// and reports whether it is the engaged one. A cluster engaged again (new credentials, back
-// from an outage) is a new instance with new caches: the records and handlers kept for the
-// old one are dropped then, so they do not pile up with every re-engagement. A delivery that
-// still holds an older instance than the engaged one watches nothing.
-func (w *clusterWorker) watchInstance(ctx context.Context, cl cluster.Cluster) bool {
+// watchScopeLocked returns the worker's handlers on engagement e, starting them anew when e
+// is not the instance they are on; nil when e is no longer the engaged instance (a delivery
+// that started before the cluster was engaged again watches nothing).
+func (w *clusterWorker) watchScopeLocked(e *engagement) *watchScope {
+	if w.watches != nil && w.watches.e == e && w.watches.ctx.Err() == nil {
+		return w.watches
+	}
+	if e.ctx.Err() != nil || w.ctx.Err() != nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	context.AfterFunc(w.ctx, cancel)
+	w.watches = &watchScope{e: e, ctx: ctx, kinds: map[schema.GroupVersionKind]context.CancelFunc{}}
+	return w.watches
+}
+
+// unwatch removes the worker's handler of a kind, if it has one.
+func (w *clusterWorker) unwatch(gvk schema.GroupVersionKind) {
 	w.mu.Lock()
-	same := w.watchedCluster == cl
+	var cancel context.CancelFunc
+	if w.watches != nil {
+		cancel = w.watches.kinds[gvk]
+		delete(w.watches.kinds, gvk)
+	}
 	w.mu.Unlock()
-	if same {
-		return true
+	if cancel != nil {
+		cancel()
 	}
-	if current, err := w.d.clusters.Get(ctx, multicluster.ClusterName(w.name)); err != nil || current != cl {
-		return false
-	}
-	w.mu.Lock()
-	if w.watchedCluster == cl {
-		w.mu.Unlock()
-		return true
-	}
-	old := w.unwatch
-	w.watchedCluster, w.watching, w.unwatch = cl, nil, nil
-	w.mu.Unlock()
-	for _, remove := range old {
-		remove()
-	}
-	return true
 }
 
 // onSpokeChange looks at a changed or deleted Flotilla object on the spoke. When it no longer

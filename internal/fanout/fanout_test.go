@@ -12,8 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
@@ -23,15 +21,9 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-type noClusters struct{}
-
-func (noClusters) Get(context.Context, multicluster.ClusterName) (cluster.Cluster, error) {
-	return nil, multicluster.ErrClusterNotFound
-}
-
 func newFanout(ctx context.Context, hub client.Client) *Fanout {
 	return &Fanout{Hub: hub, Ledger: &ledger.Ledger{Hub: hub},
-		Deliverer: deliver.New(ctx, noClusters{}, func(render.Owner) {}, deliver.Options{VerifyInterval: -1})}
+		Deliverer: deliver.New(ctx, func(render.Owner) {}, deliver.Options{VerifyInterval: -1})}
 }
 
 var web = ledger.Owner{Owner: render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}}

@@ -119,7 +119,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
 		return fmt.Errorf("set up placement scheduling: %w", err)
 	}
-	if deliverer, err = setupDelivery(ctx, mgr.GetLocalManager(), provider, opts); err != nil {
+	if deliverer, err = setupDelivery(ctx, mgr, provider, opts); err != nil {
 		return err
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
@@ -145,7 +145,8 @@ func pprofAddr(a string) string {
 
 // setupDelivery creates the deliverer, the one writer to spokes, and the controllers that feed
 // it: Propagations and transparent mode. Delivery results go back to whichever owns them.
-func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.ClusterGetter, opts Options) (*deliver.Deliverer, error) {
+func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *inventory.Provider, opts Options) (*deliver.Deliverer, error) {
+	local := mgr.GetLocalManager()
 	prop := &propagation.Reconciler{AdminNamespaces: opts.AdminNamespaces}
 	transparentByKind := map[string]*transparent.Reconciler{}
 	route := func(owner render.Owner) {
@@ -162,7 +163,11 @@ func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.
 			t.RecordDrift(owner, cluster, d)
 		}
 	}
-	d := deliver.New(ctx, clusters, route, deliver.Options{OnDrift: onDrift, VerifyInterval: opts.VerifyInterval})
+	d := deliver.New(ctx, route, deliver.Options{OnDrift: onDrift, VerifyInterval: opts.VerifyInterval, Grant: provider.Grant})
+	// The manager engages every spoke the inventory engages into the deliverer.
+	if err := mgr.Add(d); err != nil {
+		return nil, err
+	}
 	prop.Deliverer = d
 	records := &ledger.Ledger{Hub: local.GetClient()}
 	if err := local.Add(records); err != nil {
@@ -177,7 +182,7 @@ func setupDelivery(ctx context.Context, local manager.Manager, clusters deliver.
 		return nil, fmt.Errorf("set up propagation: %w", err)
 	}
 	for _, gvk := range transparent.Kinds {
-		t := &transparent.Reconciler{GVK: gvk, Hub: local.GetClient(), Deliverer: d, Clusters: clusters, Ledger: records}
+		t := &transparent.Reconciler{GVK: gvk, Hub: local.GetClient(), Deliverer: d, Clusters: provider, Ledger: records}
 		if err := t.SetupWithManager(local); err != nil {
 			return nil, fmt.Errorf("set up transparent mode for %s: %w", gvk.Kind, err)
 		}
