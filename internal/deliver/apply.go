@@ -20,6 +20,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/deliver/observe"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -33,6 +34,11 @@ const maxMessage = 512
 // deliver applies a job's objects in order and prunes what the owner no longer wants.
 func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res := Result{Revision: job.Revision}
+	if job.Owner.OnSpoke() && job.Owner.Cluster != w.name {
+		res.Failed, res.Permanent = len(job.Objects), true
+		res.Message = fmt.Sprintf("%s lives on cluster %s and delivers there only", job.Owner, job.Owner.Cluster)
+		return res
+	}
 	e := w.d.engagement(w.name)
 	if e == nil {
 		res.Disconnected = true
@@ -41,7 +47,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	}
 	cl := e.cl
 	live := newLiveIndex(cl.GetAPIReader())
-	prev := w.takeVerified(job.Owner)
+	prev := w.seen.Take(job.Owner)
 	for _, gvk := range render.ParseKinds(render.Kinds(job.Objects)) {
 		w.watch(e, gvk)
 	}
@@ -56,8 +62,8 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		}
 		var todo []int
 		for i := start; i < end; i++ {
-			if prev.unchanged(ids[i].key, ids[i].hash) {
-				if d, ok := prev.drifted[ids[i].key]; ok {
+			if prev.Unchanged(ids[i].key, ids[i].hash) {
+				if d, ok := prev.Drifted[ids[i].key]; ok {
 					drifts[i] = &d
 				}
 				continue // confirmed by an earlier delivery and not changed since
@@ -65,7 +71,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 			todo = append(todo, i)
 		}
 		one := func(i int) {
-			drifts[i], errs[i] = w.applyOne(ctx, cl, live, job.Objects[i], job, prev.known(ids[i].key))
+			drifts[i], errs[i] = w.applyOne(ctx, cl, live, job.Objects[i], job, prev.Known(ids[i].key))
 		}
 		// The first object of each namespace goes ahead: if the namespace is missing, it is
 		// created once, instead of by every object of the namespace applied at the same time.
@@ -74,9 +80,10 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		parallel(len(rest), applyParallelism, func(i int) { one(rest[i]) })
 		start = end
 	}
+	statuses, statusErrs := w.writeStatuses(ctx, cl, job, prev)
 	var failures []string
 	res.Permanent = true
-	for _, err := range errs {
+	for _, err := range append(errs, statusErrs...) {
 		if err != nil {
 			res.Failed++
 			res.Conflict = res.Conflict || errors.Is(err, decide.ErrConflict)
@@ -92,7 +99,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	}
 	pruned := false
 	if len(failures) == 0 && job.Prune {
-		if prev.lostNothing(want) {
+		if prev.LostNothing(want) {
 			pruned = true
 		} else {
 			err := w.prune(ctx, cl, job)
@@ -112,15 +119,16 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res.Complete = len(failures) == 0
 	res.Permanent = res.Permanent && !res.Complete
 	res.Message = joinBounded(failures)
-	next := newVerified()
-	next.pruned = pruned && res.Complete
+	next := observe.NewConfirmed()
+	next.Pruned = pruned && res.Complete
+	next.Status = statuses
 	for i := range job.Objects {
 		if errs[i] != nil {
 			continue
 		}
-		next.hashes[ids[i].key] = ids[i].hash
+		next.Hashes[ids[i].key] = ids[i].hash
 		if d := drifts[i]; d != nil && !d.Corrected {
-			next.drifted[ids[i].key] = *d
+			next.Drifted[ids[i].key] = *d
 		}
 	}
 	w.reportDrifts(ctx, cl, job, prev, drifts, &res)
@@ -128,7 +136,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	if res.Complete {
 		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects, ids, prev, next)
 	}
-	w.setVerified(job.Owner, next)
+	w.seen.Confirm(job.Owner, next)
 	return res
 }
 
@@ -155,14 +163,14 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		found.Scope = scope
 	}
 	key, hash := render.Key(desired), hashOf(desired)
-	if w.recentlyApplied(key, hash) {
+	if w.seen.WroteRecently(key, hash) {
 		return nil, nil // written moments ago; the cache has not caught up yet
 	}
 	ignore := job.Ignore.For(desired.GetAPIVersion(), desired.GetKind())
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
 	cached, err := w.readGet(ctx, cl, client.ObjectKeyFromObject(desired), existing)
-	if cached && (err == nil || apierrors.IsNotFound(err)) && w.cacheBehind(key, cachedHash(existing, err)) {
+	if cached && (err == nil || apierrors.IsNotFound(err)) && w.seen.CacheBehind(key, cachedHash(existing, err)) {
 		// This worker wrote the object since the cache last saw it (another owner wrote it
 		// moments ago): the cache would tell an old story, so ask the API server.
 		existing = &unstructured.Unstructured{}
@@ -229,14 +237,14 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	// Let an owner that lost the object find out at once: one this write displaced, or one
 	// that wrote it moments ago on this worker without either delivery seeing the other's.
 	var lost []pairKey
-	if other, raced := w.rememberApplied(key, hash, job.Owner); raced {
+	if other, raced := w.seen.Wrote(key, hash, job.Owner); raced {
 		lost = append(lost, other)
 	}
 	if owner, ok := render.ParseOwner(displaced); ok {
 		lost = append(lost, owner)
 	}
 	for _, owner := range lost {
-		w.setVerified(owner, nil)
+		w.seen.Confirm(owner, nil)
 		w.queue.Add(owner)
 	}
 	if render.IsCRD(desired) {
@@ -252,9 +260,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 // what the cluster stores for Flotilla's apply, with fields admission or the API server set
 // otherwise, which is not drift.
 func (w *clusterWorker) compare(ctx context.Context, cl cluster.Cluster, job Job, key string, desired, existing *unstructured.Unstructured, ignore [][]string) ([]string, string) {
-	w.mu.Lock()
-	expected := w.expectedLocked(key, desired)
-	w.mu.Unlock()
+	expected := w.seen.Expected(key, desired)
 	paths := drift.Compare(expected, existing.Object, ignore)
 	mode, policy := decide.ModeOf(desired, job.Strategy), decide.DriftOf(desired, job.Strategy)
 	if paths == nil || hashOf(existing) != hashOf(desired) || (mode != flotillav1.ModeApplyOnce && policy == flotillav1.DriftIgnore) {
@@ -339,7 +345,7 @@ func parallel(n, limit int, fn func(i int)) {
 // permanent reports whether the spoke will refuse the same object again: retrying it soon
 // would only add load.
 func permanent(err error) bool {
-	return errors.Is(err, decide.ErrConflict) || errors.Is(err, decide.ErrOutOfScope) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+	return errors.Is(err, decide.ErrConflict) || errors.Is(err, decide.ErrOutOfScope) || errors.Is(err, errStatusTarget) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsForbidden(err)
 }
 

@@ -22,7 +22,7 @@ func (w *clusterWorker) released(key string) {
 	delete(w.claims, key)
 	w.mu.Unlock()
 	for owner := range waiting {
-		w.setVerified(owner, nil)
+		w.seen.Confirm(owner, nil)
 		w.queue.Add(owner)
 	}
 }

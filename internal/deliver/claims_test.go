@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/flotilla-dev/flotilla/internal/deliver/observe"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -16,11 +17,9 @@ func TestReleasedWakesTheOwnersWaitingForTheObject(t *testing.T) {
 	w := d.worker("a")
 	waiting := render.Owner{Kind: "Propagation", Namespace: "team", Name: "alpha"}
 	confirmed := func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return w.verified[waiting] != nil
+		return w.seen.Take(waiting) != nil
 	}
-	w.setVerified(waiting, newVerified())
+	w.seen.Confirm(waiting, observe.NewConfirmed())
 	w.waitFor("v1/ConfigMap/team/shared", waiting)
 
 	w.released("v1/ConfigMap/team/other")

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/flotilla-dev/flotilla/internal/deliver/observe"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -91,7 +92,7 @@ func (d *Deliverer) Submit(job Job) {
 func sameJob(a, b Job) bool {
 	return a.Prune == b.Prune && a.Deletion == b.Deletion && a.Conflict == b.Conflict && reflect.DeepEqual(a.PruneKinds, b.PruneKinds) &&
 		a.Mode == b.Mode && a.Drift == b.Drift && reflect.DeepEqual(a.Ignore, b.Ignore) &&
-		a.PruneBudget == b.PruneBudget && a.PruneConfirmed == b.PruneConfirmed
+		a.PruneBudget == b.PruneBudget && a.PruneConfirmed == b.PruneConfirmed && reflect.DeepEqual(a.Status, b.Status)
 }
 
 // Retry queues at once every delivery to a cluster, for example when the cluster has just
@@ -102,9 +103,9 @@ func (d *Deliverer) Retry(clusterName string) {
 	if !ok {
 		return
 	}
-	w.mu.Lock()
 	// The cluster was away: anything may have happened there, so confirm everything again.
-	w.verified = nil
+	w.seen.ForgetConfirmed()
+	w.mu.Lock()
 	var owners []pairKey
 	for owner := range w.jobs {
 		owners = append(owners, owner)
@@ -136,11 +137,10 @@ func (d *Deliverer) Forget(owner render.Owner, clusterName string) {
 	w.mu.Lock()
 	delete(w.jobs, owner)
 	delete(w.results, owner)
-	delete(w.verified, owner)
-	delete(w.dirty, owner)
 	delete(w.index, owner)
 	idle := len(w.jobs) == 0
 	w.mu.Unlock()
+	w.seen.Forget(owner)
 	w.queue.Forget(owner)
 	if idle {
 		d.retire(w)
@@ -254,20 +254,16 @@ type clusterWorker struct {
 	// running counts the goroutines that deliver and verify (and record metrics).
 	running sync.WaitGroup
 
-	mu           sync.Mutex
-	jobs         map[pairKey]Job
-	results      map[pairKey]Result
-	applied      map[string]appliedRecord                          // recent writes, by render.Key
-	sweepPending bool                                              // a sweep of applied is scheduled
-	verified     map[pairKey]*verified                             // what the last delivery of each owner confirmed
-	dirty        map[pairKey]map[string]bool                       // objects spoke events touched since, by render.Key
-	index        map[pairKey]map[string]*unstructured.Unstructured // jobs' objects by render.Key
-	watches      *watchScope                                       // the spoke event handlers of this worker on the engaged instance
-	bypass       bypassed                                          // kinds read without the cache
-	appliers     applierCache                                      // writes to the current cluster instance
-	retired      bool                                              // stopped for want of jobs; Submit uses a new worker
-	claims       map[string]map[pairKey]bool                       // owners waiting for an object another owner holds, by render.Key
-	memory       driftMemory                                       // server forms and correction histories of objects that drifted
+	mu       sync.Mutex
+	jobs     map[pairKey]Job
+	results  map[pairKey]Result
+	index    map[pairKey]map[string]*unstructured.Unstructured // jobs' objects by render.Key
+	watches  *watchScope                                       // the spoke event handlers of this worker on the engaged instance
+	bypass   bypassed                                          // kinds read without the cache
+	appliers applierCache                                      // writes to the current cluster instance
+	retired  bool                                              // stopped for want of jobs; Submit uses a new worker
+	claims   map[string]map[pairKey]bool                       // owners waiting for an object another owner holds, by render.Key
+	seen     observe.Cluster                                   // what is known of the cluster's objects between deliveries
 }
 
 // verifyPeriodically confirms every delivery again now and then, in case a watch missed

@@ -16,6 +16,16 @@
 // A cluster's worker retires when no owner delivers there any more, cancelling what it had in
 // flight; its spoke event handlers and metric series go with it.
 //
+// An owner is usually a hub object, but it can be an object on a spoke (render.Owner.Cluster:
+// an instance of a fleet API): such an owner delivers into its own cluster only, a namespaced
+// one into its own namespace only, and its state is written to its own status subresource
+// (Job.Status, status.go). A status write targets only the owner itself or an object it
+// delivers, never creates anything, and is skipped when the object already shows the status.
+//
+// What is known of each cluster's objects between deliveries, and the judgement of what the
+// spoke watches and reads show (drift, readiness, fights), are package observe's; this
+// package does the reading and writing.
+//
 // What to do with each object is decided by the pure package decide (ownership, tenancy, mode
 // and drift policy, which leftovers to prune, the prune budget), which `flotilla plan` asks
 // too; this package gathers the decision's inputs from the spoke and carries it out.

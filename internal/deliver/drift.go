@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/deliver/observe"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -26,10 +27,10 @@ func (w *clusterWorker) managerOf(ctx context.Context, cl cluster.Cluster, desir
 
 // reportDrifts completes a result with the drift found: counts, the first few described
 // (naming the field manager), and an event for each drift this delivery found anew.
-func (w *clusterWorker) reportDrifts(ctx context.Context, cl cluster.Cluster, job Job, prev *verified, drifts []*Drift, res *Result) {
+func (w *clusterWorker) reportDrifts(ctx context.Context, cl cluster.Cluster, job Job, prev *observe.Confirmed, drifts []*Drift, res *Result) {
 	var fresh []*Drift
 	for i, d := range drifts {
-		if d == nil || d.held {
+		if d == nil || d.Held {
 			continue // a held correction is neither drift left nor news (fight.go)
 		}
 		if d.Corrected && d.Fighting {
@@ -39,7 +40,7 @@ func (w *clusterWorker) reportDrifts(ctx context.Context, cl cluster.Cluster, jo
 			res.Drifted++
 		}
 		key := keyAt(job, i)
-		if old, ok := prev.drifted[key]; ok && equalStrings(old.Fields, d.Fields) && old.Deleted == d.Deleted {
+		if old, ok := prev.Drifted[key]; ok && observe.SameFields(old.Fields, d.Fields) && old.Deleted == d.Deleted {
 			d.Manager = old.Manager
 		} else {
 			fresh = append(fresh, d)
@@ -57,7 +58,7 @@ func (w *clusterWorker) reportDrifts(ctx context.Context, cl cluster.Cluster, jo
 		}
 	}
 	for _, d := range drifts {
-		if d != nil && !d.Corrected && !d.held {
+		if d != nil && !d.Corrected && !d.Held {
 			res.DriftedObjects = append(res.DriftedObjects, *d)
 		}
 	}

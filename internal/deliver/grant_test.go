@@ -17,10 +17,10 @@ func TestExplainForbidden(t *testing.T) {
 	rbac := apierrors.NewForbidden(secrets, "denied", errors.New(`User "system:serviceaccount:flotilla-system:flotilla" cannot create resource "secrets" in API group "" in the namespace "team"`))
 	quota := apierrors.NewForbidden(secrets, "denied", errors.New("exceeded quota: q, requested: count/secrets=1, used: count/secrets=1, limited: count/secrets=1"))
 	tests := []struct {
-		name     string
-		grant    func(string) string
-		err      error
-		want     string // "" means unchanged
+		name  string
+		grant func(string) string
+		err   error
+		want  string // "" means unchanged
 	}{
 		{"the authorizer's denial, grant known", grant("configmaps-only"), rbac, "forbidden by the spoke's grant (ClusterRole configmaps-only): secrets \"denied\" is forbidden: User"},
 		{"the authorizer's denial, grant unknown", grant(""), rbac, "forbidden by the spoke's grant to Flotilla's credentials: secrets"},

@@ -1,12 +1,11 @@
 package deliver
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/deliver/observe"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -29,6 +28,12 @@ type Job struct {
 	decide.Strategy
 	// Ignore are fields Flotilla sets on creation and then leaves to the cluster.
 	Ignore drift.IgnoreSet
+	// Status are the statuses objects on the cluster should show: each names an object
+	// (apiVersion, kind, namespace, name) and carries the status to server-side apply to its
+	// status subresource, as Flotilla's field manager. A target is the owner itself (an owner
+	// on a spoke reports its state on its own object) or one of Objects, and must exist: a
+	// status write never creates anything. A status the target already shows is not written.
+	Status []*unstructured.Unstructured
 }
 
 // Result is the outcome of the latest delivery of a Job.
@@ -70,42 +75,7 @@ type Result struct {
 }
 
 // Drift is an object found changed on a cluster.
-type Drift struct {
-	// Object is kind, namespace and name.
-	Object string
-	// Fields are the JSON pointers that differ; none when the object was deleted.
-	Fields  []string
-	Deleted bool
-	// Manager is the field manager that made the change, when the object's managedFields
-	// tell.
-	Manager string
-	// Corrected says Flotilla re-applied the object.
-	Corrected bool
-	// Fighting says the object is changed back after every correction: it is corrected only
-	// with backoff, until the fight ends or the hub object changes.
-	Fighting bool
-
-	held bool // a correction waits for the object's backoff to end
-}
-
-// Describe says what changed and who changed it, for conditions and Events.
-func (d Drift) Describe() string {
-	s := d.Object
-	switch {
-	case d.Fighting && d.Deleted:
-		s += " is deleted again after every correction"
-	case d.Fighting:
-		s += " is changed back after every correction, at " + strings.Join(d.Fields, ", ")
-	case d.Deleted:
-		s += " was deleted"
-	default:
-		s += " changed at " + strings.Join(d.Fields, ", ")
-	}
-	if d.Manager != "" {
-		s += " by " + d.Manager
-	}
-	return s
-}
+type Drift = observe.Drift
 
 // maxDriftDetails bounds Result.DriftedObjects.
 const maxDriftDetails = 5

@@ -74,7 +74,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 			errs = append(errs, fmt.Errorf("prune %s: %w", decide.Describe(o), err))
 			continue
 		}
-		w.rememberDeleted(render.Key(o))
+		w.seen.Deleted(render.Key(o))
 		w.released(render.Key(o))
 	}
 	return errors.Join(errs...)

@@ -52,6 +52,16 @@ func (a *spokeApplier) apply(ctx context.Context, obj *unstructured.Unstructured
 	return a.forgetIfMissing(obj, req.Do(ctx).Error())
 }
 
+// applyStatus server-side applies obj's status to its status subresource as Flotilla's field
+// manager. The subresource never creates: a missing object is NotFound.
+func (a *spokeApplier) applyStatus(ctx context.Context, obj *unstructured.Unstructured) error {
+	req, err := a.request(obj, false)
+	if err != nil {
+		return err
+	}
+	return req.SubResource("status").Do(ctx).Error()
+}
+
 // forgetIfMissing drops the cached mapping of obj's kind when the cluster says the resource
 // does not exist, and returns err.
 func (a *spokeApplier) forgetIfMissing(obj *unstructured.Unstructured, err error) error {

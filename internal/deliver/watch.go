@@ -2,16 +2,13 @@ package deliver
 
 import (
 	"context"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
-	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -106,11 +103,10 @@ func (w *clusterWorker) unwatch(gvk schema.GroupVersionKind) {
 	}
 }
 
-// onSpokeChange looks at a changed or deleted Flotilla object on the spoke. When it no longer
-// holds what was applied (or was ready and is not any more), the object is marked dirty and
-// its owner queued: the delivery then corrects or reports it, as the owner's strategy says.
-// Changes made by Flotilla itself compare equal and cost nothing more. A drift that undoes a
-// recent correction queues the owner only when the object's backoff ends (fight.go).
+// onSpokeChange looks at a changed or deleted Flotilla object on the spoke: when observation
+// says it needs another look (it no longer holds what was applied, or its readiness changed),
+// its owner is queued, at once or when the object's correction backoff ends; the delivery then
+// corrects or reports it, as the owner's strategy says.
 func (w *clusterWorker) onSpokeChange(obj any, deleted bool) {
 	live, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -122,58 +118,33 @@ func (w *clusterWorker) onSpokeChange(obj any, deleted bool) {
 	}
 	key := render.Key(live)
 	w.mu.Lock()
-	v := w.verified[owner]
 	desired := w.desiredLocked(owner, key)
-	if desired == nil || !v.known(key) {
-		w.mu.Unlock() // not delivered yet, or no longer wanted: the delivery in flight decides
+	ignore := w.jobs[owner].Ignore
+	w.mu.Unlock()
+	if desired == nil {
+		return // not delivered, or no longer wanted: the delivery in flight decides
+	}
+	look, wait := w.seen.Changed(owner, key, desired, live, deleted, ignore.For(desired.GetAPIVersion(), desired.GetKind()))
+	if !look {
 		return
 	}
-	job := w.jobs[owner]
-	drifted := deleted
-	if !deleted {
-		var changed bool
-		if changed, drifted = w.changedLocked(job, desired, live, v, key); !changed {
-			w.mu.Unlock()
-			return
-		}
-	}
-	var wait time.Duration
-	var started bool
-	if drifted {
-		wait, started = w.undoneLocked(key, hashOf(desired), time.Now())
-	}
-	if w.dirty == nil {
-		w.dirty = map[pairKey]map[string]bool{}
-	}
-	if w.dirty[owner] == nil {
-		w.dirty[owner] = map[string]bool{}
-	}
-	w.dirty[owner][key] = true
-	delete(w.applied, key)
-	w.mu.Unlock()
 	driftEvents.WithLabelValues(w.name).Inc()
-	if wait > 0 && !started {
+	if wait > 0 {
 		w.queue.AddAfter(owner, wait)
 		return
 	}
-	w.queue.Add(owner) // a fight that starts is reported at once
+	w.queue.Add(owner)
 }
 
-// changedLocked reports whether a live object needs another look: it differs from what
-// Flotilla's apply stores in a way not already recorded, or its readiness changed; drifted
-// says it differs.
-func (w *clusterWorker) changedLocked(job Job, desired, live *unstructured.Unstructured, v *verified, key string) (changed, drifted bool) {
-	paths := drift.Compare(w.expectedLocked(key, desired), live.Object, job.Ignore.For(desired.GetAPIVersion(), desired.GetKind()))
-	if recorded, ok := v.drifted[key]; ok {
-		return !equalStrings(recorded.Fields, paths), paths != nil
+// wanted tells observation whether owner still delivers the object with this key, and with
+// which hash.
+func (w *clusterWorker) wanted(owner render.Owner, key string) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if d := w.desiredLocked(owner, key); d != nil {
+		return hashOf(d), true
 	}
-	if paths != nil {
-		return true, true
-	}
-	// Readiness follows the watch too: an object that became ready, or stopped being ready,
-	// is looked at again now rather than at the next periodic recheck.
-	res, err := status.Compute(live)
-	return (err == nil && res.Status == status.CurrentStatus) != v.ready[key], false
+	return "", false
 }
 
 // desiredLocked returns the desired object of owner with this key, indexing the owner's job
@@ -195,16 +166,4 @@ func (w *clusterWorker) desiredLocked(owner pairKey, key string) *unstructured.U
 		w.index[owner] = idx
 	}
 	return idx[key]
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -114,3 +114,10 @@ func Key(o *unstructured.Unstructured) string {
 	gvk := o.GroupVersionKind()
 	return gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
 }
+
+// HashOf reads the hash Render stamped on an object, without copying its annotations; "" when
+// it has none.
+func HashOf(o *unstructured.Unstructured) string {
+	h, _, _ := unstructured.NestedString(o.Object, "metadata", "annotations", flotillav1.AnnotationHash)
+	return h
+}

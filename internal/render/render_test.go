@@ -98,14 +98,23 @@ func TestOwner(t *testing.T) {
 	if v := long.LabelValue(); len(v) > 63 || v != long.LabelValue() {
 		t.Fatalf("label value %q", v)
 	}
-	for _, o := range []Owner{owner, {Kind: "ClusterPropagation", Name: "crds"}} {
+	onSpoke := Owner{Kind: "Widget.example.dev", Namespace: "team", Name: "w1", Cluster: "eu-1"}
+	if onSpoke.String() != "Widget.example.dev/team/w1@eu-1" || !onSpoke.OnSpoke() || owner.OnSpoke() {
+		t.Fatalf("owner on a spoke: %q", onSpoke.String())
+	}
+	if onSpoke.LabelValue() == (Owner{Kind: onSpoke.Kind, Namespace: "team", Name: "w1", Cluster: "eu-2"}).LabelValue() {
+		t.Fatal("owners of the same name on two spokes share a label value")
+	}
+	for _, o := range []Owner{owner, {Kind: "ClusterPropagation", Name: "crds"}, onSpoke, {Kind: "Node", Name: "n1", Cluster: "a"}} {
 		got, ok := ParseOwner(o.String())
 		if !ok || got != o {
 			t.Errorf("ParseOwner(%q) = %+v", o.String(), got)
 		}
 	}
-	if _, ok := ParseOwner("nonsense"); ok {
-		t.Error("parsed nonsense")
+	for _, bad := range []string{"nonsense", "Widget/team/w1@", "a/b/c/d@x"} {
+		if _, ok := ParseOwner(bad); ok {
+			t.Errorf("parsed %q", bad)
+		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package deliver
+package observe
 
 import (
 	"testing"
@@ -6,24 +6,24 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-func TestRememberAppliedTellsOfAnotherOwnersRecentWrite(t *testing.T) {
-	w := &clusterWorker{}
+func TestWroteTellsOfAnotherOwnersRecentWrite(t *testing.T) {
+	c := &Cluster{}
 	alpha := render.Owner{Kind: "Propagation", Namespace: "team", Name: "alpha"}
 	zeta := render.Owner{Kind: "Propagation", Namespace: "team", Name: "zeta"}
-	if _, raced := w.rememberApplied("/ConfigMap/team/shared", "h-alpha", alpha); raced {
+	if _, raced := c.Wrote("/ConfigMap/team/shared", "h-alpha", alpha); raced {
 		t.Fatal("a first write reported a race")
 	}
-	if _, raced := w.rememberApplied("/ConfigMap/team/shared", "h-alpha2", alpha); raced {
+	if _, raced := c.Wrote("/ConfigMap/team/shared", "h-alpha2", alpha); raced {
 		t.Error("an owner's second write reported a race with itself")
 	}
-	other, raced := w.rememberApplied("/ConfigMap/team/shared", "h-zeta", zeta)
+	other, raced := c.Wrote("/ConfigMap/team/shared", "h-zeta", zeta)
 	if !raced || other != alpha {
 		t.Errorf("zeta's write after alpha's: other=%v raced=%v, want alpha, true", other, raced)
 	}
-	if !w.cacheBehind("/ConfigMap/team/shared", "h-alpha") || !w.cacheBehind("/ConfigMap/team/shared", "") {
+	if !c.CacheBehind("/ConfigMap/team/shared", "h-alpha") || !c.CacheBehind("/ConfigMap/team/shared", "") {
 		t.Error("a cache showing alpha's version, or nothing, is not behind zeta's write")
 	}
-	if w.cacheBehind("/ConfigMap/team/shared", "h-zeta") {
+	if c.CacheBehind("/ConfigMap/team/shared", "h-zeta") {
 		t.Error("a cache showing the last write is behind")
 	}
 }

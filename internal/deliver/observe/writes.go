@@ -1,0 +1,81 @@
+package observe
+
+import (
+	"time"
+
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// CacheLag is how long a write is trusted over a spoke cache that does not show it yet. Watch
+// events arrive within milliseconds; the margin covers a busy machine.
+const CacheLag = 10 * time.Second
+
+// write is one the deliverer made.
+type write struct {
+	hash  string
+	owner render.Owner
+	at    time.Time
+}
+
+// Wrote records that owner just wrote an object with this hash. If another owner wrote the
+// same object within CacheLag, it returns that owner: the two deliveries may have raced, each
+// reading the object before the other's write, and the other must look again.
+func (c *Cluster) Wrote(key, hash string, owner render.Owner) (other render.Owner, raced bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.writes == nil {
+		c.writes = map[string]write{}
+	}
+	now := time.Now()
+	if r, ok := c.writes[key]; ok && r.owner != owner && r.owner != (render.Owner{}) && now.Sub(r.at) < CacheLag {
+		other, raced = r.owner, true
+	}
+	c.writes[key] = write{hash: hash, owner: owner, at: now}
+	if !c.sweeping {
+		c.sweeping = true
+		time.AfterFunc(CacheLag, c.sweepWrites)
+	}
+	return other, raced
+}
+
+// Deleted records that the deliverer deleted the object moments ago, so that a delivery
+// reading the cache within CacheLag (one woken by the deletion, say) asks the API server
+// instead of believing a cache that still shows the object.
+func (c *Cluster) Deleted(key string) {
+	c.Wrote(key, "", render.Owner{})
+}
+
+// sweepWrites forgets the writes the cache has certainly caught up with, so memory holds only
+// those of the last CacheLag, and runs again while some remain.
+func (c *Cluster) sweepWrites() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	for k, r := range c.writes {
+		if now.Sub(r.at) >= CacheLag {
+			delete(c.writes, k)
+		}
+	}
+	c.sweeping = len(c.writes) > 0
+	if c.sweeping {
+		time.AfterFunc(CacheLag, c.sweepWrites)
+	}
+}
+
+// WroteRecently reports whether the object was written with this hash within CacheLag, so
+// that a cache that lags behind the write does not cause a second, redundant write.
+func (c *Cluster) WroteRecently(key, hash string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.writes[key]
+	return ok && r.hash == hash && time.Since(r.at) < CacheLag
+}
+
+// CacheBehind reports whether the object was written within CacheLag with another hash than
+// the cache shows: the cache has not caught up with that write yet.
+func (c *Cluster) CacheBehind(key, cachedHash string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.writes[key]
+	return ok && r.hash != cachedHash && time.Since(r.at) < CacheLag
+}
