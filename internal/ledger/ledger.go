@@ -52,6 +52,8 @@ type Ledger struct {
 
 	mu      sync.Mutex
 	written map[pair]ownWrite
+	// completed is the revision each record's latest complete result reported (report.go).
+	completed map[pair]string
 	reports *coalesce.Queue[pair, report] // results to write into records (report.go)
 	once    sync.Once
 }

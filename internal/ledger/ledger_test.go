@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,9 +9,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -120,5 +123,29 @@ func TestShares(t *testing.T) {
 	}
 	if r := RecordedShares(records, "apps/Deployment/team/web"); len(r) != 1 || r["a"] != 3 {
 		t.Errorf("RecordedShares = %v, want a: 3 only", r)
+	}
+}
+
+// A result complete at one revision, replaced before it is written by one still delivering the
+// next, leaves the record at the revision completed, not the one before both.
+func TestReportKeepsTheLatestCompleteRevision(t *testing.T) {
+	l := &Ledger{}
+	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
+	p := pair{owner, "eu-1"}
+	read := flotillav1.DeliveryStatus{Revision: "r0"} // what both callers read from the cache
+	l.Report(owner, "eu-1", read, deliver.Result{Revision: "r1", Complete: true}, nil)
+	next := report{prev: read, res: deliver.Result{Revision: "r2", Message: "applying"}}
+	l.Report(owner, "eu-1", next.prev, next.res, nil)
+	if got := l.statusOf(p, next).Revision; got != "r1" {
+		t.Fatalf("revision written %q, want r1", got)
+	}
+
+	// A record removed forgets it: a record made again starts from what it says.
+	l.Hub = fake.NewClientBuilder().WithScheme(install.Scheme()).Build()
+	if err := l.Remove(context.Background(), owner, "eu-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.statusOf(p, next).Revision; got != "r0" {
+		t.Fatalf("revision written after the record was removed %q, want r0", got)
 	}
 }

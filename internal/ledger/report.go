@@ -32,7 +32,30 @@ type report struct {
 // at once. prev is the record's status as the caller read it. The write happens only if the
 // status changed; a record that does not exist (nothing was prepared) is left alone.
 func (l *Ledger) Report(owner render.Owner, cluster string, prev flotillav1.DeliveryStatus, res deliver.Result, objs []*unstructured.Unstructured) {
-	l.reportQueue().Add(pair{owner, cluster}, report{prev: prev, res: res, objs: objs})
+	p := pair{owner, cluster}
+	if res.Complete {
+		l.mu.Lock()
+		if l.completed == nil {
+			l.completed = map[pair]string{}
+		}
+		l.completed[p] = res.Revision
+		l.mu.Unlock()
+	}
+	l.reportQueue().Add(p, report{prev: prev, res: res, objs: objs})
+}
+
+// statusOf is the status a report writes. Its revision delivered completely is the latest one
+// reported, which may be newer than what the caller read: a result complete at one revision
+// can be replaced, before it is written, by one still delivering the next, and the record must
+// not fall back to the revision before both.
+func (l *Ledger) statusOf(p pair, rep report) flotillav1.DeliveryStatus {
+	prev := rep.prev
+	l.mu.Lock()
+	if rev, ok := l.completed[p]; ok {
+		prev.Revision = rev
+	}
+	l.mu.Unlock()
+	return StatusOf(prev, rep.res, rep.objs)
 }
 
 // Start writes reported results until ctx ends (a manager.Runnable: only the elected hub
@@ -45,7 +68,7 @@ func (l *Ledger) reportQueue() *coalesce.Queue[pair, report] {
 	l.once.Do(func() {
 		l.reports = &coalesce.Queue[pair, report]{Name: "ledger-reports", Workers: reportWorkers,
 			Handle: func(ctx context.Context, p pair, rep report) error {
-				return l.writeStatus(ctx, p.owner, p.cluster, StatusOf(rep.prev, rep.res, rep.objs))
+				return l.writeStatus(ctx, p.owner, p.cluster, l.statusOf(p, rep))
 			}}
 	})
 	return l.reports

@@ -114,6 +114,9 @@ func (l *Ledger) Remove(ctx context.Context, owner render.Owner, cluster string)
 		return fmt.Errorf("delete Delivery %s: %w", key, err)
 	}
 	l.remember(pair{owner, cluster}, func(w *ownWrite) { *w = ownWrite{removed: true} })
+	l.mu.Lock()
+	delete(l.completed, pair{owner, cluster})
+	l.mu.Unlock()
 	l.reportQueue().Drop(pair{owner, cluster})
 	return nil
 }
