@@ -1,9 +1,9 @@
 // Package scheduler decides which clusters a Placement chooses (Schedule) and how a divided
 // workload's replicas are split over them (Divide). Both are pure functions of their inputs
-// (the Placement, the Clusters and the previous decisions; the total, the clusters and what
-// runs where now): no I/O, no clock, so every rule is covered by table tests.
+// (the Placement, the Clusters and the previous decisions; the total, the candidates and the
+// previous division): no I/O, no clock, so every rule is covered by table tests.
 //
-// The rules, in order, for each Cluster:
+// The rules of Schedule, in order, for each Cluster:
 //   - a Cluster being deleted is never chosen;
 //   - it must be named in clusterNames or match clusterSelector (neither set: nothing matches);
 //   - a NoExecute taint the Placement does not tolerate excludes it, even if it was chosen before;
@@ -12,4 +12,20 @@
 //
 // Health is deliberately not a rule: a spoke that is briefly unreachable keeps its placements,
 // so decisions do not flap and nothing is moved because of a network blip.
+//
+// Divide (division.go) apportions a total by Webster's method (Sainte-Laguë): every seat of
+// every candidate has a place in one total order (seats.go): floor seats first, then seats within
+// the candidate's estimated room, then overfill seats up to its hard cap (max, placement limits);
+// inside each, weighted candidates before standby ones (weight 0) and earlier tiers before later
+// ones; then the Webster priority weight/(2k−1) of a candidate's k-th seat (webster.go); then a
+// seat the candidate held in the previous division; then a hash of the workload and the cluster
+// name, never the name. A division of n replicas is the first n seats of that order, so raising
+// the total never lowers a share and removing a candidate never lowers another's (in
+// ModeCapacity, while estimates are known: an unknown one weighs the others' mean). A previous
+// division is kept while its decisive inputs (the key, key.go) and the total are unchanged,
+// adjusted seat by seat when only the total changes, and divided afresh otherwise (path.go).
+//
+// Spread (topology domains) is not applied yet. Its seam: it will split the total over the
+// domains of the active candidates first and run the same fill per domain, and the constraints
+// will join the key.
 package scheduler

@@ -3,9 +3,9 @@
 // namespace chooses. Moving it means changing the Placement or the label.
 //
 // A workload's hub object describes the fleet-wide workload: its spec.replicas is divided
-// across the chosen clusters (scheduler.Divide: evenly, the remainder kept where it runs), and its status
-// is written with the fleet-wide sums of the spoke copies' status (replicas, readyReplicas,
-// availableReplicas, ...) and their conditions (True only when True everywhere). The hub runs
+// across the chosen clusters (scheduler.Divide with equal weights: evenly, the remainder kept
+// where it runs), and its status is written with the fleet-wide sums of the spoke copies'
+// status (replicas, readyReplicas, availableReplicas, ...) and their conditions (True only when True everywhere). The hub runs
 // no workload controllers, so nothing else writes that status: `kubectl get deploy` on the hub
 // answers for the fleet.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -31,7 +32,7 @@ type move struct {
 
 // division returns a workload's share of replicas on each chosen cluster and what each
 // chosen cluster that has a copy runs now; both nil for an object that is not divided. The
-// division is the scheduler's (scheduler.Divide): even, with the remainder kept where it runs.
+// division is the scheduler's (evenDivision): even, with the remainder kept where it runs.
 // What runs where is what the Delivery records say Flotilla wrote there; a record written
 // before records kept shares is completed from the cluster's copy.
 func (r *Reconciler) division(ctx context.Context, owner render.Owner, u, rendered *unstructured.Unstructured, decisions []string,
@@ -51,7 +52,28 @@ func (r *Reconciler) division(ctx context.Context, owner render.Owner, u, render
 		}
 	}
 	maps.Copy(have, r.replicasOn(ctx, client.ObjectKeyFromObject(u), unrecorded))
-	return scheduler.Divide(total, decisions, have, owner.String()), have
+	return evenDivision(total, decisions, have, owner.String()), have
+}
+
+// evenDivision divides total evenly over clusters with scheduler.Divide: equal weights, no
+// bounds, and what runs now as a previous division without a key. A current division that is
+// even is kept as it is (nothing moves); any other is replaced by an even one that keeps
+// replicas where they run first, the remaining ties broken by a hash of seed and cluster name.
+func evenDivision(total int64, clusters []string, have map[string]int64, seed string) map[string]int64 {
+	in := scheduler.DivideInput{Total: int32(min(max(total, 0), math.MaxInt32)), Mode: scheduler.ModeWeighted, Seed: seed,
+		Previous: &scheduler.Division{Replicas: make(map[string]int32, len(have))}}
+	for _, c := range clusters {
+		in.Clusters = append(in.Clusters, scheduler.Candidate{Name: c, Weight: 1, Max: scheduler.Unbounded,
+			LimitFit: scheduler.Unbounded, Estimate: scheduler.Unbounded})
+	}
+	for c, n := range have {
+		in.Previous.Replicas[c] = int32(min(max(n, 0), math.MaxInt32))
+	}
+	shares := make(map[string]int64, len(clusters))
+	for c, n := range scheduler.Divide(in).Replicas {
+		shares[c] = int64(n)
+	}
+	return shares
 }
 
 // planMove decides which chosen clusters must keep their replicas for now. want are the objects each chosen cluster should end with,
