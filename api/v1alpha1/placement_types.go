@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // PlacementSpec says which clusters to place on. A cluster is chosen when it is named in
@@ -38,6 +39,96 @@ type PlacementSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
 	Overrides []Override `json:"overrides,omitempty"`
+
+	// replicas divides spec.replicas of the workloads delivered through this Placement
+	// (Deployments, StatefulSets and ReplicaSets) over the chosen clusters. Unset: the workloads
+	// of Propagations run spec.replicas on every cluster (Duplicate), and transparent-mode
+	// workloads are divided evenly (Weighted, every cluster weight 1). A division is sticky: it
+	// changes only when the total, a weight, min or max, or the chosen clusters change, and then
+	// only by the difference; a cluster that is to run fewer replicas keeps what it runs until
+	// the clusters that gain are Ready (make before break).
+	// +optional
+	Replicas *ReplicaPolicy `json:"replicas,omitempty"`
+}
+
+// ReplicaMode says how a workload's replicas map to clusters.
+// +kubebuilder:validation:Enum=Duplicate;Weighted
+type ReplicaMode string
+
+const (
+	// ReplicaModeDuplicate runs spec.replicas on every chosen cluster.
+	ReplicaModeDuplicate ReplicaMode = "Duplicate"
+	// ReplicaModeWeighted divides spec.replicas over the chosen clusters in proportion to
+	// their weights (Webster's method: no cluster is favoured by its name, and raising the
+	// total never lowers a cluster's share).
+	ReplicaModeWeighted ReplicaMode = "Weighted"
+)
+
+// ReplicaPolicy maps workloads' spec.replicas to clusters. Modes that follow clusters'
+// capacity (Capacity, Packed) come with capacity estimates.
+// +kubebuilder:validation:XValidation:rule="self.mode != 'Duplicate' || !has(self.clusters) || size(self.clusters) == 0",message="clusters apply to a divided mode, not to Duplicate"
+type ReplicaPolicy struct {
+	// mode is Weighted (default: spec.replicas divided in proportion to weights) or Duplicate
+	// (spec.replicas on every cluster).
+	// +optional
+	// +kubebuilder:default=Weighted
+	Mode ReplicaMode `json:"mode,omitempty"`
+
+	// clusters set a weight, a minimum and a maximum for groups of clusters; a cluster takes
+	// the first entry it matches. A cluster matching none has weight 1, no minimum and no
+	// maximum (an entry with clusterSelector: {} changes that default).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Clusters []ClusterReplicas `json:"clusters,omitempty"`
+}
+
+// ClusterReplicas is the share of a group of clusters in a division.
+// +kubebuilder:validation:XValidation:rule="!has(self.min) || !has(self.max) || type(self.min) != int || type(self.max) != int || self.min <= self.max",message="min must not exceed max"
+type ClusterReplicas struct {
+	// name identifies the entry.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// clusterNames and clusterSelector choose the clusters of the entry (either matches); with
+	// neither, it matches none.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=253
+	ClusterNames []string `json:"clusterNames,omitempty"`
+	// +optional
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+
+	// weight is the clusters' relative share (default 1). 0 keeps them at replicas 0 unless
+	// the others cannot hold the total (their maxima): a warm standby.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	Weight *int32 `json:"weight,omitempty"`
+
+	// min is the fewest replicas each of the clusters runs: a number, or a percentage of the
+	// total, rounded down ("10%"). Minima above the total are served by weight.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}%$`
+	// +kubebuilder:validation:XValidation:rule="type(self) == string || self >= 0",message="must not be negative"
+	Min *intstr.IntOrString `json:"min,omitempty"`
+
+	// max is the most replicas each of the clusters runs: a number, or a percentage of the
+	// total, rounded up ("50%": never more than half). Replicas no cluster can take are not
+	// placed, and the owner says so.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}%$`
+	// +kubebuilder:validation:XValidation:rule="type(self) == string || self >= 0",message="must not be negative"
+	Max *intstr.IntOrString `json:"max,omitempty"`
 }
 
 // TolerationOperator says how a toleration matches a taint's value.

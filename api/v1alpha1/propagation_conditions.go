@@ -57,6 +57,9 @@ const (
 	// Ready (kstatus, at the generation Flotilla wrote) on every chosen cluster: a move makes
 	// before it breaks, and both copies stay while it cannot finish.
 	ReasonMoveStalled = "MoveStalled"
+	// ReasonReplicasNotPlaced (a Warning Event) says some replicas of a divided workload have
+	// no cluster: every chosen cluster is at the maximum its Placement allows.
+	ReasonReplicasNotPlaced = "ReplicasNotPlaced"
 
 	// ReasonKindUnavailable holds an owner that selects a kind the hub cannot list and watch
 	// now: nothing is delivered or pruned for it until the kind can be read again.

@@ -75,7 +75,7 @@ func (r *Reconciler) forget(owner render.Owner) {
 	r.rules.Forget(owner.String())
 	r.mu.Lock()
 	delete(r.pendingSince, owner)
-	delete(r.noHistory, owner)
+	delete(r.warned, owner)
 	r.mu.Unlock()
 }
 

@@ -69,8 +69,8 @@ type Reconciler struct {
 	mu           sync.Mutex
 	watched      map[schema.GroupVersionKind]bool
 	pendingSince map[render.Owner]pendingRevision
-	noHistory    map[render.Owner]string // the last revision reported as too large to keep
-	own          ownWrites               // recent writes the cache may not show yet
+	warned       map[render.Owner]map[string]string // the last Warning of each reason, by owner (firstWarning)
+	own          ownWrites                          // recent writes the cache may not show yet
 }
 
 // Every hub write is a merge patch (the finalizer, the status); nothing is updated whole.
@@ -105,7 +105,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.renders = newRenderCache()
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
 	r.pendingSince = map[render.Owner]pendingRevision{}
-	r.noHistory = map[render.Owner]string{}
+	r.warned = map[render.Owner]map[string]string{}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagation").
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
@@ -321,8 +321,11 @@ func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, 
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if in.noHistory != "" && r.firstNoHistory(p.owner(), in.revision) {
+	if in.noHistory != "" && r.firstWarning(p.owner(), "NoRevisionHistory", in.revision) {
 		r.recorder.Event(p.obj, corev1.EventTypeWarning, "NoRevisionHistory", limit("revision "+in.revision+" is delivered but not kept: "+in.noHistory+"; clusters cannot be pinned to it", 1024))
+	}
+	if unplaced := strings.Join(in.unplaced, "; "); r.firstWarning(p.owner(), flotillav1.ReasonReplicasNotPlaced, unplaced) && unplaced != "" {
+		r.recorder.Event(p.obj, corev1.EventTypeWarning, flotillav1.ReasonReplicasNotPlaced, limit(unplaced+"; raise the maxima in the Placement's spec.replicas, or lower spec.replicas", 1024))
 	}
 	if in.hold == nil && r.settling(p.owner(), in.revision, in) {
 		return reconcile.Result{RequeueAfter: settleTime}, nil
@@ -340,10 +343,11 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, msg}
 		return in, nil
 	}
-	decisions, err := r.decisions(ctx, p)
+	placement, err := r.placement(ctx, p)
 	if err != nil {
 		return in, err
 	}
+	decisions := decisionsOf(placement)
 	if decisions == nil {
 		in.hold = &holdReason{flotillav1.ReasonPlacementNotFound,
 			fmt.Sprintf("Placement %s does not exist; create it, or fix spec.placementRef (nothing is pruned meanwhile)", p.placementKey())}
@@ -409,29 +413,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	// its name is known before.
 	latest := revisions.Name(owner, in.revision)
 	rules := r.rules.Get(p.owner().String(), p.obj.GetGeneration(), p.spec.Overrides)
-	want := make(map[string]fanout.Want, len(*decisions))
-	for _, c := range *decisions {
-		objs, revision, err := r.revisionFor(ctx, owner, in.records[c], latest, rendered, in.revision)
-		if err != nil {
-			// A pinned revision that is not kept: this cluster keeps what it has.
-			in.clusterFailed(c, err.Error())
-			continue
-		}
-		if revision != in.revision {
-			in.clusterRevision(c, revision)
-		}
-		if facts := override.ClusterFacts(ctx, r.Hub, c); override.Active(rules, facts) {
-			objs, err = override.ForCluster(rules, facts, objs)
-			if err != nil {
-				// This cluster keeps what it has; the others carry on.
-				in.clusterFailed(c, err.Error())
-				continue
-			}
-			revision = render.Revision(objs)
-			in.clusterRevision(c, revision)
-		}
-		want[c] = fanout.Want{Objects: objs, Revision: revision}
-	}
+	want := r.wants(ctx, &in, target{owner: owner, placement: placement, rules: rules, latest: latest, rendered: rendered})
 	strategy := decide.Strategy{
 		Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
 		Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift,
@@ -445,7 +427,10 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	for c, msg := range out.Failed {
 		in.clusterFailed(c, msg)
 	}
-	in.results, in.dropped, in.moveStalled, in.recordErr = out.Results, out.Leaving, out.Stalled, out.Err
+	in.results, in.dropped, in.recordErr = out.Results, out.Leaving, out.Err
+	if out.Stalled != "" {
+		in.moveStalled = out.Stalled
+	}
 	if out.Refused != "" {
 		in.pruneBlocked = out.Refused
 	}
@@ -455,14 +440,13 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	return in, nil
 }
 
-// decisions returns the clusters the propagator's Placement chooses, or nil if it has none.
-func (r *Reconciler) decisions(ctx context.Context, p propagator) (*[]string, error) {
-	return placementDecisions(ctx, r.Hub, p)
+// placement returns the propagator's Placement, or nil if it has none.
+func (r *Reconciler) placement(ctx context.Context, p propagator) (*flotillav1.Placement, error) {
+	return placementOf(ctx, r.Hub, p)
 }
 
-// placementDecisions returns the clusters a propagator's Placement chooses, or nil if it has
-// none.
-func placementDecisions(ctx context.Context, c client.Reader, p propagator) (*[]string, error) {
+// placementOf returns a propagator's Placement, or nil if it has none.
+func placementOf(ctx context.Context, c client.Reader, p propagator) (*flotillav1.Placement, error) {
 	pl := &flotillav1.Placement{}
 	if err := c.Get(ctx, p.placementKey(), pl); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -470,11 +454,19 @@ func placementDecisions(ctx context.Context, c client.Reader, p propagator) (*[]
 		}
 		return nil, err
 	}
+	return pl, nil
+}
+
+// decisionsOf returns the clusters a Placement chooses, or nil if there is no Placement.
+func decisionsOf(pl *flotillav1.Placement) *[]string {
+	if pl == nil {
+		return nil
+	}
 	names := make([]string, 0, len(pl.Status.Decisions))
 	for _, d := range pl.Status.Decisions {
 		names = append(names, d.ClusterName)
 	}
-	return &names, nil
+	return &names
 }
 
 // eventTimeout bounds the hub read an Event about a propagator needs (its UID).

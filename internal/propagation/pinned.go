@@ -43,14 +43,18 @@ func (r *Reconciler) revisionFor(ctx context.Context, owner render.Owner, rec *f
 	return r.Revisions.Load(ctx, owner, rec.Spec.Revision)
 }
 
-// firstNoHistory reports whether revision is the first of owner found too large to keep since
-// the last that was kept, so the Warning is emitted once, not at every pass.
-func (r *Reconciler) firstNoHistory(owner render.Owner, revision string) bool {
+// firstWarning reports whether a Warning of this reason about owner says something new (the
+// first revision found too large to keep since the last kept, a new reason replicas are not
+// placed), so that it is emitted once, not at every pass.
+func (r *Reconciler) firstWarning(owner render.Owner, reason, about string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.noHistory[owner] == revision {
+	if r.warned[owner] == nil {
+		r.warned[owner] = map[string]string{}
+	}
+	if r.warned[owner][reason] == about {
 		return false
 	}
-	r.noHistory[owner] = revision
+	r.warned[owner][reason] = about
 	return true
 }

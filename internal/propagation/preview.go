@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
@@ -55,10 +56,11 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 	if err != nil {
 		return nil, fmt.Errorf("spec.strategy.%w", err)
 	}
-	decisions, err := placementDecisions(ctx, c, p)
+	placement, err := placementOf(ctx, c, p)
 	if err != nil {
 		return nil, err
 	}
+	decisions := decisionsOf(placement)
 	if decisions == nil {
 		return nil, fmt.Errorf("placement %s does not exist", p.placementKey())
 	}
@@ -89,10 +91,17 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 		Kinds:     render.ParseKinds(render.Kinds(rendered, recorded...)),
 		Confirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]}
 	rules := override.Compile(p.spec.Overrides)
+	// A plan shows where a division ends, not the replicas a move holds on the way.
+	div, _ := divisionOf(ctx, c, placement, rendered, records, *decisions, owner)
 	for _, cl := range *decisions {
 		cd := ClusterDesired{Cluster: cl, Objects: rendered, Revision: revision}
-		if facts := override.ClusterFacts(ctx, c, cl); override.Active(rules, facts) {
-			if cd.Objects, cd.Err = override.ForCluster(rules, facts, rendered); cd.Err == nil {
+		if div.Shares != nil {
+			if cd.Objects, cd.Err = division.Apply(rendered, div.Shares.On(cl)); cd.Err == nil {
+				cd.Revision = render.Revision(cd.Objects)
+			}
+		}
+		if facts := override.ClusterFacts(ctx, c, cl); cd.Err == nil && override.Active(rules, facts) {
+			if cd.Objects, cd.Err = override.ForCluster(rules, facts, cd.Objects); cd.Err == nil {
 				cd.Revision = render.Revision(cd.Objects)
 			}
 		}

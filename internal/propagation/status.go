@@ -49,6 +49,9 @@ type statusInput struct {
 	// moveStalled says why objects stay on clusters that left the placement: they are not
 	// Ready yet where they move to.
 	moveStalled string
+	// unplaced say, per divided workload, why some of its replicas have no cluster (every
+	// cluster at its maximum).
+	unplaced []string
 	// recordErr joins the Delivery record writes that failed; the pass is retried.
 	recordErr error
 	// noHistory says why the latest revision is not kept ("" when it is).

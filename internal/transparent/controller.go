@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -32,6 +30,7 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
@@ -188,19 +187,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	rules := r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides)
-	shares, have := r.division(ctx, owner, u, rendered, decisions, records)
-	want, failures, err := r.perCluster(ctx, rules, rendered, decisions, shares)
+	replicas, moveStalled := r.divide(ctx, owner, u, rendered, placement, decisions, records, rules)
+	want, failures, err := r.perCluster(ctx, rules, rendered, decisions, replicas)
 	if err != nil {
 		return reconcile.Result{}, err
-	}
-	move := r.planMove(owner, want, shares, have, decisions, ledger.Clusters(records))
-	if len(move.held) > 0 {
-		held, heldFailures, err := r.perCluster(ctx, rules, rendered, slices.Collect(maps.Keys(move.held)), move.held)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		maps.Copy(want, held)
-		maps.Copy(failures, heldFailures)
 	}
 	var failure string
 	wants := make(map[string]fanout.Want, len(want))
@@ -213,7 +203,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			continue
 		}
 		w := fanout.Want{Objects: []*unstructured.Unstructured{want[c]}, Revision: want[c].GetAnnotations()[flotillav1.AnnotationHash]}
-		if _, divided := shares[c]; divided {
+		if _, divided := replicas[c]; divided {
 			// What is written there: the share, or the replicas held during a move, as the
 			// overrides left them.
 			n, _, _ := unstructured.NestedInt64(want[c].Object, "spec", "replicas")
@@ -235,7 +225,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			failure = c + ": " + res.Message
 		}
 	}
-	stalled := move.stalled
+	stalled := moveStalled
 	if stalled == "" {
 		stalled = out.Stalled
 	}
@@ -273,9 +263,11 @@ func (r *Reconciler) perCluster(ctx context.Context, rules []override.Rule, rend
 	for _, c := range clusters {
 		obj := rendered
 		if n, divided := replicas[c]; divided {
-			if obj, err = withReplicas(rendered, n); err != nil {
+			out, err := division.Apply([]*unstructured.Unstructured{rendered}, map[string]int64{render.Key(rendered): n})
+			if err != nil {
 				return nil, nil, err
 			}
+			obj = out[0]
 		}
 		if facts := r.clusterFacts(ctx, c); override.Active(rules, facts) {
 			out, err := override.ForCluster(rules, facts, []*unstructured.Unstructured{obj})

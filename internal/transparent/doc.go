@@ -3,14 +3,15 @@
 // namespace chooses. Moving it means changing the Placement or the label.
 //
 // A workload's hub object describes the fleet-wide workload: its spec.replicas is divided
-// across the chosen clusters (scheduler.Divide with equal weights: evenly, the remainder kept
-// where it runs), and its status is written with the fleet-wide sums of the spoke copies'
+// across the chosen clusters as the Placement's spec.replicas says, evenly when it says
+// nothing (package division, the same as for Propagations), and its status is written with the fleet-wide sums of the spoke copies'
 // status (replicas, readyReplicas, availableReplicas, ...) and their conditions (True only when True everywhere). The hub runs
 // no workload controllers, so nothing else writes that status: `kubectl get deploy` on the hub
 // answers for the fleet.
 //
-// Moves make before they break (move.go): when the clusters or the division change, clusters
-// that gain replicas (or a first copy) get them first, and clusters that lose replicas or leave
+// Moves make before they break (move.go, package division): when the clusters or the division
+// change, clusters that gain replicas (or a first copy) get them first, and clusters that lose
+// replicas or leave
 // keep theirs until every chosen cluster's copy is Ready (kstatus, at the generation Flotilla
 // wrote); meanwhile a MoveStalled Event on the hub object says what the move waits for. Which
 // clusters hold a copy is in the Delivery records (package ledger).

@@ -1,0 +1,167 @@
+package division
+
+import (
+	"math"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/scheduler"
+)
+
+// Replicas are replica counts by workload (render.Key) and cluster.
+type Replicas map[string]map[string]int64
+
+// On returns a cluster's replicas of every workload.
+func (r Replicas) On(cluster string) map[string]int64 {
+	out := map[string]int64{}
+	for w, byCluster := range r {
+		if n, ok := byCluster[cluster]; ok {
+			out[w] = n
+		}
+	}
+	return out
+}
+
+// Divides reports whether a Placement's policy divides the workloads of an owner: transparent
+// mode divides unless told to duplicate, Propagations duplicate unless told to divide.
+func Divides(policy *flotillav1.ReplicaPolicy, transparent bool) bool {
+	if policy == nil {
+		return transparent
+	}
+	return policy.Mode != flotillav1.ReplicaModeDuplicate
+}
+
+// Workloads returns the total replicas of the divisible workloads among objs, by render.Key:
+// apps/v1 Deployments, StatefulSets and ReplicaSets that set spec.replicas.
+func Workloads(objs []*unstructured.Unstructured) map[string]int64 {
+	out := map[string]int64{}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		if gvk.Group != "apps" || (gvk.Kind != "Deployment" && gvk.Kind != "StatefulSet" && gvk.Kind != "ReplicaSet") {
+			continue
+		}
+		if n, found, err := unstructured.NestedInt64(o.Object, "spec", "replicas"); found && err == nil {
+			out[render.Key(o)] = n
+		}
+	}
+	return out
+}
+
+// Input is what a division is computed from.
+type Input struct {
+	// Policy is the Placement's replica policy; nil divides evenly.
+	Policy *flotillav1.ReplicaPolicy
+	// Chosen are the clusters the Placement chooses, with their labels (for the policy's
+	// cluster groups).
+	Chosen map[string]map[string]string
+	// Totals are the workloads' spec.replicas, by render.Key (Workloads).
+	Totals map[string]int64
+	// Have is what each cluster runs now (the records' spec.replicas): the previous division.
+	Have Replicas
+	// Seed breaks ties without favouring a name: the owner.
+	Seed string
+}
+
+// Outcome is a division and what it could not place.
+type Outcome struct {
+	Shares Replicas
+	// Messages say, per workload, why some replicas were not placed (every cluster at its
+	// maximum), with numbers; none when everything is placed.
+	Messages map[string]string
+}
+
+// Divide divides each workload's total over the chosen clusters.
+func Divide(in Input) Outcome {
+	out := Outcome{Shares: Replicas{}, Messages: map[string]string{}}
+	for w, total := range in.Totals {
+		div := scheduler.Divide(scheduler.DivideInput{
+			Total: clamp(total), Mode: scheduler.ModeWeighted, Seed: in.Seed + "/" + w,
+			Clusters: candidates(in.Policy, in.Chosen, total),
+			Previous: previous(in.Have[w], in.Chosen),
+		})
+		shares := make(map[string]int64, len(div.Replicas))
+		for c, n := range div.Replicas {
+			shares[c] = int64(n)
+		}
+		out.Shares[w] = shares
+		if div.Unplaced > 0 {
+			out.Messages[w] = div.Message
+		}
+	}
+	return out
+}
+
+// candidates are the chosen clusters with the weight, minimum and maximum of the first
+// policy entry each matches.
+func candidates(policy *flotillav1.ReplicaPolicy, chosen map[string]map[string]string, total int64) []scheduler.Candidate {
+	out := make([]scheduler.Candidate, 0, len(chosen))
+	for name, lbls := range chosen {
+		c := scheduler.Candidate{Name: name, Weight: 1, Max: scheduler.Unbounded, LimitFit: scheduler.Unbounded, Estimate: scheduler.Unbounded}
+		if e := entryFor(policy, name, lbls); e != nil {
+			if e.Weight != nil {
+				c.Weight = *e.Weight
+			}
+			if e.Min != nil {
+				c.Min = resolve(*e.Min, total, false)
+			}
+			if e.Max != nil {
+				c.Max = resolve(*e.Max, total, true)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// entryFor returns the first policy entry that matches a cluster, nil if none does.
+func entryFor(policy *flotillav1.ReplicaPolicy, name string, lbls map[string]string) *flotillav1.ClusterReplicas {
+	if policy == nil {
+		return nil
+	}
+	for i := range policy.Clusters {
+		e := &policy.Clusters[i]
+		for _, n := range e.ClusterNames {
+			if n == name {
+				return e
+			}
+		}
+		if e.ClusterSelector != nil {
+			if sel, err := metav1.LabelSelectorAsSelector(e.ClusterSelector); err == nil && sel.Matches(labels.Set(lbls)) {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// resolve turns a minimum or maximum into replicas: a number as it is, a percentage of the
+// total rounded down (a minimum) or up (a maximum).
+func resolve(v intstr.IntOrString, total int64, roundUp bool) int32 {
+	n, err := intstr.GetScaledValueFromIntOrPercent(&v, int(clamp(total)), roundUp)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int32(min(n, math.MaxInt32))
+}
+
+// previous is what runs now on the chosen clusters, as a division without a key: kept when it
+// is what a fresh division gives, else replaced by one that keeps replicas where they run.
+func previous(have map[string]int64, chosen map[string]map[string]string) *scheduler.Division {
+	if len(have) == 0 {
+		return nil
+	}
+	p := &scheduler.Division{Replicas: map[string]int32{}}
+	for c, n := range have {
+		if _, ok := chosen[c]; ok {
+			p.Replicas[c] = clamp(n)
+		}
+	}
+	return p
+}
+
+func clamp(n int64) int32 { return int32(min(max(n, 0), math.MaxInt32)) }

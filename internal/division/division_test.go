@@ -1,0 +1,191 @@
+package division
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func workload(kind, name string, replicas int64) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": replicas}}}
+	u.SetAPIVersion("apps/v1")
+	u.SetKind(kind)
+	u.SetNamespace("team")
+	u.SetName(name)
+	return u
+}
+
+var (
+	web = render.Key(workload("Deployment", "web", 0))
+	api = render.Key(workload("Deployment", "api", 0))
+)
+
+func weighted(entries ...flotillav1.ClusterReplicas) *flotillav1.ReplicaPolicy {
+	return &flotillav1.ReplicaPolicy{Mode: flotillav1.ReplicaModeWeighted, Clusters: entries}
+}
+
+func entry(name string, weight int32, clusters ...string) flotillav1.ClusterReplicas {
+	return flotillav1.ClusterReplicas{Name: name, ClusterNames: clusters, Weight: ptr(weight)}
+}
+
+var three = map[string]map[string]string{"a": {"region": "eu"}, "b": {"region": "eu"}, "c": {"region": "us"}}
+
+func TestDivide(t *testing.T) {
+	tests := []struct {
+		name     string
+		policy   *flotillav1.ReplicaPolicy
+		total    int64
+		have     map[string]int64
+		want     map[string]int64
+		unplaced bool
+	}{
+		{"no policy: even", nil, 7, nil, nil, false},
+		{"weights 1:2:3", weighted(entry("a", 1, "a"), entry("b", 2, "b"), entry("c", 3, "c")), 12, nil, map[string]int64{"a": 2, "b": 4, "c": 6}, false},
+		{"weights 1:2:3, total raised: only the difference moves", weighted(entry("a", 1, "a"), entry("b", 2, "b"), entry("c", 3, "c")), 18,
+			map[string]int64{"a": 2, "b": 4, "c": 6}, map[string]int64{"a": 3, "b": 6, "c": 9}, false},
+		{"a selector entry, first match wins", weighted(entry("c", 4, "c"), flotillav1.ClusterReplicas{Name: "eu", Weight: ptr(int32(2)),
+			ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}), 8, nil, map[string]int64{"a": 2, "b": 2, "c": 4}, false},
+		{"min as a percentage, rounded down", weighted(flotillav1.ClusterReplicas{Name: "a", ClusterNames: []string{"a"}, Weight: ptr(int32(0)), Min: ptr(intstr.FromString("25%"))}),
+			10, nil, map[string]int64{"a": 2, "b": 4, "c": 4}, false},
+		{"max as a percentage, rounded up", weighted(flotillav1.ClusterReplicas{Name: "c", ClusterNames: []string{"c"}, Weight: ptr(int32(100)), Max: ptr(intstr.FromString("20%"))}),
+			10, nil, map[string]int64{"a": 4, "b": 4, "c": 2}, false},
+		{"every cluster at its maximum", weighted(flotillav1.ClusterReplicas{Name: "all", ClusterSelector: &metav1.LabelSelector{}, Max: ptr(intstr.FromInt32(2))}),
+			10, nil, map[string]int64{"a": 2, "b": 2, "c": 2}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := Input{Policy: tt.policy, Chosen: three, Totals: map[string]int64{web: tt.total}, Seed: "Propagation/team/web"}
+			if tt.have != nil {
+				in.Have = Replicas{web: tt.have}
+			}
+			out := Divide(in)
+			got := out.Shares[web]
+			var sum int64
+			for _, n := range got {
+				sum += n
+			}
+			if tt.want == nil {
+				// Even: 3, 2, 2 in some order.
+				if sum != tt.total || len(got) != 3 {
+					t.Fatalf("shares %v", got)
+				}
+				for _, n := range got {
+					if n < 2 || n > 3 {
+						t.Fatalf("shares %v are not even", got)
+					}
+				}
+				return
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("shares %v, want %v", got, tt.want)
+			}
+			if msg, ok := out.Messages[web]; ok != tt.unplaced || (ok && !strings.Contains(msg, "4")) {
+				t.Fatalf("message %q (unplaced %v, want %v)", msg, ok, tt.unplaced)
+			}
+		})
+	}
+}
+
+func TestDivides(t *testing.T) {
+	if Divides(nil, false) || !Divides(nil, true) {
+		t.Fatal("defaults: Propagations duplicate, transparent mode divides")
+	}
+	if !Divides(weighted(), false) || Divides(&flotillav1.ReplicaPolicy{Mode: flotillav1.ReplicaModeDuplicate}, true) {
+		t.Fatal("a policy decides for every owner kind")
+	}
+}
+
+func TestWorkloads(t *testing.T) {
+	cm := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(3)}}}
+	cm.SetAPIVersion("v1")
+	cm.SetKind("ConfigMap")
+	cm.SetName("x")
+	noReplicas := workload("StatefulSet", "db", 0)
+	unstructured.RemoveNestedField(noReplicas.Object, "spec", "replicas")
+	got := Workloads([]*unstructured.Unstructured{workload("Deployment", "web", 4), workload("ReplicaSet", "rs", 2), cm, noReplicas})
+	want := map[string]int64{web: 4, render.Key(workload("ReplicaSet", "rs", 0)): 2}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Workloads = %v, want %v", got, want)
+	}
+}
+
+func TestHold(t *testing.T) {
+	readyWhen := func(ready map[string]bool, seen map[string]map[string]int64) func(string, map[string]int64) bool {
+		return func(c string, r map[string]int64) bool {
+			seen[c] = r
+			return ready[c]
+		}
+	}
+	tests := []struct {
+		name    string
+		shares  Replicas
+		have    Replicas
+		ready   map[string]bool
+		want    Replicas
+		stalled string
+	}{
+		{"first delivery: nothing to hold", Replicas{web: {"a": 3, "b": 3}}, nil, nil, Replicas{web: {"a": 3, "b": 3}}, ""},
+		{"moving to b, not Ready there: a keeps its replicas", Replicas{web: {"a": 0, "b": 6}}, Replicas{web: {"a": 6}}, map[string]bool{"a": true},
+			Replicas{web: {"a": 6, "b": 6}}, "copies on b are Ready"},
+		{"moving to b, Ready there: a gives them up", Replicas{web: {"a": 0, "b": 6}}, Replicas{web: {"a": 6, "b": 6}}, map[string]bool{"b": true},
+			Replicas{web: {"a": 0, "b": 6}}, ""},
+		{"growing only: nothing to hold, whatever is Ready", Replicas{web: {"a": 4, "b": 4}}, Replicas{web: {"a": 3, "b": 3}}, nil,
+			Replicas{web: {"a": 4, "b": 4}}, ""},
+		{"swapping two workloads, both Ready with their gains: both released",
+			Replicas{web: {"a": 0, "b": 2}, api: {"a": 2, "b": 0}}, Replicas{web: {"a": 2, "b": 2}, api: {"a": 2, "b": 2}}, map[string]bool{"a": true, "b": true},
+			Replicas{web: {"a": 0, "b": 2}, api: {"a": 2, "b": 0}}, ""},
+		{"swapping, b not Ready yet: only what waits for b is held",
+			Replicas{web: {"a": 0, "b": 2}, api: {"a": 2, "b": 0}}, Replicas{web: {"a": 2, "b": 2}, api: {"a": 2, "b": 2}}, map[string]bool{"a": true},
+			Replicas{web: {"a": 2, "b": 2}, api: {"a": 2, "b": 0}}, "copies on b are Ready"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seen := map[string]map[string]int64{}
+			got, stalled := Hold(Move{Chosen: []string{"a", "b"}, Shares: tt.shares, Have: tt.have, Ready: readyWhen(tt.ready, seen)})
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Hold = %v, want %v", got, tt.want)
+			}
+			if (tt.stalled == "") != (stalled == "") || !strings.Contains(stalled, tt.stalled) {
+				t.Fatalf("stalled %q, want %q", stalled, tt.stalled)
+			}
+			// Readiness is judged with every reduction held.
+			for w, byCluster := range tt.have {
+				for c, n := range byCluster {
+					if n > tt.shares[w][c] && seen[c][w] != n {
+						t.Fatalf("readiness of %s judged with %s at %d, want it held at %d", c, w, seen[c][w], n)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestApply(t *testing.T) {
+	d, err := render.Render(workload("Deployment", "web", 6), render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := []*unstructured.Unstructured{d}
+	out, err := Apply(objs, map[string]int64{web: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := unstructured.NestedInt64(out[0].Object, "spec", "replicas"); n != 2 {
+		t.Fatalf("spec.replicas %d, want 2", n)
+	}
+	if render.HashOf(out[0]) == render.HashOf(d) {
+		t.Fatal("the hash did not change with the replicas")
+	}
+	if n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); n != 6 {
+		t.Fatal("Apply changed its input")
+	}
+}

@@ -1,0 +1,84 @@
+package division
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Move is a division to reach from what runs now.
+type Move struct {
+	// Chosen are the clusters chosen now.
+	Chosen []string
+	// Shares are the division to reach; Have what each cluster runs now.
+	Shares, Have Replicas
+	// Ready reports whether a cluster is Ready with these replicas of the owner's divided
+	// workloads (its delivery of them complete, at the generation written, and Ready).
+	Ready func(cluster string, replicas map[string]int64) bool
+}
+
+// Hold returns what each chosen cluster runs this pass: its share of each workload, except
+// that a cluster that is to run fewer replicas of a workload than it runs now keeps them while
+// a cluster that runs the workload at its new share is not Ready yet. A cluster's readiness is
+// judged with every reduction held, so a cluster that gains one workload while it gives up
+// another is Ready once what it gains is. stalled names the clusters the holds wait for ("" when
+// nothing is held).
+func Hold(m Move) (replicas Replicas, stalled string) {
+	held := Replicas{} // every reduction held: the conservative pass
+	for w, shares := range m.Shares {
+		held[w] = map[string]int64{}
+		for _, c := range m.Chosen {
+			n := shares[c]
+			if now, ok := m.Have[w][c]; ok && now > n {
+				n = now
+			}
+			held[w][c] = n
+		}
+	}
+	ready := make(map[string]bool, len(m.Chosen))
+	for _, c := range m.Chosen {
+		ready[c] = m.Ready(c, held.On(c))
+	}
+	replicas = Replicas{}
+	waiting := map[string]bool{}
+	for w, shares := range m.Shares {
+		var notReady []string
+		for _, c := range m.Chosen {
+			if shares[c] > 0 && !shrinks(m, w, c) && !ready[c] {
+				notReady = append(notReady, c)
+			}
+		}
+		if len(notReady) == 0 || !anyShrinks(m, w) {
+			replicas[w] = shares
+			continue
+		}
+		replicas[w] = held[w]
+		for _, c := range notReady {
+			waiting[c] = true
+		}
+	}
+	if len(waiting) == 0 {
+		return replicas, ""
+	}
+	names := make([]string, 0, len(waiting))
+	for c := range waiting {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	return replicas, fmt.Sprintf("replicas stay where they run until the copies on %s are Ready (make before break)", strings.Join(names, ", "))
+}
+
+// shrinks reports whether cluster c is to run fewer replicas of workload w than it runs now.
+func shrinks(m Move, w, c string) bool {
+	now, ok := m.Have[w][c]
+	return ok && now > m.Shares[w][c]
+}
+
+func anyShrinks(m Move, w string) bool {
+	for _, c := range m.Chosen {
+		if shrinks(m, w, c) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,115 @@
+package propagation
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/division"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// target is what a propagator's pass delivers, before it is made per cluster.
+type target struct {
+	owner     render.Owner
+	placement *flotillav1.Placement
+	rules     []override.Rule
+	latest    string // the name of the latest revision
+	rendered  []*unstructured.Unstructured
+}
+
+// wants returns what each chosen cluster should have: the latest revision or the one its
+// record pins, its replicas of the workloads its Placement divides, and its override rules.
+// A cluster whose pinned revision is gone or whose rules fail is left out (it keeps what it
+// has) and reported.
+func (r *Reconciler) wants(ctx context.Context, in *statusInput, t target) map[string]fanout.Want {
+	chosen := in.targets
+	replicas := r.divide(ctx, in, t)
+	want := make(map[string]fanout.Want, len(chosen))
+	for _, c := range chosen {
+		w, err := r.wantOn(ctx, in, t, c, replicas.On(c))
+		if err != nil {
+			// This cluster keeps what it has; the others carry on.
+			in.clusterFailed(c, err.Error())
+			continue
+		}
+		if replicas != nil {
+			w.Replicas = ledger.Shares(replicas.On(c))
+		}
+		if w.Revision != in.revision {
+			in.clusterRevision(c, w.Revision)
+		}
+		want[c] = w
+	}
+	return want
+}
+
+// wantOn returns what cluster c should have with these replicas of divided workloads.
+func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c string, replicas map[string]int64) (fanout.Want, error) {
+	objs, revision, err := r.revisionFor(ctx, t.owner, in.records[c], t.latest, t.rendered, in.revision)
+	if err != nil {
+		return fanout.Want{}, err // a pinned revision that is not kept
+	}
+	if len(replicas) > 0 {
+		if objs, err = division.Apply(objs, replicas); err != nil {
+			return fanout.Want{}, err
+		}
+		revision = render.Revision(objs)
+	}
+	if facts := override.ClusterFacts(ctx, r.Hub, c); override.Active(t.rules, facts) {
+		if objs, err = override.ForCluster(t.rules, facts, objs); err != nil {
+			return fanout.Want{}, err
+		}
+		revision = render.Revision(objs)
+	}
+	return fanout.Want{Objects: objs, Revision: revision}, nil
+}
+
+// divide returns each chosen cluster's replicas of the divided workloads this pass: their
+// division by the Placement's replica policy, with what a cluster that is to run fewer keeps
+// until the clusters that gain are Ready (the move is reported meanwhile).
+func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target) division.Replicas {
+	div, have := divisionOf(ctx, r.Hub, t.placement, t.rendered, in.records, in.targets, t.owner)
+	if div.Shares == nil {
+		return nil
+	}
+	for w, msg := range div.Messages {
+		in.unplaced = append(in.unplaced, w+": "+msg)
+	}
+	replicas, stalled := division.Hold(division.Move{Chosen: in.targets, Shares: div.Shares, Have: have,
+		Ready: func(c string, replicas map[string]int64) bool {
+			w, err := r.wantOn(ctx, in, t, c, replicas)
+			if err != nil {
+				return false
+			}
+			res, ok := r.Deliverer.Result(t.owner, c)
+			return ok && res.Complete && res.Revision == w.Revision && res.Ready >= res.Applied
+		}})
+	in.moveStalled = stalled
+	return replicas
+}
+
+// divisionOf divides the workloads among rendered over the chosen clusters by the Placement's
+// replica policy, from what the records say each cluster runs now (also returned). Its shares
+// are nil when the Placement does not divide or nothing is divisible.
+func divisionOf(ctx context.Context, hub client.Reader, pl *flotillav1.Placement, rendered []*unstructured.Unstructured,
+	records map[string]*flotillav1.Delivery, chosen []string, owner render.Owner) (division.Outcome, division.Replicas) {
+	totals := division.Workloads(rendered)
+	if !division.Divides(pl.Spec.Replicas, false) || len(totals) == 0 {
+		return division.Outcome{}, nil
+	}
+	labels := make(map[string]map[string]string, len(chosen))
+	for _, c := range chosen {
+		labels[c] = override.ClusterFacts(ctx, hub, c).Labels
+	}
+	have := division.Replicas{}
+	for w := range totals {
+		have[w] = ledger.RecordedShares(records, w)
+	}
+	return division.Divide(division.Input{Policy: pl.Spec.Replicas, Chosen: labels, Totals: totals, Have: have, Seed: owner.String()}), have
+}
