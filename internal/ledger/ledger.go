@@ -54,8 +54,8 @@ type Ledger struct {
 	written map[pair]ownWrite
 	// completed is the revision each record's latest complete result reported (report.go).
 	completed map[pair]string
-	reports *coalesce.Queue[pair, report] // results to write into records (report.go)
-	once    sync.Once
+	reports   *coalesce.Queue[pair, report] // results to write into records (report.go)
+	once      sync.Once
 }
 
 // pair is one owner on one cluster: one record.
