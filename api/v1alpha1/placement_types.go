@@ -208,6 +208,7 @@ type PlacementStatus struct {
 // +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.selectedClusters`
 // +kubebuilder:printcolumn:name="Scheduled",type=string,JSONPath=`.status.conditions[?(@.type=="Scheduled")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Scheduled")].reason`
+// +kubebuilder:printcolumn:name="Replicas",type=string,priority=1,JSONPath=`.spec.replicas.mode`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Placement struct {
 	metav1.TypeMeta   `json:",inline"`

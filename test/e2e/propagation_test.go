@@ -130,6 +130,13 @@ func TestTransparentDeployment(t *testing.T) {
 		eventuallyKubectl(t, kc(s), "1", "get", "job", "migrate", "-n", "shop", "-o", "jsonpath={.status.succeeded}")
 	}
 
+	// A Propagation's Deployment divided by weight (examples/weighted.yaml): 12 replicas over
+	// eu-west, us-east and ap-south at 1:2:3.
+	mustKubectl(t, hubKC, "apply", "-f", "../../examples/weighted.yaml")
+	for s, n := range map[string]string{"spoke-1": "2", "spoke-2": "4", "spoke-3": "6"} {
+		eventuallyKubectl(t, kc(s), n, "get", "deployment", "checkout", "-n", "checkout", "-o", "jsonpath={.status.availableReplicas}")
+	}
+
 	// Move it to the us-east cluster only by changing its label.
 	mustKubectl(t, hubKC, "label", "deployment", "cart", "-n", "shop", "flotilla.dev/placement=us", "--overwrite")
 	eventuallyKubectl(t, kc("spoke-2"), "6", "get", "deployment", "cart", "-n", "shop", "-o", "jsonpath={.status.availableReplicas}")
