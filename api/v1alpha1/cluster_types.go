@@ -110,6 +110,12 @@ type ClusterStatus struct {
 	// +optional
 	Allocatable corev1.ResourceList `json:"allocatable,omitempty"`
 
+	// placements is the number of owners (Propagations, ClusterPropagations, transparent-mode
+	// objects) that have objects on the cluster, from their Delivery records. It reaches 0 when
+	// a drain is complete: `kubectl wait cluster/NAME --for=jsonpath='{.status.placements}'=0`.
+	// +optional
+	Placements int32 `json:"placements"`
+
 	// lastProbeTime is when a health probe last found a change worth recording. Probes run far
 	// more often; their freshness is exported as the metric
 	// flotilla_cluster_last_probe_timestamp_seconds rather than written here.
@@ -132,6 +138,7 @@ type ClusterStatus struct {
 // +kubebuilder:printcolumn:name="CPU",type=string,JSONPath=`.status.allocatable.cpu`
 // +kubebuilder:printcolumn:name="Memory",type=string,JSONPath=`.status.allocatable.memory`
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.metadata.labels.flotilla\.dev/source`
+// +kubebuilder:printcolumn:name="Placements",type=integer,JSONPath=`.status.placements`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Pods",type=string,priority=1,JSONPath=`.status.allocatable.pods`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

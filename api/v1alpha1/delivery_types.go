@@ -163,6 +163,7 @@ type DeliveryStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=fdlv,categories=flotilla
+// +kubebuilder:selectablefield:JSONPath=`.spec.cluster`
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.owner.kind`
 // +kubebuilder:printcolumn:name="Owner",type=string,JSONPath=`.spec.owner.name`
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`

@@ -12,7 +12,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
@@ -22,6 +24,10 @@ import (
 
 // credentialsIndex indexes Clusters by the namespace/name of their credentials Secret.
 const credentialsIndex = "spec.credentials.secret"
+
+// recordsIndex indexes Delivery records by their cluster, so that a Cluster's placements are
+// counted without a scan of every record.
+const recordsIndex = "spec.cluster"
 
 // reconciler turns Cluster objects into members of the provider and is the only writer of
 // Cluster status.
@@ -51,6 +57,11 @@ func (p *Provider) SetupWithManager(ctx context.Context, mgr mcmanager.Manager) 
 	}); err != nil {
 		return err
 	}
+	if err := local.GetFieldIndexer().IndexField(ctx, &flotillav1.Delivery{}, recordsIndex, func(obj client.Object) []string {
+		return []string{obj.(*flotillav1.Delivery).Spec.Cluster}
+	}); err != nil {
+		return err
+	}
 	r := &reconciler{
 		provider: p,
 		hub:      local.GetClient(),
@@ -65,6 +76,10 @@ func (p *Provider) SetupWithManager(ctx context.Context, mgr mcmanager.Manager) 
 		For(&flotillav1.Cluster{}).
 		Watches(secret, handler.EnqueueRequestsFromMapFunc(r.clustersUsingSecret), builder.OnlyMetadata).
 		WatchesRawSource(source.Channel(p.events, &handler.EnqueueRequestForObject{})).
+		// A record made or removed changes its cluster's count of placements; its status
+		// changes do not.
+		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(clusterOfRecord),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		Complete(r)
 }
 
@@ -78,6 +93,20 @@ func (r *reconciler) clustersUsingSecret(ctx context.Context, obj client.Object)
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
 	}
 	return reqs
+}
+
+// clusterOfRecord maps a Delivery record to its Cluster.
+func clusterOfRecord(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: obj.(*flotillav1.Delivery).Spec.Cluster}}}
+}
+
+// placements counts the owners with objects on a cluster: its Delivery records.
+func (r *reconciler) placements(ctx context.Context, cluster string) (int32, error) {
+	var records flotillav1.DeliveryList
+	if err := r.hub.List(ctx, &records, client.MatchingFields{recordsIndex: cluster}, client.UnsafeDisableDeepCopy); err != nil {
+		return 0, fmt.Errorf("count the Delivery records of cluster %s: %w", cluster, err)
+	}
+	return int32(len(records.Items)), nil
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -113,13 +142,17 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, nil // the first probe's result will bring us back
 		}
 	}
-	return reconcile.Result{}, r.writeStatus(ctx, c, snap, log)
+	placements, err := r.placements(ctx, c.Name)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, r.writeStatus(ctx, c, snap, placements, log)
 }
 
 // writeStatus patches the Cluster's status if, and only if, it changed, and records an Event
 // when readiness changes.
-func (r *reconciler) writeStatus(ctx context.Context, c *flotillav1.Cluster, snap snapshot, log interface{ Info(string, ...any) }) error {
-	want, changed := desiredStatus(c, snap, metav1.Now())
+func (r *reconciler) writeStatus(ctx context.Context, c *flotillav1.Cluster, snap snapshot, placements int32, log interface{ Info(string, ...any) }) error {
+	want, changed := desiredStatus(c, snap, placements, metav1.Now())
 	if !changed {
 		return nil
 	}

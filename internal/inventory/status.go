@@ -11,7 +11,7 @@ import (
 // desiredStatus returns the status a Cluster should have given what is known of its spoke, and
 // whether it differs from the current one. Fields the snapshot does not know (no version read
 // yet, Nodes not listed yet, the spoke disconnected) keep their last recorded values.
-func desiredStatus(c *flotillav1.Cluster, snap snapshot, now metav1.Time) (flotillav1.ClusterStatus, bool) {
+func desiredStatus(c *flotillav1.Cluster, snap snapshot, placements int32, now metav1.Time) (flotillav1.ClusterStatus, bool) {
 	cur := c.Status
 	want := *cur.DeepCopy()
 	meta.SetStatusCondition(&want.Conditions, metav1.Condition{
@@ -43,9 +43,13 @@ func desiredStatus(c *flotillav1.Cluster, snap snapshot, now metav1.Time) (floti
 	}
 	want.ObservedGeneration = c.Generation
 	want.LastProbeTime = cur.LastProbeTime
-	if equality.Semantic.DeepEqual(want, cur) {
+	probed := !equality.Semantic.DeepEqual(want, cur)
+	want.Placements = placements
+	if !probed && placements == cur.Placements {
 		return cur, false
 	}
-	want.LastProbeTime = &now
+	if probed {
+		want.LastProbeTime = &now // a count of placements is not a probe's finding
+	}
 	return want, true
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,13 +49,25 @@ func TestMovesKeepTheWorkloadAvailable(t *testing.T) {
 	mustKubectl(t, hubKC, "label", "cluster", "spoke-1", "region=us", "--overwrite")
 	s.waitAvailable(map[string]int32{"spoke-2": 3, "spoke-3": 3})
 
-	// A NoExecute taint drains spoke-2 into spoke-3, which grows first.
-	mustKubectl(t, hubKC, "patch", "cluster", "spoke-2", "--type=merge", "-p", `{"spec":{"taints":[{"key":"decommission","effect":"NoExecute"}]}}`)
+	// `flotilla cluster drain` (a NoExecute taint) drains spoke-2 into spoke-3, which grows
+	// first; --wait returns once the Cluster counts no placements, as kubectl wait sees too.
+	out := runFlotilla(t, flotilla, hubKC, "cluster", "drain", "spoke-2", "--wait", "--timeout", "3m")
+	if !strings.Contains(out, "cluster/spoke-2 drained") {
+		t.Fatalf("drain --wait said:\n%s", out)
+	}
+	mustKubectl(t, hubKC, "wait", "cluster/spoke-2", "--for=jsonpath={.status.placements}=0", "--timeout=10s")
 	s.waitAvailable(map[string]int32{"spoke-3": 6})
 
 	if low := stop(); low < 6 {
 		t.Errorf("the fleet had %d available replicas at one point, want never fewer than 6", low)
 	}
+
+	// Uncordoned, spoke-2 is in the region again and takes its share back.
+	runFlotilla(t, flotilla, hubKC, "cluster", "uncordon", "spoke-2")
+	if taints := mustKubectl(t, hubKC, "get", "cluster", "spoke-2", "-o", "jsonpath={.spec.taints}"); taints != "" {
+		t.Fatalf("taints left after uncordon: %s", taints)
+	}
+	s.waitAvailable(map[string]int32{"spoke-2": 3, "spoke-3": 3})
 }
 
 // sampler reads the Deployment "mover" on every spoke.
