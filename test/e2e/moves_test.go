@@ -68,6 +68,14 @@ func TestMovesKeepTheWorkloadAvailable(t *testing.T) {
 		t.Fatalf("taints left after uncordon: %s", taints)
 	}
 	s.waitAvailable(map[string]int32{"spoke-2": 3, "spoke-3": 3})
+
+	// Cordoned, spoke-1 takes no new placements; nothing moves.
+	if out := runFlotilla(t, flotilla, hubKC, "cluster", "cordon", "spoke-1"); !strings.Contains(out, "cluster/spoke-1 cordoned") {
+		t.Fatalf("cordon said:\n%s", out)
+	}
+	if got := mustKubectl(t, hubKC, "get", "cluster", "spoke-1", "-o", "jsonpath={.spec.unschedulable}"); got != "true" {
+		t.Fatalf("spec.unschedulable after cordon: %q", got)
+	}
 }
 
 // sampler reads the Deployment "mover" on every spoke.
