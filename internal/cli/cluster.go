@@ -142,10 +142,11 @@ func applyCluster(ctx context.Context, hub client.Client, name, manager string, 
 	if err := hub.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
 		return fmt.Errorf("cluster %s: %w (list them with: kubectl get clusters)", name, err)
 	}
+	// No resourceVersion: the Cluster's status changes often, and these fields are the verb's
+	// own. A Cluster deleted meanwhile is not created again: the apply lacks its credentials.
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetGroupVersionKind(flotillav1.GroupVersion.WithKind("Cluster"))
 	u.SetName(name)
-	u.SetResourceVersion(cl.ResourceVersion) // only the Cluster just read: never one re-created meanwhile
 	if err := hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(manager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("change cluster %s: %w", name, err)
 	}

@@ -289,15 +289,22 @@ func TestPropagation(t *testing.T) {
 		e.applied(t, "web", flotillav1.ReasonApplied, 1)
 		spokeAfter := e.flotillaWrites(t, "spoke-a")
 		// The marker costs one apply on the spoke. On the hub it costs its finalizer, its
-		// status, its revision, its Delivery record and the record's result; nothing else may
-		// be written.
+		// status, its revision, its Delivery record, the record's result and the new count of
+		// placements on its cluster; nothing else may be written.
 		if got := spokeAfter - spokeBefore; got != 1 {
 			t.Errorf("Flotilla made %d writes to the spoke across a restart, want exactly 1 (the new marker)", got)
 		}
 		notMarker := func(ev localfleet.AuditEvent) bool {
 			return !ev.StageTimestamp.Before(hubStart) && ev.ObjectRef.Resource != "events" &&
 				ev.ObjectRef.Name != "marker" && !strings.HasPrefix(ev.ObjectRef.Name, "propagation.marker.") &&
-				!(ev.Verb == "create" && ev.ObjectRef.Resource == "controllerrevisions")
+				!(ev.Verb == "create" && ev.ObjectRef.Resource == "controllerrevisions") &&
+				!(ev.ObjectRef.Resource == "clusters" && ev.ObjectRef.Name == "spoke-a")
+		}
+		if got := e.countWrites(t, "hub", func(ev localfleet.AuditEvent) bool {
+			return !ev.StageTimestamp.Before(hubStart) && ev.ObjectRef.Resource == "clusters"
+		}); got > 1 {
+			t.Errorf("%d writes of Clusters across a restart, want at most one (spoke-a's count of placements, for the marker): %s",
+				got, e.writesSince(t, "hub", hubStart))
 		}
 		if got := e.countWrites(t, "hub", notMarker); got != 0 {
 			t.Errorf("Flotilla made %d writes to the hub across a restart other than for the new marker: %s",
