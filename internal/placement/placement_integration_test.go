@@ -122,11 +122,11 @@ func TestPlacementFollowsTheFleet(t *testing.T) {
 			}
 			return nil
 		})
-		three := int32(4)
+		four := int32(4)
 		if err := c.Get(ctx, client.ObjectKeyFromObject(pick), pick); err != nil {
 			t.Fatal(err)
 		}
-		pick.Spec.ClusterCount = &three
+		pick.Spec.ClusterCount = &four
 		if err := c.Update(ctx, pick); err != nil {
 			t.Fatal(err)
 		}
