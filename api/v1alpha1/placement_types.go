@@ -29,6 +29,17 @@ type PlacementSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	Tolerations []Toleration `json:"tolerations,omitempty"`
 
+	// clusterCount chooses at most this many of the eligible clusters (pick N). The choice is
+	// sticky: a cluster chosen before stays chosen while it is eligible (a cordoned one
+	// included), so adding clusters to the fleet moves nothing; a free place goes to the
+	// eligible cluster with the most allocatable CPU (its status.allocatable), then to the one a
+	// hash of the Placement and the cluster ranks first (never the name's order). Health alone
+	// does not make a cluster ineligible. Unset: every eligible cluster.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	ClusterCount *int32 `json:"clusterCount,omitempty"`
+
 	// overrides change, per cluster, the objects delivered in transparent mode (labelled
 	// flotilla.dev/placement with this Placement's name); a Propagation carries its own. Rules
 	// apply in order; a rule that fails on a cluster fails that object on that cluster only,
@@ -241,10 +252,14 @@ func init() {
 //	Scheduled  True   ClustersSelected  at least one cluster chosen
 //	           False  NoClustersMatch   no cluster is named or matches the selector
 //	           False  ClustersExcluded  clusters match but are cordoned or tainted
+//	           True   ClusterCountNotMet fewer eligible clusters than clusterCount; all chosen
 const (
 	PlacementScheduled = "Scheduled"
 
 	ReasonClustersSelected = "ClustersSelected"
 	ReasonNoClustersMatch  = "NoClustersMatch"
 	ReasonClustersExcluded = "ClustersExcluded"
+	// ReasonClusterCountNotMet: fewer clusters are eligible than clusterCount asks for; every
+	// eligible one is chosen.
+	ReasonClusterCountNotMet = "ClusterCountNotMet"
 )

@@ -684,6 +684,11 @@ func (in *PlacementSpec) DeepCopyInto(out *PlacementSpec) {
 		*out = make([]Toleration, len(*in))
 		copy(*out, *in)
 	}
+	if in.ClusterCount != nil {
+		in, out := &in.ClusterCount, &out.ClusterCount
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Overrides != nil {
 		in, out := &in.Overrides, &out.Overrides
 		*out = make([]Override, len(*in))

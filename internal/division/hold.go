@@ -24,6 +24,13 @@ type Move struct {
 // another is Ready once what it gains is. stalled names the clusters the holds wait for ("" when
 // nothing is held).
 func Hold(m Move) (replicas Replicas, stalled string) {
+	shrinking := false
+	for w := range m.Shares {
+		shrinking = shrinking || anyShrinks(m, w)
+	}
+	if !shrinking {
+		return m.Shares, "" // nothing to hold, and no readiness to judge
+	}
 	held := Replicas{} // every reduction held: the conservative pass
 	for w, shares := range m.Shares {
 		held[w] = map[string]int64{}

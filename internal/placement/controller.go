@@ -73,7 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	slices.Sort(previous)
 	previous = slices.Compact(previous)
 	want := p.Status.DeepCopy()
-	result, err := scheduler.Schedule(p.Spec, clusters.Items, previous)
+	result, err := scheduler.Schedule(p.Spec, clusters.Items, previous, string(p.UID))
 	status := metav1.ConditionTrue
 	if err != nil {
 		// Keep the previous decisions: a bad selector must never move workloads.

@@ -101,6 +101,42 @@ func TestPlacementFollowsTheFleet(t *testing.T) {
 		expect("eu", []string{"a", "c"}, flotillav1.ReasonClustersSelected)
 	})
 
+	t.Run("clusterCount picks that many, and keeps them", func(t *testing.T) {
+		two := int32(2)
+		pick := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "pick", Namespace: "default"},
+			Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}, ClusterCount: &two}}
+		if err := c.Create(ctx, pick); err != nil {
+			t.Fatal(err)
+		}
+		// b is drained: a and c are the only eligible clusters.
+		expect("pick", []string{"a", "c"}, flotillav1.ReasonClustersSelected)
+		// b back: the two chosen stay.
+		patchCluster(t, c, "b", func(cl *flotillav1.Cluster) { cl.Spec.Taints = nil })
+		fleettest.Consistently(t, 2*time.Second, "the clusters chosen stay chosen", func() error {
+			got := &flotillav1.Placement{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(pick), got); err != nil {
+				return err
+			}
+			if len(got.Status.Decisions) != 2 || got.Status.Decisions[0].ClusterName != "a" || got.Status.Decisions[1].ClusterName != "c" {
+				return fmt.Errorf("decisions %v", got.Status.Decisions)
+			}
+			return nil
+		})
+		four := int32(4)
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pick), pick); err != nil {
+			t.Fatal(err)
+		}
+		pick.Spec.ClusterCount = &four
+		if err := c.Update(ctx, pick); err != nil {
+			t.Fatal(err)
+		}
+		expect("pick", []string{"a", "b", "c"}, flotillav1.ReasonClusterCountNotMet)
+		patchCluster(t, c, "b", func(cl *flotillav1.Cluster) {
+			cl.Spec.Taints = []flotillav1.ClusterTaint{{Key: "decommission", Effect: flotillav1.TaintEffectNoExecute}}
+		})
+		expect("eu", []string{"a", "c"}, flotillav1.ReasonClustersSelected)
+	})
+
 	t.Run("nothing is written when nothing changes", func(t *testing.T) {
 		before := expect("typo", nil, flotillav1.ReasonNoClustersMatch)
 		// Both changes re-schedule every placement; only "eu" has anything new to record.

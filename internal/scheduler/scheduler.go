@@ -21,9 +21,10 @@ type Result struct {
 	Message string
 }
 
-// Schedule returns the clusters spec chooses among clusters, given the names chosen before.
-// An invalid label selector is an error (the API's validation makes it rare).
-func Schedule(spec flotillav1.PlacementSpec, clusters []flotillav1.Cluster, previous []string) (Result, error) {
+// Schedule returns the clusters spec chooses among clusters, given the names chosen before;
+// seed (the Placement's UID) breaks ties of clusterCount without favouring a name. An invalid
+// label selector is an error (the API's validation makes it rare).
+func Schedule(spec flotillav1.PlacementSpec, clusters []flotillav1.Cluster, previous []string, seed string) (Result, error) {
 	var selector labels.Selector
 	if spec.ClusterSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(spec.ClusterSelector)
@@ -55,15 +56,26 @@ func Schedule(spec flotillav1.PlacementSpec, clusters []flotillav1.Cluster, prev
 		}
 		chosen = append(chosen, c.Name)
 	}
+	eligible := len(chosen)
+	if spec.ClusterCount != nil {
+		chosen = pickN(chosen, clusters, wasChosen, int(*spec.ClusterCount), seed)
+	}
 	sort.Strings(chosen)
 	sort.Strings(excluded)
 	switch {
 	case len(chosen) > 0:
 		msg := fmt.Sprintf("%d clusters chosen", len(chosen))
+		reason := flotillav1.ReasonClustersSelected
+		if n := spec.ClusterCount; n != nil {
+			msg = fmt.Sprintf("%d of %d eligible clusters chosen (clusterCount %d)", len(chosen), eligible, *n)
+			if eligible < int(*n) {
+				reason = flotillav1.ReasonClusterCountNotMet
+			}
+		}
 		if len(excluded) > 0 {
 			msg += "; excluded: " + summarize(excluded)
 		}
-		return Result{Clusters: chosen, Reason: flotillav1.ReasonClustersSelected, Message: msg}, nil
+		return Result{Clusters: chosen, Reason: reason, Message: msg}, nil
 	case len(excluded) > 0:
 		return Result{Reason: flotillav1.ReasonClustersExcluded,
 			Message: "clusters match but none may take placements: " + summarize(excluded)}, nil

@@ -112,7 +112,7 @@ func TestSchedule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Schedule(tt.spec, tt.clusters, tt.previous)
+			got, err := Schedule(tt.spec, tt.clusters, tt.previous, "seed")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestSchedule(t *testing.T) {
 
 func TestScheduleInvalidSelector(t *testing.T) {
 	spec := flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Bogus"}}}}
-	if _, err := Schedule(spec, nil, nil); err == nil || !strings.Contains(err.Error(), "clusterSelector") {
+	if _, err := Schedule(spec, nil, nil, "seed"); err == nil || !strings.Contains(err.Error(), "clusterSelector") {
 		t.Fatalf("error = %v", err)
 	}
 }
@@ -138,7 +138,7 @@ func TestScheduleLongExclusionListIsBounded(t *testing.T) {
 	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g"} {
 		clusters = append(clusters, cluster(n, nil, cordoned))
 	}
-	got, _ := Schedule(flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}, clusters, nil)
+	got, _ := Schedule(flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}, clusters, nil, "seed")
 	if !strings.Contains(got.Message, "and 2 more") {
 		t.Fatalf("message = %q", got.Message)
 	}
