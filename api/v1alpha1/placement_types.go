@@ -112,6 +112,9 @@ type ClusterReplicas struct {
 	// +kubebuilder:validation:MaxItems=1000
 	// +kubebuilder:validation:items:MaxLength=253
 	ClusterNames []string `json:"clusterNames,omitempty"`
+
+	// clusterSelector chooses the clusters of the entry by their labels; {} matches every
+	// cluster.
 	// +optional
 	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
 
