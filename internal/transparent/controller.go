@@ -187,7 +187,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	rules := r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides)
-	replicas, moveStalled := r.divide(ctx, owner, u, rendered, placement, decisions, records, rules)
+	replicas, moveStalled, unplaced := r.divide(ctx, owner, u, rendered, placement, decisions, records, rules)
 	want, failures, err := r.perCluster(ctx, rules, rendered, decisions, replicas)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -234,6 +234,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, hold)
 	case failure == "" && stalled != "":
 		r.reportFailure(u, owner, flotillav1.ReasonMoveStalled, stalled)
+	case failure == "" && unplaced != "":
+		r.reportFailure(u, owner, flotillav1.ReasonReplicasNotPlaced, unplaced)
 	default:
 		r.reportFailure(u, owner, "DeliveryFailed", failure)
 	}

@@ -15,7 +15,8 @@ import (
 )
 
 // divide returns the object's replicas on each chosen cluster this pass (nil when it is not
-// divided) and what its move waits for ("" when nothing). The division follows the
+// divided), what its move waits for ("" when nothing) and why some replicas have no cluster
+// ("" when all have one). The division follows the
 // Placement's replica policy, even when it sets none, from what each cluster runs now, and a
 // move makes before it breaks: a cluster that is to run fewer replicas keeps what it runs
 // until every other chosen cluster has its copy Ready (kstatus, at the generation Flotilla
@@ -24,11 +25,11 @@ import (
 // wrote there; a record written before records kept shares is completed from the cluster's
 // copy.
 func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered *unstructured.Unstructured, placement *flotillav1.Placement,
-	decisions []string, records map[string]*flotillav1.Delivery, rules []override.Rule) (map[string]int64, string) {
+	decisions []string, records map[string]*flotillav1.Delivery, rules []override.Rule) (replicas map[string]int64, stalled, unplaced string) {
 	key := render.Key(rendered)
 	total, found := division.Workloads([]*unstructured.Unstructured{rendered})[key]
 	if !found || !division.Divides(placement.Spec.Replicas, true) {
-		return nil, ""
+		return nil, "", ""
 	}
 	recorded := ledger.RecordedShares(records, key)
 	have := map[string]int64{}
@@ -47,15 +48,12 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 	}
 	div := division.Divide(division.Input{Policy: placement.Spec.Replicas, Chosen: chosen, Totals: map[string]int64{key: total},
 		Have: division.Replicas{key: have}, Seed: owner.String()})
-	replicas, stalled := division.Hold(division.Move{Chosen: decisions, Shares: div.Shares, Have: division.Replicas{key: have},
+	held, stalled := division.Hold(division.Move{Chosen: decisions, Shares: div.Shares, Have: division.Replicas{key: have},
 		Ready: func(c string, replicas map[string]int64) bool {
 			objs, failures, err := r.perCluster(ctx, rules, rendered, []string{c}, map[string]int64{c: replicas[key]})
 			return err == nil && failures[c] == "" && r.readyAt(owner, c, objs[c])
 		}})
-	if msg := div.Messages[key]; msg != "" && stalled == "" {
-		stalled = msg
-	}
-	return replicas[key], stalled
+	return held[key], stalled, div.Messages[key]
 }
 
 // readyAt reports whether a cluster's copy is delivered as obj and Ready there.
