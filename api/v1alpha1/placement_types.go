@@ -55,9 +55,10 @@ type PlacementSpec struct {
 	// (Deployments, StatefulSets and ReplicaSets) over the chosen clusters. Unset: the workloads
 	// of Propagations run spec.replicas on every cluster (Duplicate), and transparent-mode
 	// workloads are divided evenly (Weighted, every cluster weight 1). A division is sticky: it
-	// changes only when the total, a weight, min or max, or the chosen clusters change, and then
-	// only by the difference; a cluster that is to run fewer replicas keeps what it runs until
-	// the clusters that gain are Ready (make before break).
+	// changes only when the total, a weight, min or max, the chosen clusters or the labels an
+	// entry selects on change; a new total adds or takes away only the difference. A cluster
+	// that is to run fewer replicas keeps what it runs until the other clusters running the
+	// workload are Ready (make before break).
 	// +optional
 	Replicas *ReplicaPolicy `json:"replicas,omitempty"`
 }
@@ -75,8 +76,7 @@ const (
 	ReplicaModeWeighted ReplicaMode = "Weighted"
 )
 
-// ReplicaPolicy maps workloads' spec.replicas to clusters. Modes that follow clusters'
-// capacity (Capacity, Packed) come with capacity estimates.
+// ReplicaPolicy maps workloads' spec.replicas to clusters.
 // +kubebuilder:validation:XValidation:rule="self.mode != 'Duplicate' || !has(self.clusters) || size(self.clusters) == 0",message="clusters apply to a divided mode, not to Duplicate"
 type ReplicaPolicy struct {
 	// mode is Weighted (default: spec.replicas divided in proportion to weights) or Duplicate
@@ -130,7 +130,7 @@ type ClusterReplicas struct {
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
-	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}%$`
+	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	// +kubebuilder:validation:XValidation:rule="type(self) == string || self >= 0",message="must not be negative"
 	Min *intstr.IntOrString `json:"min,omitempty"`
 
@@ -140,7 +140,7 @@ type ClusterReplicas struct {
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
-	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}%$`
+	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
 	// +kubebuilder:validation:XValidation:rule="type(self) == string || self >= 0",message="must not be negative"
 	Max *intstr.IntOrString `json:"max,omitempty"`
 }

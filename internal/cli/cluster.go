@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -179,7 +180,10 @@ func waitDrained(ctx context.Context, hub client.Client, name string, timeout ti
 	err := wait.PollUntilContextTimeout(ctx, drainPoll, timeout, true, func(ctx context.Context) (bool, error) {
 		cl := &flotillav1.Cluster{}
 		if err := hub.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
-			return false, err
+			if apierrors.IsNotFound(err) {
+				return false, fmt.Errorf("cluster %s was deleted while draining", name)
+			}
+			return false, nil // a hub that does not answer for a moment: ask again
 		}
 		n := cl.Status.Placements
 		if n != last {

@@ -34,17 +34,17 @@ const maxMessage = 512
 // deliver applies a job's objects in order and prunes what the owner no longer wants.
 func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res := Result{Revision: job.Revision}
-	if job.Owner.OnSpoke() && job.Owner.Cluster != w.name {
-		res.Failed, res.Permanent = len(job.Objects), true
-		res.Message = fmt.Sprintf("%s lives on cluster %s and delivers there only", job.Owner, job.Owner.Cluster)
-		return res
-	}
 	e := w.d.engagement(w.name)
 	if e == nil {
 		res.Disconnected = true
 		res.Message = "cluster is not connected (see its Ready condition); delivery resumes when it is"
 		return res
 	}
+	// The delivery ends with the engagement: reads of a cache that stopped would only time
+	// out, and what they confirmed would be of an instance no longer there.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(e.ctx, cancel)()
 	cl := e.cl
 	live := newLiveIndex(cl.GetAPIReader())
 	prev := w.seen.Take(job.Owner)
@@ -136,7 +136,9 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	if res.Complete {
 		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects, ids, prev, next)
 	}
-	w.seen.Confirm(job.Owner, next)
+	if e.ctx.Err() == nil {
+		w.seen.Confirm(job.Owner, next)
+	}
 	return res
 }
 
@@ -162,7 +164,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		}
 		found.Scope = scope
 	}
-	key, hash := render.Key(desired), hashOf(desired)
+	key, hash := render.Key(desired), render.HashOf(desired)
 	if w.seen.WroteRecently(key, hash) {
 		return nil, nil // written moments ago; the cache has not caught up yet
 	}
@@ -263,7 +265,7 @@ func (w *clusterWorker) compare(ctx context.Context, cl cluster.Cluster, job Job
 	expected := w.seen.Expected(key, desired)
 	paths := drift.Compare(expected, existing.Object, ignore)
 	mode, policy := decide.ModeOf(desired, job.Strategy), decide.DriftOf(desired, job.Strategy)
-	if paths == nil || hashOf(existing) != hashOf(desired) || (mode != flotillav1.ModeApplyOnce && policy == flotillav1.DriftIgnore) {
+	if paths == nil || render.HashOf(existing) != render.HashOf(desired) || (mode != flotillav1.ModeApplyOnce && policy == flotillav1.DriftIgnore) {
 		return paths, ""
 	}
 	correct := mode != flotillav1.ModeApplyOnce && policy == flotillav1.DriftCorrect
@@ -298,7 +300,7 @@ func cachedHash(existing *unstructured.Unstructured, err error) string {
 	if err != nil {
 		return ""
 	}
-	return hashOf(existing)
+	return render.HashOf(existing)
 }
 
 // objectID is what a delivery needs to know of an object again and again.
@@ -312,15 +314,9 @@ type objectID struct {
 func identify(objs []*unstructured.Unstructured) []objectID {
 	ids := make([]objectID, len(objs))
 	for i, o := range objs {
-		ids[i] = objectID{key: render.Key(o), hash: hashOf(o), phase: render.Phase(o)}
+		ids[i] = objectID{key: render.Key(o), hash: render.HashOf(o), phase: render.Phase(o)}
 	}
 	return ids
-}
-
-// hashOf reads an object's hash annotation without copying its annotations.
-func hashOf(o *unstructured.Unstructured) string {
-	h, _, _ := unstructured.NestedString(o.Object, "metadata", "annotations", flotillav1.AnnotationHash)
-	return h
 }
 
 // applyParallelism is how many objects of one phase one delivery applies at once.

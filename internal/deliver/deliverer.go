@@ -2,6 +2,7 @@ package deliver
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"sync"
@@ -70,6 +71,10 @@ func New(ctx context.Context, notify func(render.Owner), opts Options) *Delivere
 // Submit makes job the latest desired state of its owner on its cluster and queues it. A job
 // equal to the one already delivered completely is not queued again.
 func (d *Deliverer) Submit(job Job) {
+	if job.Owner.OnSpoke() && job.Owner.Cluster != job.Cluster {
+		d.refuse(job, fmt.Sprintf("%s lives on cluster %s and delivers there only", job.Owner, job.Owner.Cluster))
+		return
+	}
 	w := d.worker(job.Cluster)
 	w.mu.Lock()
 	for w.retired {
@@ -86,6 +91,21 @@ func (d *Deliverer) Submit(job Job) {
 	delete(w.index, job.Owner)
 	w.mu.Unlock()
 	w.queue.Add(job.Owner)
+}
+
+// refuse records a job that is never to be delivered as failed for good, without queueing it,
+// and tells its owner.
+func (d *Deliverer) refuse(job Job, why string) {
+	w := d.worker(job.Cluster)
+	res := Result{Revision: job.Revision, Failed: len(job.Objects), Permanent: true, Message: why}
+	w.mu.Lock()
+	w.jobs[job.Owner] = job
+	changed := !reflect.DeepEqual(w.results[job.Owner], res)
+	w.results[job.Owner] = res
+	w.mu.Unlock()
+	if changed {
+		d.notify(job.Owner)
+	}
 }
 
 // sameJob compares what a job asks for, apart from its objects (covered by the revision).

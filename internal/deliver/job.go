@@ -74,6 +74,12 @@ type Result struct {
 	FightingObjects []Drift
 }
 
+// ReadyAt reports whether the result is a complete delivery of revision with every object
+// Ready: what a move waits for before it takes anything away elsewhere.
+func (r Result) ReadyAt(revision string) bool {
+	return r.Complete && r.Revision == revision && r.Ready >= r.Applied
+}
+
 // Drift is an object found changed on a cluster.
 type Drift = observe.Drift
 

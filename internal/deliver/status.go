@@ -40,11 +40,18 @@ func (w *clusterWorker) writeStatuses(ctx context.Context, cl cluster.Cluster, j
 			errs = append(errs, fmt.Errorf("status of %s: %w", ref, errStatusTarget))
 			continue
 		}
-		if prev != nil && prev.Status[key] == hash {
+		written, known := "", false
+		if prev != nil {
+			written, known = prev.Status[key]
+		}
+		if known && written == hash {
 			shown[key] = hash
 			continue
 		}
-		if err := w.writeStatus(ctx, cl, target); err != nil {
+		// A status Flotilla wrote before and wants otherwise now is written at once: the apply
+		// also takes away the fields it no longer sets. One it knows nothing of (a new target,
+		// or after a restart) is read first and written only if the object does not hold it.
+		if err := w.writeStatus(ctx, cl, target, !known); err != nil {
 			errs = append(errs, fmt.Errorf("status of %s: %w", ref, w.explainForbidden(err)))
 			continue
 		}
@@ -53,18 +60,21 @@ func (w *clusterWorker) writeStatuses(ctx context.Context, cl cluster.Cluster, j
 	return shown, errs
 }
 
-// writeStatus applies target's status unless the object on the cluster already holds it.
-func (w *clusterWorker) writeStatus(ctx context.Context, cl cluster.Cluster, target *unstructured.Unstructured) error {
+// writeStatus applies target's status; with check, not if the object on the cluster already
+// holds it.
+func (w *clusterWorker) writeStatus(ctx context.Context, cl cluster.Cluster, target *unstructured.Unstructured, check bool) error {
 	body := statusBody(target)
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(target.GroupVersionKind())
-	// The target need not be one of Flotilla's objects (an owner on a spoke is created by its
-	// users), so the spoke cache, which holds only Flotilla's, is not asked.
-	if err := cl.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(target), live); err != nil {
-		return fmt.Errorf("read: %w", err)
-	}
-	if drift.Compare(map[string]any{"status": body.Object["status"]}, live.Object, nil) == nil {
-		return nil
+	if check {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(target.GroupVersionKind())
+		// The target need not be one of Flotilla's objects (an owner on a spoke is created by
+		// its users), so the spoke cache, which holds only Flotilla's, is not asked.
+		if err := cl.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(target), live); err != nil {
+			return fmt.Errorf("read: %w", err)
+		}
+		if drift.Compare(map[string]any{"status": body.Object["status"]}, live.Object, nil) == nil {
+			return nil
+		}
 	}
 	applier, err := w.appliers.get(cl)
 	if err != nil {

@@ -84,7 +84,8 @@ func (w *clusterWorker) watchScopeLocked(e *engagement) *watchScope {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
-	context.AfterFunc(w.ctx, cancel)
+	stop := context.AfterFunc(w.ctx, cancel)
+	context.AfterFunc(ctx, func() { stop() }) // a scope replaced lets go of the worker's context
 	w.watches = &watchScope{e: e, ctx: ctx, kinds: map[schema.GroupVersionKind]context.CancelFunc{}}
 	return w.watches
 }
@@ -142,7 +143,7 @@ func (w *clusterWorker) wanted(owner render.Owner, key string) (string, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if d := w.desiredLocked(owner, key); d != nil {
-		return hashOf(d), true
+		return render.HashOf(d), true
 	}
 	return "", false
 }

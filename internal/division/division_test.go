@@ -2,6 +2,7 @@ package division
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,6 +141,12 @@ func TestHold(t *testing.T) {
 			Replicas{web: {"a": 0, "b": 6}}, ""},
 		{"growing only: nothing to hold, whatever is Ready", Replicas{web: {"a": 4, "b": 4}}, Replicas{web: {"a": 3, "b": 3}}, nil,
 			Replicas{web: {"a": 4, "b": 4}}, ""},
+		{"a scale-down with every other cluster Ready", Replicas{web: {"a": 3, "b": 3}}, Replicas{web: {"a": 4, "b": 3}}, map[string]bool{"b": true},
+			Replicas{web: {"a": 3, "b": 3}}, ""},
+		{"a scale-down while another cluster is not Ready: more replicas than asked, never fewer available", Replicas{web: {"a": 3, "b": 3}},
+			Replicas{web: {"a": 4, "b": 3}}, nil, Replicas{web: {"a": 4, "b": 3}}, "copies on b are Ready"},
+		{"a cluster that gained in an earlier pass is still waited for", Replicas{web: {"a": 0, "b": 6}}, Replicas{web: {"a": 6, "b": 6}}, map[string]bool{"a": true},
+			Replicas{web: {"a": 6, "b": 6}}, "copies on b are Ready"},
 		{"swapping two workloads, both Ready with their gains: both released",
 			Replicas{web: {"a": 0, "b": 2}, api: {"a": 2, "b": 0}}, Replicas{web: {"a": 2, "b": 2}, api: {"a": 2, "b": 2}}, map[string]bool{"a": true, "b": true},
 			Replicas{web: {"a": 0, "b": 2}, api: {"a": 2, "b": 0}}, ""},
@@ -150,7 +157,12 @@ func TestHold(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			seen := map[string]map[string]int64{}
-			got, stalled := Hold(Move{Chosen: []string{"a", "b"}, Shares: tt.shares, Have: tt.have, Ready: readyWhen(tt.ready, seen)})
+			var chosen []string
+			for c := range tt.shares[web] {
+				chosen = append(chosen, c)
+			}
+			slices.Sort(chosen)
+			got, stalled := Hold(Move{Chosen: chosen, Shares: tt.shares, Have: tt.have, Ready: readyWhen(tt.ready, seen)})
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("Hold = %v, want %v", got, tt.want)
 			}
@@ -160,7 +172,7 @@ func TestHold(t *testing.T) {
 			// Readiness is judged with every reduction held.
 			for w, byCluster := range tt.have {
 				for c, n := range byCluster {
-					if n > tt.shares[w][c] && seen[c][w] != n {
+					if r, judged := seen[c]; judged && n > tt.shares[w][c] && r[w] != n {
 						t.Fatalf("readiness of %s judged with %s at %d, want it held at %d", c, w, seen[c][w], n)
 					}
 				}

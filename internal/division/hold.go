@@ -19,43 +19,52 @@ type Move struct {
 
 // Hold returns what each chosen cluster runs this pass: its share of each workload, except
 // that a cluster that is to run fewer replicas of a workload than it runs now keeps them while
-// a cluster that runs the workload at its new share is not Ready yet. A cluster's readiness is
-// judged with every reduction held, so a cluster that gains one workload while it gives up
-// another is Ready once what it gains is. stalled names the clusters the holds wait for ("" when
+// another cluster running the workload is not Ready. What a cluster runs is what Flotilla
+// wrote there, so a cluster that gained in an earlier pass looks the same as one whose share
+// never changed: every one of them is waited for. A cluster that is not Ready for a while (one
+// that cannot be reached included) therefore keeps the others at their higher replicas: more
+// replicas than asked, never fewer available; taking such a cluster out of the division is
+// failover's job. A cluster's readiness is judged with every reduction held, so a cluster that
+// gains one workload while it gives up another is Ready once what it gains is; it is judged
+// only when something is to be held. stalled names the clusters the holds wait for ("" when
 // nothing is held).
 func Hold(m Move) (replicas Replicas, stalled string) {
-	shrinking := false
-	for w := range m.Shares {
-		shrinking = shrinking || anyShrinks(m, w)
-	}
-	if !shrinking {
-		return m.Shares, "" // nothing to hold, and no readiness to judge
-	}
 	held := Replicas{} // every reduction held: the conservative pass
+	shrinking := false
 	for w, shares := range m.Shares {
 		held[w] = map[string]int64{}
 		for _, c := range m.Chosen {
 			n := shares[c]
-			if now, ok := m.Have[w][c]; ok && now > n {
-				n = now
+			if shrinks(m, w, c) {
+				n, shrinking = m.Have[w][c], true
 			}
 			held[w][c] = n
 		}
 	}
-	ready := make(map[string]bool, len(m.Chosen))
-	for _, c := range m.Chosen {
-		ready[c] = m.Ready(c, held.On(c))
+	if !shrinking {
+		return m.Shares, "" // nothing to hold, and no readiness to judge
+	}
+	ready := map[string]bool{}
+	isReady := func(c string) bool {
+		r, judged := ready[c]
+		if !judged {
+			r = m.Ready(c, held.On(c))
+			ready[c] = r
+		}
+		return r
 	}
 	replicas = Replicas{}
 	waiting := map[string]bool{}
 	for w, shares := range m.Shares {
 		var notReady []string
-		for _, c := range m.Chosen {
-			if shares[c] > 0 && !shrinks(m, w, c) && !ready[c] {
-				notReady = append(notReady, c)
+		if anyShrinks(m, w) {
+			for _, c := range m.Chosen {
+				if shares[c] > 0 && !shrinks(m, w, c) && !isReady(c) {
+					notReady = append(notReady, c)
+				}
 			}
 		}
-		if len(notReady) == 0 || !anyShrinks(m, w) {
+		if len(notReady) == 0 {
 			replicas[w] = shares
 			continue
 		}

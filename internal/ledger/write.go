@@ -28,6 +28,12 @@ func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds
 	if err != nil {
 		return nil, err
 	}
+	if !exists {
+		// A record made anew (its owner deleted and created again, say) starts from nothing.
+		l.mu.Lock()
+		delete(l.completed, pair{owner.Owner, cluster})
+		l.mu.Unlock()
+	}
 	want := union(have.kinds, kinds)
 	placed := placementValue(owner.Placement)
 	if exists && len(want) == len(have.kinds) && have.placement == placed && slices.Equal(have.replicas, replicas) {

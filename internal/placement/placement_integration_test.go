@@ -102,38 +102,40 @@ func TestPlacementFollowsTheFleet(t *testing.T) {
 	})
 
 	t.Run("clusterCount picks that many, and keeps them", func(t *testing.T) {
-		two := int32(2)
+		one := int32(1)
 		pick := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "pick", Namespace: "default"},
-			Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}, ClusterCount: &two}}
+			Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}, ClusterCount: &one}}
 		if err := c.Create(ctx, pick); err != nil {
 			t.Fatal(err)
 		}
-		// b is drained: a and c are the only eligible clusters.
-		expect("pick", []string{"a", "c"}, flotillav1.ReasonClustersSelected)
-		// b back: the two chosen stay.
+		// a is cordoned and b drained: c is the only eligible cluster.
+		expect("pick", []string{"c"}, flotillav1.ReasonClustersSelected)
+		// b back: the cluster chosen stays chosen.
 		patchCluster(t, c, "b", func(cl *flotillav1.Cluster) { cl.Spec.Taints = nil })
-		fleettest.Consistently(t, 2*time.Second, "the clusters chosen stay chosen", func() error {
+		expect("eu", []string{"a", "b", "c"}, flotillav1.ReasonClustersSelected) // b is eligible again
+		fleettest.Consistently(t, 2*time.Second, "the cluster chosen stays chosen", func() error {
 			got := &flotillav1.Placement{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(pick), got); err != nil {
 				return err
 			}
-			if len(got.Status.Decisions) != 2 || got.Status.Decisions[0].ClusterName != "a" || got.Status.Decisions[1].ClusterName != "c" {
+			if len(got.Status.Decisions) != 1 || got.Status.Decisions[0].ClusterName != "c" {
 				return fmt.Errorf("decisions %v", got.Status.Decisions)
 			}
 			return nil
 		})
-		four := int32(4)
+		three := int32(3)
 		if err := c.Get(ctx, client.ObjectKeyFromObject(pick), pick); err != nil {
 			t.Fatal(err)
 		}
-		pick.Spec.ClusterCount = &four
+		pick.Spec.ClusterCount = &three
 		if err := c.Update(ctx, pick); err != nil {
 			t.Fatal(err)
 		}
-		expect("pick", []string{"a", "b", "c"}, flotillav1.ReasonClusterCountNotMet)
+		expect("pick", []string{"b", "c"}, flotillav1.ReasonClusterCountNotMet)
 		patchCluster(t, c, "b", func(cl *flotillav1.Cluster) {
 			cl.Spec.Taints = []flotillav1.ClusterTaint{{Key: "decommission", Effect: flotillav1.TaintEffectNoExecute}}
 		})
+		expect("pick", []string{"c"}, flotillav1.ReasonClusterCountNotMet)
 		expect("eu", []string{"a", "c"}, flotillav1.ReasonClustersSelected)
 	})
 

@@ -88,7 +88,7 @@ func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target) divi
 				return false
 			}
 			res, ok := r.Deliverer.Result(t.owner, c)
-			return ok && res.Complete && res.Revision == w.Revision && res.Ready >= res.Applied
+			return ok && res.ReadyAt(w.Revision)
 		}})
 	in.moveStalled = stalled
 	return replicas

@@ -24,6 +24,13 @@
 // ModeCapacity, while estimates are known: an unknown one weighs the others' mean). A previous
 // division is kept while its decisive inputs (the key, key.go) and the total are unchanged,
 // adjusted seat by seat when only the total changes, and divided afresh otherwise (path.go).
+// Today's caller (package division) passes what runs now as a previous division without a
+// key: it is adopted when a fresh division gives the same, else divided afresh with ties to
+// the seats held; the key's paths, capacity estimates, tiers and states are the seams the
+// scheduling work's capacity, tiers and failover fill in.
+//
+// Schedule's clusterCount (pick.go) keeps at most N eligible clusters: those chosen before
+// first, then the most allocatable CPU, then a hash of the Placement and the name.
 //
 // Spread (topology domains) is not applied yet. Its seam: it will split the total over the
 // domains of the active candidates first and run the same fill per domain, and the constraints

@@ -62,7 +62,7 @@ func (r *Reconciler) readyAt(owner render.Owner, cluster string, obj *unstructur
 		return false
 	}
 	res, ok := r.Deliverer.Result(owner, cluster)
-	return ok && res.Complete && res.Revision == obj.GetAnnotations()[flotillav1.AnnotationHash] && res.Ready >= res.Applied && res.Applied > 0
+	return ok && res.ReadyAt(render.HashOf(obj))
 }
 
 // replicasOn reads spec.replicas of the object's copies on clusters from the spoke caches; a
