@@ -61,6 +61,47 @@ type PlacementSpec struct {
 	// workload are Ready (make before break).
 	// +optional
 	Replicas *ReplicaPolicy `json:"replicas,omitempty"`
+
+	// moves says when divided workloads leave a chosen cluster that is not Ready, and when
+	// they come back. Unset: health alone moves nothing.
+	// +optional
+	Moves *MovePolicy `json:"moves,omitempty"`
+}
+
+// FailbackPolicy says when a failed-over cluster gets its share back.
+// +kubebuilder:validation:Enum=Automatic;Manual
+type FailbackPolicy string
+
+const (
+	// FailbackAutomatic gives the share back once the cluster has been Ready for failbackAfter.
+	FailbackAutomatic FailbackPolicy = "Automatic"
+	// FailbackManual gives it back when the Placement's flotilla.dev/rebalance annotation
+	// takes a new value.
+	FailbackManual FailbackPolicy = "Manual"
+)
+
+// MovePolicy says when divided workloads move off a cluster that is not Ready.
+// +kubebuilder:validation:XValidation:rule="!has(self.failbackAfter) || !has(self.failback) || self.failback == 'Automatic'",message="failbackAfter applies to failback Automatic"
+type MovePolicy struct {
+	// clusterUnhealthyAfter fails a chosen cluster over when its Ready condition has not been
+	// True for this long: its share of every divided workload goes to the other clusters, which
+	// grow first. Its copies stay as they are while it cannot be reached (nothing is deleted for
+	// health); once it answers again they are scaled down, the replacements being Ready by then.
+	// The cluster stays chosen. Unset: a cluster that is not Ready keeps its share.
+	// +optional
+	ClusterUnhealthyAfter *metav1.Duration `json:"clusterUnhealthyAfter,omitempty"`
+
+	// failback is Automatic (default: the share comes back once the cluster has been Ready for
+	// failbackAfter) or Manual (it comes back when the Placement's flotilla.dev/rebalance
+	// annotation takes a new value, so a flapping cluster is not trusted by itself).
+	// +optional
+	// +kubebuilder:default=Automatic
+	Failback FailbackPolicy `json:"failback,omitempty"`
+
+	// failbackAfter is how long a failed-over cluster must be Ready before its share comes back
+	// under Automatic failback (default 10m).
+	// +optional
+	FailbackAfter *metav1.Duration `json:"failbackAfter,omitempty"`
 }
 
 // ReplicaMode says how a workload's replicas map to clusters.
@@ -186,7 +227,40 @@ type ClusterDecision struct {
 	// +required
 	// +kubebuilder:validation:MaxLength=253
 	ClusterName string `json:"clusterName"`
+
+	// state is omitted while the cluster takes its share (Active). FailedOver: not Ready for
+	// longer than moves.clusterUnhealthyAfter; its share of divided workloads is 0 and its
+	// copies stay until it can be reached. Returning: Ready again, its share 0 until failback.
+	// +optional
+	State DecisionState `json:"state,omitempty"`
+
+	// since is when the cluster entered its state (states other than Active).
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+
+	// message says why the cluster is in its state (states other than Active).
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Message string `json:"message,omitempty"`
 }
+
+// DecisionState is what a chosen cluster takes of divided workloads.
+// +kubebuilder:validation:Enum=Active;FailedOver;Returning
+type DecisionState string
+
+const (
+	// DecisionActive takes its share (the state is omitted).
+	DecisionActive DecisionState = "Active"
+	// DecisionFailedOver is not Ready beyond clusterUnhealthyAfter: its share is 0.
+	DecisionFailedOver DecisionState = "FailedOver"
+	// DecisionReturning is Ready again and waits for failback: its share is still 0.
+	DecisionReturning DecisionState = "Returning"
+)
+
+// AnnotationRebalance on a Placement, set to a new value, gives failed-over clusters that are
+// Ready again their share back under Manual failback. The value acted on is kept in
+// status.lastRebalance, so applying the same value again does nothing.
+const AnnotationRebalance = "flotilla.dev/rebalance"
 
 // PlacementStatus is the scheduler's current choice.
 type PlacementStatus struct {
@@ -212,6 +286,11 @@ type PlacementStatus struct {
 	// observedGeneration is the metadata.generation the decisions are for.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// lastRebalance is the flotilla.dev/rebalance value last acted on.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	LastRebalance string `json:"lastRebalance,omitempty"`
 }
 
 // Placement chooses the clusters that Propagations and labelled objects go to.

@@ -59,6 +59,9 @@ type Input struct {
 	// Chosen are the clusters the Placement chooses, with their labels (for the policy's
 	// cluster groups).
 	Chosen map[string]map[string]string
+	// States are the chosen clusters' decision states (Placement status); a FailedOver or
+	// Returning cluster's share is 0. Missing: Active.
+	States map[string]flotillav1.DecisionState
 	// Totals are the workloads' spec.replicas, by render.Key (Workloads).
 	Totals map[string]int64
 	// Have is what each cluster runs now (the records' spec.replicas): the previous division.
@@ -81,7 +84,7 @@ func Divide(in Input) Outcome {
 	for w, total := range in.Totals {
 		div := scheduler.Divide(scheduler.DivideInput{
 			Total: clamp(total), Mode: scheduler.ModeWeighted, Seed: in.Seed + "/" + w,
-			Clusters: candidates(in.Policy, in.Chosen, total),
+			Clusters: candidates(in.Policy, in.Chosen, in.States, total),
 			Previous: previous(in.Have[w], in.Chosen),
 		})
 		shares := make(map[string]int64, len(div.Replicas))
@@ -98,10 +101,16 @@ func Divide(in Input) Outcome {
 
 // candidates are the chosen clusters with the weight, minimum and maximum of the first
 // policy entry each matches.
-func candidates(policy *flotillav1.ReplicaPolicy, chosen map[string]map[string]string, total int64) []scheduler.Candidate {
+func candidates(policy *flotillav1.ReplicaPolicy, chosen map[string]map[string]string, states map[string]flotillav1.DecisionState, total int64) []scheduler.Candidate {
 	out := make([]scheduler.Candidate, 0, len(chosen))
 	for name, lbls := range chosen {
 		c := scheduler.Candidate{Name: name, Weight: 1, Max: scheduler.Unbounded, LimitFit: scheduler.Unbounded, Estimate: scheduler.Unbounded}
+		switch states[name] {
+		case flotillav1.DecisionFailedOver:
+			c.State = scheduler.StateFailedOver
+		case flotillav1.DecisionReturning:
+			c.State = scheduler.StateReturning
+		}
 		if e := entryFor(policy, name, lbls); e != nil {
 			if e.Weight != nil {
 				c.Weight = *e.Weight
@@ -165,3 +174,15 @@ func previous(have map[string]int64, chosen map[string]map[string]string) *sched
 }
 
 func clamp(n int64) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
+
+// StatesOf returns the decision states a Placement's status records, by cluster (Active ones
+// are left out).
+func StatesOf(pl *flotillav1.Placement) map[string]flotillav1.DecisionState {
+	out := map[string]flotillav1.DecisionState{}
+	for _, d := range pl.Status.Decisions {
+		if d.State != "" && d.State != flotillav1.DecisionActive {
+			out[d.ClusterName] = d.State
+		}
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -11,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -28,15 +30,38 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=flotilla.dev,resources=placements,verbs=get;list;watch
 // +kubebuilder:rbac:groups=flotilla.dev,resources=placements/status,verbs=patch
 
-// SetupWithManager registers the controller. Any change to a Cluster's labels, taints, cordon
-// or existence re-schedules every Placement; status-only changes of Clusters do not.
+// SetupWithManager registers the controller. Any change to a Cluster's labels, taints, cordon,
+// readiness or existence re-schedules every Placement; other status changes of Clusters do
+// not. A Placement is re-scheduled when its spec or its flotilla.dev/rebalance annotation
+// changes, and when a cluster's state would change by the clock (failover, failback).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("placement").
-		For(&flotillav1.Placement{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&flotillav1.Placement{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, rebalanceChanged))).
 		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.allPlacements),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, readinessChanged))).
 		Complete(r)
+}
+
+// rebalanceChanged passes a Placement whose flotilla.dev/rebalance annotation changed.
+var rebalanceChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetAnnotations()[flotillav1.AnnotationRebalance] != e.ObjectNew.GetAnnotations()[flotillav1.AnnotationRebalance]
+}}
+
+// readinessChanged passes a Cluster whose Ready condition changed status.
+var readinessChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return readyStatus(e.ObjectOld) != readyStatus(e.ObjectNew)
+}}
+
+func readyStatus(o client.Object) metav1.ConditionStatus {
+	c, ok := o.(*flotillav1.Cluster)
+	if !ok {
+		return ""
+	}
+	if cond := meta.FindStatusCondition(c.Status.Conditions, flotillav1.ClusterReady); cond != nil {
+		return cond.Status
+	}
+	return ""
 }
 
 func (r *Reconciler) allPlacements(ctx context.Context, _ client.Object) []reconcile.Request {
@@ -82,9 +107,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	} else if len(result.Clusters) == 0 {
 		status = metav1.ConditionFalse
 	}
-	want.Decisions = make([]flotillav1.ClusterDecision, 0, len(result.Clusters))
-	for _, name := range result.Clusters {
-		want.Decisions = append(want.Decisions, flotillav1.ClusterDecision{ClusterName: name})
+	value := p.Annotations[flotillav1.AnnotationRebalance]
+	rebalance := value != "" && value != p.Status.LastRebalance
+	var requeue time.Duration
+	want.Decisions, requeue = scheduler.States(p.Spec, result.Clusters, clusters.Items, p.Status.Decisions, time.Now(), rebalance)
+	if rebalance {
+		want.LastRebalance = value
 	}
 	want.SelectedClusters = int32(len(result.Clusters))
 	want.ObservedGeneration = p.Generation
@@ -93,12 +121,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		Message: result.Message, ObservedGeneration: p.Generation,
 	})
 	if equality.Semantic.DeepEqual(*want, p.Status) {
-		return reconcile.Result{}, nil
+		return reconcile.Result{RequeueAfter: requeue}, nil
 	}
 	before := p.DeepCopy()
 	p.Status = *want
 	if err := r.Client.Status().Patch(ctx, p, client.MergeFrom(before)); err != nil {
 		return reconcile.Result{}, fmt.Errorf("record decisions of placement %s: %w", req, err)
 	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{RequeueAfter: requeue}, nil
 }

@@ -111,5 +111,6 @@ func divisionOf(ctx context.Context, hub client.Reader, pl *flotillav1.Placement
 	for w := range totals {
 		have[w] = ledger.RecordedShares(records, w)
 	}
-	return division.Divide(division.Input{Policy: pl.Spec.Replicas, Chosen: labels, Totals: totals, Have: have, Seed: owner.String()}), have
+	return division.Divide(division.Input{Policy: pl.Spec.Replicas, Chosen: labels, States: division.StatesOf(pl), Totals: totals, Have: have,
+		Seed: owner.String()}), have
 }

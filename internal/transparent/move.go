@@ -46,7 +46,7 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 	for _, c := range decisions {
 		chosen[c] = r.clusterFacts(ctx, c).Labels
 	}
-	div := division.Divide(division.Input{Policy: placement.Spec.Replicas, Chosen: chosen, Totals: map[string]int64{key: total},
+	div := division.Divide(division.Input{Policy: placement.Spec.Replicas, Chosen: chosen, States: division.StatesOf(placement), Totals: map[string]int64{key: total},
 		Have: division.Replicas{key: have}, Seed: owner.String()})
 	held, stalled := division.Hold(division.Move{Chosen: decisions, Shares: div.Shares, Have: division.Replicas{key: have},
 		Ready: func(c string, replicas map[string]int64) bool {
