@@ -1,0 +1,94 @@
+package propagation_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+)
+
+// A cluster that stops answering is failed over after clusterUnhealthyAfter: its share of a
+// divided workload grows on the others, and nothing of it is deleted. When it answers again
+// its stranded copy is scaled down (the replacements are Ready by then), and after the
+// failback window it takes its share back, the others shrinking once it is Ready.
+func TestFailoverPlacesTheShareElsewhereAndTrimsTheStrandedCopy(t *testing.T) {
+	e := startEnv(t, map[string]string{"spoke-a": "eu", "spoke-b": "eu", "spoke-c": "eu"})
+	ctx := context.Background()
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "even", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{},
+			Replicas: &flotillav1.ReplicaPolicy{Mode: flotillav1.ReplicaModeWeighted},
+			Moves: &flotillav1.MovePolicy{ClusterUnhealthyAfter: &metav1.Duration{Duration: 3 * time.Second},
+				FailbackAfter: &metav1.Duration{Duration: 3 * time.Second}}}})
+	web := deployment("web")
+	web.Spec.Replicas = ptr(int32(6))
+	e.create(t, web)
+	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{
+			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+			PlacementRef:      flotillav1.PlacementRef{Name: "even"},
+		}})
+	key := client.ObjectKey{Namespace: "team", Name: "web"}
+	replicasOn := func(spoke string, n int32) {
+		t.Helper()
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
+		e.onSpoke(t, spoke, d, false, func() error {
+			if *d.Spec.Replicas != n {
+				return fmt.Errorf("spec.replicas %d, want %d", *d.Spec.Replicas, n)
+			}
+			return nil
+		})
+	}
+	state := func(spoke string, want flotillav1.DecisionState) {
+		t.Helper()
+		fleettest.Eventually(t, wait, fmt.Sprintf("%s %s", spoke, want), func() error {
+			pl := &flotillav1.Placement{}
+			if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "even"}, pl); err != nil {
+				return err
+			}
+			for _, d := range pl.Status.Decisions {
+				if d.ClusterName == spoke && d.State == want {
+					return nil
+				}
+			}
+			return fmt.Errorf("decisions %+v", pl.Status.Decisions)
+		})
+	}
+	for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
+		replicasOn(s, 2)
+		fleettest.MarkAvailable(t, e.spokes[s], key)
+	}
+
+	spokeC := e.fleet.Plane("spoke-c")
+	spokeC.Stop()
+	state("spoke-c", flotillav1.DecisionFailedOver)
+	replicasOn("spoke-a", 3)
+	replicasOn("spoke-b", 3)
+	fleettest.MarkAvailable(t, e.spokes["spoke-a"], key)
+	fleettest.MarkAvailable(t, e.spokes["spoke-b"], key)
+
+	if err := spokeC.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Back, the stranded copy is scaled down (the replacements are Ready), not deleted.
+	replicasOn("spoke-c", 0)
+	// After the failback window it takes its share back; the others keep 3 until it is Ready.
+	state("spoke-c", "")
+	replicasOn("spoke-c", 2)
+	replicasOn("spoke-a", 3)
+	fleettest.MarkAvailable(t, e.spokes["spoke-c"], key)
+	replicasOn("spoke-a", 2)
+	replicasOn("spoke-b", 2)
+	if n := e.countWrites(t, "spoke-c", func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" }); n != 0 {
+		t.Errorf("%d deletes on the failed-over cluster, want none", n)
+	}
+}
