@@ -105,7 +105,7 @@ type MovePolicy struct {
 }
 
 // ReplicaMode says how a workload's replicas map to clusters.
-// +kubebuilder:validation:Enum=Duplicate;Weighted
+// +kubebuilder:validation:Enum=Duplicate;Weighted;Capacity;Packed
 type ReplicaMode string
 
 const (
@@ -115,13 +115,27 @@ const (
 	// their weights (Webster's method: no cluster is favoured by its name, and raising the
 	// total never lowers a cluster's share).
 	ReplicaModeWeighted ReplicaMode = "Weighted"
+	// ReplicaModeCapacity divides spec.replicas in proportion to each cluster's room for the
+	// workload: its allocatable cpu, memory and pods (Cluster status.allocatable, over Ready,
+	// schedulable Nodes) divided by what one replica requests (the pod template's containers).
+	ReplicaModeCapacity ReplicaMode = "Capacity"
+	// ReplicaModePacked places spec.replicas on as few clusters as possible: those already
+	// running it first, then the one with the most room, each filled up to its room.
+	ReplicaModePacked ReplicaMode = "Packed"
 )
 
 // ReplicaPolicy maps workloads' spec.replicas to clusters.
 // +kubebuilder:validation:XValidation:rule="self.mode != 'Duplicate' || !has(self.clusters) || size(self.clusters) == 0",message="clusters apply to a divided mode, not to Duplicate"
 type ReplicaPolicy struct {
-	// mode is Weighted (default: spec.replicas divided in proportion to weights) or Duplicate
-	// (spec.replicas on every cluster).
+	// mode is Weighted (default: spec.replicas divided in proportion to weights), Capacity (in
+	// proportion to each cluster's room for one more replica of the workload, from its
+	// allocatable resources and the pod template's requests; weights are ignored), Packed (as
+	// few clusters as possible, those already running it first, then the most room; a cluster
+	// is filled up to its room) or Duplicate (spec.replicas on every cluster). Room is what the
+	// cluster's Ready Nodes can allocate, not what is free on them, so it changes when Nodes
+	// come or go, never with usage; when every cluster is full, the rest is placed anyway
+	// (Pending pods tell a cluster autoscaler to grow). A cluster whose room is not known counts
+	// as the others' average.
 	// +optional
 	// +kubebuilder:default=Weighted
 	Mode ReplicaMode `json:"mode,omitempty"`

@@ -2,7 +2,9 @@ package division
 
 import (
 	"math"
+	"strconv"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -62,6 +64,11 @@ type Input struct {
 	// States are the chosen clusters' decision states (Placement status); a FailedOver or
 	// Returning cluster's share is 0. Missing: Active.
 	States map[string]flotillav1.DecisionState
+	// Room is what each chosen cluster can allocate ("cpu" in millicores, "memory" in bytes,
+	// "pods"), for the Capacity and Packed modes; a cluster missing has unknown room.
+	Room map[string]map[string]int64
+	// Requests are what one replica of each workload requests (Requests), by render.Key.
+	Requests map[string]map[string]int64
 	// Totals are the workloads' spec.replicas, by render.Key (Workloads).
 	Totals map[string]int64
 	// Have is what each cluster runs now (the records' spec.replicas): the previous division.
@@ -82,9 +89,16 @@ type Outcome struct {
 func Divide(in Input) Outcome {
 	out := Outcome{Shares: Replicas{}, Messages: map[string]string{}}
 	for w, total := range in.Totals {
+		mode := modeOf(in.Policy)
+		cands := candidates(in.Policy, in.Chosen, in.States, total)
+		if mode != scheduler.ModeWeighted {
+			for i := range cands {
+				cands[i].Estimate = room(in.Room[cands[i].Name], in.Requests[w])
+			}
+		}
 		div := scheduler.Divide(scheduler.DivideInput{
-			Total: clamp(total), Mode: scheduler.ModeWeighted, Seed: in.Seed + "/" + w,
-			Clusters: candidates(in.Policy, in.Chosen, in.States, total),
+			Total: clamp(total), Mode: mode, Seed: in.Seed + "/" + w,
+			Clusters: cands,
 			Previous: previous(in.Have[w], in.Chosen),
 		})
 		shares := make(map[string]int64, len(div.Replicas))
@@ -175,6 +189,44 @@ func previous(have map[string]int64, chosen map[string]map[string]string) *sched
 
 func clamp(n int64) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
 
+// modeOf is the scheduler's mode for a policy: Weighted unless it says Capacity or Packed.
+func modeOf(policy *flotillav1.ReplicaPolicy) scheduler.ReplicaMode {
+	if policy != nil {
+		switch policy.Mode {
+		case flotillav1.ReplicaModeCapacity:
+			return scheduler.ModeCapacity
+		case flotillav1.ReplicaModePacked:
+			return scheduler.ModePacked
+		}
+	}
+	return scheduler.ModeWeighted
+}
+
+// room is how many replicas that request what one replica requests fit in what a cluster can
+// allocate: the fewest over cpu, memory and pods that both sides know; unknown
+// (scheduler.Unbounded) when the cluster's room is not known at all.
+func room(allocatable, request map[string]int64) int32 {
+	if len(allocatable) == 0 {
+		return scheduler.Unbounded
+	}
+	fits := int64(math.MaxInt32)
+	known := false
+	for res, have := range allocatable {
+		need := request[res]
+		if res == "pods" {
+			need = 1
+		}
+		if need <= 0 {
+			continue
+		}
+		fits, known = min(fits, have/need), true
+	}
+	if !known {
+		return scheduler.Unbounded
+	}
+	return clamp(fits)
+}
+
 // StatesOf returns the decision states a Placement's status records, by cluster (Active ones
 // are left out).
 func StatesOf(pl *flotillav1.Placement) map[string]flotillav1.DecisionState {
@@ -185,4 +237,59 @@ func StatesOf(pl *flotillav1.Placement) map[string]flotillav1.DecisionState {
 		}
 	}
 	return out
+}
+
+// Requests returns what one replica of each divisible workload among objs requests, by
+// render.Key: the sum over its pod template's containers of cpu (millicores) and memory
+// (bytes) requests; a workload that requests neither is left out.
+func Requests(objs []*unstructured.Unstructured) map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	for key := range Workloads(objs) {
+		for _, o := range objs {
+			if render.Key(o) != key {
+				continue
+			}
+			if req := templateRequests(o); len(req) > 0 {
+				out[key] = req
+			}
+		}
+	}
+	return out
+}
+
+// templateRequests sums a workload's containers' cpu and memory requests.
+func templateRequests(o *unstructured.Unstructured) map[string]int64 {
+	containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+	out := map[string]int64{}
+	for _, c := range containers {
+		cm, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		requests, _, _ := unstructured.NestedMap(cm, "resources", "requests")
+		if q, ok := quantity(requests["cpu"]); ok {
+			out["cpu"] += q.MilliValue()
+		}
+		if q, ok := quantity(requests["memory"]); ok {
+			out["memory"] += q.Value()
+		}
+	}
+	return out
+}
+
+// quantity reads a resource quantity as a manifest may write it: "500m", "1Gi", 2 or 0.5.
+func quantity(v any) (resource.Quantity, bool) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case int64:
+		s = strconv.FormatInt(x, 10)
+	case float64:
+		s = strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		return resource.Quantity{}, false
+	}
+	q, err := resource.ParseQuantity(s)
+	return q, err == nil
 }

@@ -201,3 +201,61 @@ func TestApply(t *testing.T) {
 		t.Fatal("Apply changed its input")
 	}
 }
+
+func TestCapacityAndPacked(t *testing.T) {
+	room := map[string]map[string]int64{
+		"a": {"cpu": 4000, "memory": 64 << 30, "pods": 110},
+		"b": {"cpu": 8000, "memory": 64 << 30, "pods": 110},
+		"c": {"cpu": 12000, "memory": 64 << 30, "pods": 110},
+	}
+	one := map[string]map[string]int64{web: {"cpu": 1000, "memory": 1 << 30}}
+	divide := func(mode flotillav1.ReplicaMode, total int64, have map[string]int64) map[string]int64 {
+		in := Input{Policy: &flotillav1.ReplicaPolicy{Mode: mode}, Chosen: three, Room: room, Requests: one,
+			Totals: map[string]int64{web: total}, Seed: "Propagation/team/web"}
+		if have != nil {
+			in.Have = Replicas{web: have}
+		}
+		return Divide(in).Shares[web]
+	}
+	if got := divide(flotillav1.ReplicaModeCapacity, 12, nil); !reflect.DeepEqual(got, map[string]int64{"a": 2, "b": 4, "c": 6}) {
+		t.Errorf("Capacity 12 over room for 4, 8 and 12: %v, want 2, 4, 6", got)
+	}
+	if got := divide(flotillav1.ReplicaModePacked, 10, nil); !reflect.DeepEqual(got, map[string]int64{"a": 0, "b": 0, "c": 10}) {
+		t.Errorf("Packed 10: %v, want all on c, the biggest", got)
+	}
+	if got := divide(flotillav1.ReplicaModePacked, 20, nil); !reflect.DeepEqual(got, map[string]int64{"a": 0, "b": 8, "c": 12}) {
+		t.Errorf("Packed 20: %v, want c full (12), the rest on b", got)
+	}
+	// Weighted ignores room.
+	if got := divide(flotillav1.ReplicaModeWeighted, 12, nil); !reflect.DeepEqual(got, map[string]int64{"a": 4, "b": 4, "c": 4}) {
+		t.Errorf("Weighted 12: %v, want 4 each", got)
+	}
+	// A cluster given fewer Nodes (less room) gets fewer replicas at the next division.
+	room["c"] = map[string]int64{"cpu": 2000, "memory": 64 << 30, "pods": 110}
+	if got := divide(flotillav1.ReplicaModeCapacity, 14, nil); got["c"] >= got["a"] {
+		t.Errorf("Capacity with c shrunk to room for 2: %v, want c below a", got)
+	}
+}
+
+func TestRequests(t *testing.T) {
+	d := workload("Deployment", "web", 3)
+	_ = unstructured.SetNestedSlice(d.Object, []any{
+		map[string]any{"name": "app", "resources": map[string]any{"requests": map[string]any{"cpu": "500m", "memory": "1Gi"}}},
+		map[string]any{"name": "sidecar", "resources": map[string]any{"requests": map[string]any{"cpu": int64(1), "memory": "128Mi"}}},
+	}, "spec", "template", "spec", "containers")
+	bare := workload("Deployment", "api", 2)
+	got := Requests([]*unstructured.Unstructured{d, bare})
+	want := map[string]map[string]int64{web: {"cpu": 1500, "memory": (1 << 30) + (128 << 20)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Requests = %v, want %v", got, want)
+	}
+	if n := room(map[string]int64{"cpu": 4000, "pods": 3}, want[web]); n != 2 {
+		t.Fatalf("room for 1.5 cpu in 4 with 3 pods: %d, want 2", n)
+	}
+	if n := room(map[string]int64{"pods": 3}, nil); n != 3 {
+		t.Fatalf("room without requests is the pods: %d, want 3", n)
+	}
+	if n := room(nil, want[web]); n >= 0 {
+		t.Fatalf("room of a cluster not known: %d, want unknown", n)
+	}
+}

@@ -104,13 +104,15 @@ func divisionOf(ctx context.Context, hub client.Reader, pl *flotillav1.Placement
 		return division.Outcome{}, nil
 	}
 	labels := make(map[string]map[string]string, len(chosen))
+	room := make(map[string]map[string]int64, len(chosen))
 	for _, c := range chosen {
-		labels[c] = override.ClusterFacts(ctx, hub, c).Labels
+		facts := override.ClusterFacts(ctx, hub, c)
+		labels[c], room[c] = facts.Labels, facts.Allocatable
 	}
 	have := division.Replicas{}
 	for w := range totals {
 		have[w] = ledger.RecordedShares(records, w)
 	}
-	return division.Divide(division.Input{Policy: pl.Spec.Replicas, Chosen: labels, States: division.StatesOf(pl), Totals: totals, Have: have,
-		Seed: owner.String()}), have
+	return division.Divide(division.Input{Policy: pl.Spec.Replicas, Chosen: labels, States: division.StatesOf(pl), Room: room,
+		Requests: division.Requests(rendered), Totals: totals, Have: have, Seed: owner.String()}), have
 }

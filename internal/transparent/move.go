@@ -43,10 +43,13 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 	}
 	maps.Copy(have, r.replicasOn(ctx, client.ObjectKeyFromObject(u), unrecorded))
 	chosen := make(map[string]map[string]string, len(decisions))
+	room := make(map[string]map[string]int64, len(decisions))
 	for _, c := range decisions {
-		chosen[c] = r.clusterFacts(ctx, c).Labels
+		facts := r.clusterFacts(ctx, c)
+		chosen[c], room[c] = facts.Labels, facts.Allocatable
 	}
-	div := division.Divide(division.Input{Policy: placement.Spec.Replicas, Chosen: chosen, States: division.StatesOf(placement), Totals: map[string]int64{key: total},
+	div := division.Divide(division.Input{Policy: placement.Spec.Replicas, Chosen: chosen, States: division.StatesOf(placement), Room: room,
+		Requests: division.Requests([]*unstructured.Unstructured{rendered}), Totals: map[string]int64{key: total},
 		Have: division.Replicas{key: have}, Seed: owner.String()})
 	held, stalled := division.Hold(division.Move{Chosen: decisions, Shares: div.Shares, Have: division.Replicas{key: have},
 		Ready: func(c string, replicas map[string]int64) bool {
