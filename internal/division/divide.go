@@ -227,6 +227,23 @@ func room(allocatable, request map[string]int64) int32 {
 	return clamp(fits)
 }
 
+// FollowsClusters reports whether a division by this policy depends on the clusters' labels or
+// room, so that a change of a Cluster's labels or allocatable resources calls for a new one.
+func FollowsClusters(policy *flotillav1.ReplicaPolicy) bool {
+	if policy == nil {
+		return false
+	}
+	if policy.Mode == flotillav1.ReplicaModeCapacity || policy.Mode == flotillav1.ReplicaModePacked {
+		return true
+	}
+	for _, e := range policy.Clusters {
+		if e.ClusterSelector != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // StatesOf returns the decision states a Placement's status records, by cluster (Active ones
 // are left out).
 func StatesOf(pl *flotillav1.Placement) map[string]flotillav1.DecisionState {

@@ -7,15 +7,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/division"
 )
 
 // usersOfCluster maps a Cluster to the propagators whose overrides may depend on it.
 func (r *Reconciler) usersOfCluster(ctx context.Context, _ client.Object) []reconcile.Request {
+	// Placements whose division follows the clusters' labels or room.
+	dividing := map[client.ObjectKey]bool{}
+	var placements flotillav1.PlacementList
+	if err := r.Hub.List(ctx, &placements); err == nil {
+		for i := range placements.Items {
+			if division.FollowsClusters(placements.Items[i].Spec.Replicas) {
+				dividing[client.ObjectKeyFromObject(&placements.Items[i])] = true
+			}
+		}
+	}
 	var reqs []reconcile.Request
 	var props flotillav1.PropagationList
 	if err := r.Hub.List(ctx, &props); err == nil {
 		for i := range props.Items {
-			if len(props.Items[i].Spec.Overrides) > 0 {
+			if p := fromPropagation(&props.Items[i]); len(p.spec.Overrides) > 0 || dividing[p.placementKey()] {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&props.Items[i])})
 			}
 		}
@@ -23,7 +34,7 @@ func (r *Reconciler) usersOfCluster(ctx context.Context, _ client.Object) []reco
 	var cprops flotillav1.ClusterPropagationList
 	if err := r.Hub.List(ctx, &cprops); err == nil {
 		for i := range cprops.Items {
-			if len(cprops.Items[i].Spec.Overrides) > 0 {
+			if p := fromClusterPropagation(&cprops.Items[i]); len(p.spec.Overrides) > 0 || dividing[p.placementKey()] {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&cprops.Items[i])})
 			}
 		}

@@ -129,8 +129,8 @@ func (r *Reconciler) Notify(owner render.Owner) {
 // OwnerKind is the owner kind of r's objects.
 func (r *Reconciler) OwnerKind() string { return ownerKind(r.GVK) }
 
-// usersOfCluster maps a Cluster to the objects of the Placements whose overrides may depend on
-// it.
+// usersOfCluster maps a Cluster to the objects of the Placements whose overrides or division
+// may depend on it.
 func (r *Reconciler) usersOfCluster(ctx context.Context, _ client.Object) []reconcile.Request {
 	var placements flotillav1.PlacementList
 	if err := r.Hub.List(ctx, &placements); err != nil {
@@ -138,7 +138,7 @@ func (r *Reconciler) usersOfCluster(ctx context.Context, _ client.Object) []reco
 	}
 	var reqs []reconcile.Request
 	for i := range placements.Items {
-		if len(placements.Items[i].Spec.Overrides) > 0 {
+		if len(placements.Items[i].Spec.Overrides) > 0 || division.FollowsClusters(placements.Items[i].Spec.Replicas) {
 			reqs = append(reqs, r.usersOfPlacement(ctx, &placements.Items[i])...)
 		}
 	}

@@ -1,0 +1,95 @@
+package propagation_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+)
+
+// In Capacity mode a workload's replicas follow the clusters' room for it: their Nodes'
+// allocatable cpu over what one replica requests. A cluster given another Node takes more,
+// and the other keeps its replicas until the first is Ready with them.
+func TestCapacityModeFollowsTheClustersNodes(t *testing.T) {
+	e := startEnv(t, map[string]string{"spoke-a": "eu", "spoke-b": "eu"})
+	ctx := context.Background()
+	addNode := func(spoke, name, cpu string) {
+		t.Helper()
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if err := e.spokes[spoke].Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		n.Status = corev1.NodeStatus{
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("64Gi"),
+				corev1.ResourcePods: resource.MustParse("110")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}},
+		}
+		if err := e.spokes[spoke].Status().Update(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cpuOf := func(cluster, want string) {
+		t.Helper()
+		fleettest.Eventually(t, wait, cluster+" allocatable cpu "+want, func() error {
+			c := &flotillav1.Cluster{}
+			if err := e.hub.Get(ctx, client.ObjectKey{Name: cluster}, c); err != nil {
+				return err
+			}
+			if q := c.Status.Allocatable[corev1.ResourceCPU]; q.Cmp(resource.MustParse(want)) != 0 {
+				return fmt.Errorf("allocatable cpu %s", q.String())
+			}
+			return nil
+		})
+	}
+	addNode("spoke-a", "a-1", "4")
+	addNode("spoke-b", "b-1", "8")
+	cpuOf("spoke-a", "4")
+	cpuOf("spoke-b", "8")
+
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "room", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{},
+			Replicas: &flotillav1.ReplicaPolicy{Mode: flotillav1.ReplicaModeCapacity}}})
+	web := deployment("web")
+	web.Spec.Replicas = ptr(int32(12))
+	web.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	e.create(t, web)
+	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{
+			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+			PlacementRef:      flotillav1.PlacementRef{Name: "room"},
+		}})
+	key := client.ObjectKey{Namespace: "team", Name: "web"}
+	replicasOn := func(spoke string, n int32) {
+		t.Helper()
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
+		e.onSpoke(t, spoke, d, false, func() error {
+			if *d.Spec.Replicas != n {
+				return fmt.Errorf("spec.replicas %d, want %d", *d.Spec.Replicas, n)
+			}
+			return nil
+		})
+	}
+	// Room for 4 and 8 replicas of one cpu.
+	replicasOn("spoke-a", 4)
+	replicasOn("spoke-b", 8)
+	fleettest.MarkAvailable(t, e.spokes["spoke-a"], key)
+	fleettest.MarkAvailable(t, e.spokes["spoke-b"], key)
+
+	// spoke-a gets a second Node: room for 8 and 8.
+	addNode("spoke-a", "a-2", "4")
+	cpuOf("spoke-a", "8")
+	replicasOn("spoke-a", 6)
+	replicasOn("spoke-b", 8) // kept until spoke-a is Ready with its 6
+	fleettest.MarkAvailable(t, e.spokes["spoke-a"], key)
+	fleettest.MarkAvailable(t, e.spokes["spoke-b"], key)
+	replicasOn("spoke-b", 6)
+}
