@@ -55,8 +55,8 @@ type PlacementSpec struct {
 	// (Deployments, StatefulSets and ReplicaSets) over the chosen clusters. Unset: the workloads
 	// of Propagations run spec.replicas on every cluster (Duplicate), and transparent-mode
 	// workloads are divided evenly (Weighted, every cluster weight 1). A division is sticky: it
-	// changes only when the total, a weight, min or max, the chosen clusters or the labels an
-	// entry selects on change; a new total adds or takes away only the difference. A cluster
+	// changes only when the total, a weight, min or max, the chosen clusters, the spread or the
+	// labels an entry or the spread reads change; a new total adds or takes away only the difference. A cluster
 	// that is to run fewer replicas keeps what it runs until the other clusters running the
 	// workload are Ready (make before break).
 	// +optional
