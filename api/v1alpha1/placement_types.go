@@ -55,8 +55,8 @@ type PlacementSpec struct {
 	// (Deployments, StatefulSets and ReplicaSets) over the chosen clusters. Unset: the workloads
 	// of Propagations run spec.replicas on every cluster (Duplicate), and transparent-mode
 	// workloads are divided evenly (Weighted, every cluster weight 1). A division is sticky: it
-	// changes only when the total, a weight, min or max, the chosen clusters or the labels an
-	// entry selects on change; a new total adds or takes away only the difference. A cluster
+	// changes only when the total, a weight, min or max, the chosen clusters, the spread or the
+	// labels an entry or the spread reads change; a new total adds or takes away only the difference. A cluster
 	// that is to run fewer replicas keeps what it runs until the other clusters running the
 	// workload are Ready (make before break).
 	// +optional
@@ -66,6 +66,71 @@ type PlacementSpec struct {
 	// they come back. Unset: health alone moves nothing.
 	// +optional
 	Moves *MovePolicy `json:"moves,omitempty"`
+
+	// spread balances the replicas of divided workloads across topology domains: the values of
+	// a cluster label such as topology.kubernetes.io/region. It does not change which clusters
+	// are chosen yet, only how a divided workload's replicas are split over them: the total is
+	// split as evenly as possible over the domains (each domain's share within what its
+	// clusters' max and placement limits admit), then each domain's part is divided among its
+	// clusters by replicas (mode, weights, min, max). Constraints nest in list order (region,
+	// then zone within each region). Failed-over and returning clusters form no domain; a
+	// cluster whose max is 0 neither. Workloads that are duplicated are not affected.
+	// +optional
+	// +listType=map
+	// +listMapKey=topologyKey
+	// +kubebuilder:validation:MaxItems=4
+	Spread []SpreadConstraint `json:"spread,omitempty"`
+}
+
+// UnsatisfiableAction says what a spread constraint does when a domain cannot hold its part.
+// +kubebuilder:validation:Enum=ScheduleAnyway;DoNotSchedule
+type UnsatisfiableAction string
+
+const (
+	// ScheduleAnyway places what a domain cannot hold in the other domains, and says so.
+	ScheduleAnyway UnsatisfiableAction = "ScheduleAnyway"
+	// DoNotSchedule keeps the spread: what would exceed maxSkew stays unplaced.
+	DoNotSchedule UnsatisfiableAction = "DoNotSchedule"
+)
+
+// SpreadConstraint balances divided replicas over the values of one cluster label.
+type SpreadConstraint struct {
+	// topologyKey is the cluster label whose values are the domains, for example
+	// topology.kubernetes.io/region. A cluster without it forms a domain of its own under
+	// ScheduleAnyway, and gets no replicas under DoNotSchedule (the Placement's message names it).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	TopologyKey string `json:"topologyKey"`
+
+	// maxSkew is the largest difference in replicas between two domains that DoNotSchedule
+	// accepts when a domain is at its cap (max and placement limits): the others hold at most
+	// that many more, and the rest stays unplaced. With room everywhere, domains differ by at
+	// most one replica (minimums apart), whatever maxSkew says. Under ScheduleAnyway a larger
+	// skew is reported, never enforced. Default 1.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	MaxSkew *int32 `json:"maxSkew,omitempty"`
+
+	// minDomains is how many domains there must be at least; with fewer, the division reports
+	// SpreadUnsatisfiable with the numbers, and DoNotSchedule places at most maxSkew replicas
+	// per domain (as if the missing domains held none). Default 1.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	MinDomains *int32 `json:"minDomains,omitempty"`
+
+	// whenUnsatisfiable is ScheduleAnyway (default: what a domain cannot hold, within its
+	// clusters' estimated room or their caps, goes to the other domains, and the message says
+	// so) or DoNotSchedule (the spread is kept even when that leaves replicas unplaced, during
+	// failover too: a short domain is filled beyond its clusters' estimated room, expect
+	// Pending pods, up to their caps; what would exceed maxSkew is not placed, reason
+	// SpreadUnsatisfiable).
+	// +optional
+	// +kubebuilder:default=ScheduleAnyway
+	WhenUnsatisfiable UnsatisfiableAction `json:"whenUnsatisfiable,omitempty"`
 }
 
 // FailbackPolicy says when a failed-over cluster gets its share back.

@@ -58,8 +58,11 @@ func Workloads(objs []*unstructured.Unstructured) map[string]int64 {
 type Input struct {
 	// Policy is the Placement's replica policy; nil divides evenly.
 	Policy *flotillav1.ReplicaPolicy
+	// Spread is the Placement's spread: the total is balanced over the values of each
+	// constraint's cluster label first.
+	Spread []flotillav1.SpreadConstraint
 	// Chosen are the clusters the Placement chooses, with their labels (for the policy's
-	// cluster groups).
+	// cluster groups and the spread's topology keys).
 	Chosen map[string]map[string]string
 	// States are the chosen clusters' decision states (Placement status); a FailedOver or
 	// Returning cluster's share is 0. Missing: Active.
@@ -98,7 +101,7 @@ func Divide(in Input) Outcome {
 		}
 		div := scheduler.Divide(scheduler.DivideInput{
 			Total: clamp(total), Mode: mode, Seed: in.Seed + "/" + w,
-			Clusters: cands,
+			Spread: spreadOf(in.Spread), Clusters: cands,
 			Previous: previous(in.Have[w], in.Chosen),
 		})
 		shares := make(map[string]int64, len(div.Replicas))
@@ -118,7 +121,7 @@ func Divide(in Input) Outcome {
 func candidates(policy *flotillav1.ReplicaPolicy, chosen map[string]map[string]string, states map[string]flotillav1.DecisionState, total int64) []scheduler.Candidate {
 	out := make([]scheduler.Candidate, 0, len(chosen))
 	for name, lbls := range chosen {
-		c := scheduler.Candidate{Name: name, Weight: 1, Max: scheduler.Unbounded, LimitFit: scheduler.Unbounded, Estimate: scheduler.Unbounded}
+		c := scheduler.Candidate{Name: name, Labels: lbls, Weight: 1, Max: scheduler.Unbounded, LimitFit: scheduler.Unbounded, Estimate: scheduler.Unbounded}
 		switch states[name] {
 		case flotillav1.DecisionFailedOver:
 			c.State = scheduler.StateFailedOver
@@ -227,9 +230,35 @@ func room(allocatable, request map[string]int64) int32 {
 	return clamp(fits)
 }
 
-// FollowsClusters reports whether a division by this policy depends on the clusters' labels or
-// room, so that a change of a Cluster's labels or allocatable resources calls for a new one.
-func FollowsClusters(policy *flotillav1.ReplicaPolicy) bool {
+// spreadOf is the scheduler's spread for a Placement's: unset numbers are left at 0, which the
+// scheduler reads as the API's defaults (maxSkew 1, minDomains 1, ScheduleAnyway).
+func spreadOf(spread []flotillav1.SpreadConstraint) []scheduler.SpreadConstraint {
+	var out []scheduler.SpreadConstraint
+	for _, sc := range spread {
+		c := scheduler.SpreadConstraint{TopologyKey: sc.TopologyKey, WhenUnsatisfiable: scheduler.ScheduleAnyway}
+		if sc.MaxSkew != nil {
+			c.MaxSkew = *sc.MaxSkew
+		}
+		if sc.MinDomains != nil {
+			c.MinDomains = *sc.MinDomains
+		}
+		if sc.WhenUnsatisfiable == flotillav1.DoNotSchedule {
+			c.WhenUnsatisfiable = scheduler.DoNotSchedule
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// FollowsClusters reports whether a division by a Placement's spec depends on the clusters'
+// labels or room, so that a change of a Cluster's labels or allocatable resources calls for a
+// new one: a spread (its domains are label values), the Capacity and Packed modes, or an entry
+// that selects clusters by label.
+func FollowsClusters(spec flotillav1.PlacementSpec) bool {
+	if len(spec.Spread) > 0 {
+		return true
+	}
+	policy := spec.Replicas
 	if policy == nil {
 		return false
 	}

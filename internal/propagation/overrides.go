@@ -17,7 +17,7 @@ func (r *Reconciler) usersOfCluster(ctx context.Context, _ client.Object) []reco
 	var placements flotillav1.PlacementList
 	if err := r.Hub.List(ctx, &placements); err == nil {
 		for i := range placements.Items {
-			if division.FollowsClusters(placements.Items[i].Spec.Replicas) {
+			if division.FollowsClusters(placements.Items[i].Spec) {
 				dividing[client.ObjectKeyFromObject(&placements.Items[i])] = true
 			}
 		}

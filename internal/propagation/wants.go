@@ -113,6 +113,6 @@ func divisionOf(ctx context.Context, hub client.Reader, pl *flotillav1.Placement
 	for w := range totals {
 		have[w] = ledger.RecordedShares(records, w)
 	}
-	return division.Divide(division.Input{Policy: pl.Spec.Replicas, Chosen: labels, States: division.StatesOf(pl), Room: room,
+	return division.Divide(division.Input{Policy: pl.Spec.Replicas, Spread: pl.Spec.Spread, Chosen: labels, States: division.StatesOf(pl), Room: room,
 		Requests: division.Requests(rendered), Totals: totals, Have: have, Seed: owner.String()}), have
 }

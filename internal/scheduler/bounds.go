@@ -33,11 +33,18 @@ type bounds struct {
 	// after the others of their class.
 	weight  uint64
 	standby bool
+	// cordoned: its hard cap is its previous share.
+	cordoned bool
 	// held is the candidate's previous share; unschedulable its reported unschedulable replicas.
 	held, unschedulable int32
 	// hash breaks ties without name bias; rank is the candidate's position in Packed order.
 	hash uint64
 	rank int
+	// labels are the candidate's labels; spreads says it counts toward spread domains;
+	// unlabelled is the DoNotSchedule topology key it lacks, for which it takes nothing.
+	labels     map[string]string
+	spreads    bool
+	unlabelled string
 }
 
 // boundsOf resolves every candidate of in, sorted by name so that the input order never matters.
@@ -54,6 +61,7 @@ func boundsOf(in DivideInput) []*bounds {
 		b := &bounds{name: c.Name, tier: c.Tier, held: held, unschedulable: max(c.Unschedulable, 0),
 			hash: tieHash(in.Seed, c.Name)}
 		b.setCaps(c, in.Previous != nil)
+		b.setSpread(c, in.Spread)
 		b.setWeight(c, in.Mode, fallback)
 		bs = append(bs, b)
 	}
@@ -72,6 +80,7 @@ func (b *bounds) setCaps(c Candidate, hasPrevious bool) {
 	b.hard = min(orUnlimited(c.Max), orUnlimited(c.LimitFit))
 	b.minimum = min(max(c.Min, 0), b.hard)
 	if c.State == StateCordoned {
+		b.cordoned = true
 		b.hard = min(b.hard, b.held)
 	}
 	b.floor = min(max(c.Min, 0), b.hard)
@@ -80,6 +89,19 @@ func (b *bounds) setCaps(c Candidate, hasPrevious bool) {
 		b.room = min(b.room, max(b.held-b.unschedulable, 0))
 	}
 	b.soft = min(max(b.room, b.floor), b.hard)
+}
+
+// setSpread records what spread needs of the candidate: its labels, whether it takes part in
+// domains, and, lacking a DoNotSchedule topology key, no seats at all.
+func (b *bounds) setSpread(c Candidate, spread []SpreadConstraint) {
+	if len(spread) == 0 {
+		return
+	}
+	b.labels, b.spreads = c.Labels, takesPart(c)
+	if key := lackedStrictKey(c, spread); key != "" && b.spreads {
+		b.spreads, b.unlabelled = false, key
+		b.floor, b.soft, b.hard, b.minimum, b.room = 0, 0, 0, 0, 0
+	}
 }
 
 // setWeight resolves the Webster weight: Weight for ModeWeighted, the estimate for

@@ -39,12 +39,17 @@ const (
 	ReasonInsufficientCapacity = "InsufficientCapacity"
 	// ReasonLimitsExceeded: no cluster's max or placement limit admits some replicas (Unplaced).
 	ReasonLimitsExceeded = "LimitsExceeded"
+	// ReasonSpreadUnsatisfiable: a spread constraint is not met: fewer domains than its
+	// minDomains, or DoNotSchedule left replicas unplaced to keep the skew.
+	ReasonSpreadUnsatisfiable = "SpreadUnsatisfiable"
 )
 
 // Candidate is one chosen cluster as Divide sees it. Every number is absolute: percentages
 // are resolved against the total by the caller.
 type Candidate struct {
 	Name string
+	// Labels are the cluster's labels; spread reads its topology keys from them.
+	Labels map[string]string
 	// Tier is the index of the cluster's tier; earlier tiers are filled first.
 	Tier int
 	// State is the cluster's decision state; "" means Active.
@@ -71,6 +76,9 @@ type DivideInput struct {
 	Total int32
 	// Mode is how to divide; "" means ModeWeighted.
 	Mode ReplicaMode
+	// Spread balances the total over the domains of each constraint's topology key, nested
+	// in list order (spread.go); none: no spread.
+	Spread []SpreadConstraint
 	// Clusters are the candidates, in any order.
 	Clusters []Candidate
 	// Previous is the division in force; nil if none is known. A Previous without a Key (made
@@ -114,9 +122,15 @@ func Divide(in DivideInput) Division {
 	if route != pathFresh && route != pathAdopt {
 		seats = startFromPrevious(bs, in.Previous)
 	}
-	target := placeable(bs, in.Total)
-	adjustSeats(bs, seats, target, in.Mode == ModePacked)
-	return report(key, in.Total, bs, seats)
+	packed := in.Mode == ModePacked
+	if len(in.Spread) == 0 {
+		adjustSeats(bs, seats, placeable(bs, in.Total), packed)
+		return report(key, in.Total, bs, seats, spreadReport{})
+	}
+	sp := spreadReport{}
+	fillSpread(spreadLevel{bs: bs, seats: seats, constraints: in.Spread, seed: in.Seed, packed: packed}, int64(max(in.Total, 0)), &sp)
+	sp.unlabelled(bs)
+	return report(key, in.Total, bs, seats, sp)
 }
 
 // placeable is how many of total replicas the hard caps admit.

@@ -32,7 +32,25 @@
 // Schedule's clusterCount (pick.go) keeps at most N eligible clusters: those chosen before
 // first, then the most allocatable CPU, then a hash of the Placement and the name.
 //
-// Spread (topology domains) is not applied yet. Its seam: it will split the total over the
-// domains of the active candidates first and run the same fill per domain, and the constraints
-// will join the key.
+// Spread (spread.go) splits the total over topology domains first: the values of a cluster
+// label among the candidates that take replicas (not FailedOver or Returning, Max not 0). A
+// candidate without the label forms its own domain under ScheduleAnyway and gets nothing under
+// DoNotSchedule. Each domain is one seat-taker of weight 1 whose floor, room and hard cap sum
+// its members' (DoNotSchedule: room is ignored, so a short domain is overfilled, and the cap is
+// at most maxSkew above the lowest domain's, or maxSkew with fewer than minDomains domains), and
+// the domains take seats by the same order as candidates do: the fewest seats first, then a
+// domain's previous share, then a hash of its label. Each domain's part is then divided among
+// its members under the next constraint, and with none left by the fill above (mode, weights,
+// tiers, floors and caps apply inside the innermost domain). The constraints and the
+// candidates' values of their keys join the key; without spread the key is unchanged.
+//
+// What holds under spread: the sum is min(total, what the caps and the DoNotSchedule skew
+// admit) and no candidate exceeds its hard cap or, while the total allows, falls below its
+// floor; raising the total never lowers a share (both levels are seat orders); candidate order
+// and names do not matter; a division computed again from its result is the same; an
+// incremental division from a fresh one is the fresh one. What does not: removing a candidate
+// may lower another's share under DoNotSchedule (its domain's cap lowers the others'), and with
+// a Previous (a domain's previous share breaks its ties, and it shrinks with its members);
+// tiers and weight 0 order clusters inside a domain only, so a domain of standby or later-tier
+// clusters still gets its even part.
 package scheduler

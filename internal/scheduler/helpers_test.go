@@ -43,6 +43,9 @@ func checkInvariants(in DivideInput, d Division) string {
 	if len(d.Replicas) != len(bs) {
 		return "Replicas holds names that are not candidates"
 	}
+	if len(in.Spread) > 0 {
+		hardSum = spreadLevel{bs: bs, constraints: in.Spread}.capacity()
+	}
 	if placed != min(total, hardSum) {
 		return "replicas do not sum to min(total, Σ hard caps)"
 	}

@@ -27,6 +27,9 @@ func randomInput(r *rand.Rand) DivideInput {
 			Weight: int32(r.IntN(12)), Min: int32(r.IntN(4)) * int32(r.IntN(2)), Max: optional(15), LimitFit: optional(15), Estimate: optional(15)})
 	}
 	if r.IntN(2) == 0 {
+		addSpread(r, &in)
+	}
+	if r.IntN(2) == 0 {
 		prev := &Division{Replicas: map[string]int32{}}
 		for _, c := range in.Clusters {
 			prev.Replicas[c.Name] = int32(r.IntN(8))
@@ -34,6 +37,27 @@ func randomInput(r *rand.Rand) DivideInput {
 		in.Previous = prev
 	}
 	return in
+}
+
+// addSpread gives in one or two spread constraints (region, then zone) and its candidates
+// regions and zones, a few of them missing.
+func addSpread(r *rand.Rand, in *DivideInput) {
+	for _, key := range []string{"region", "zone"}[:1+r.IntN(2)] {
+		c := SpreadConstraint{TopologyKey: key, MaxSkew: int32(r.IntN(4)), MinDomains: int32(r.IntN(4))}
+		if r.IntN(2) == 0 {
+			c.WhenUnsatisfiable = DoNotSchedule
+		}
+		in.Spread = append(in.Spread, c)
+	}
+	for i := range in.Clusters {
+		in.Clusters[i].Labels = map[string]string{}
+		if r.IntN(8) > 0 {
+			in.Clusters[i].Labels["region"] = fmt.Sprint("r", r.IntN(3))
+		}
+		if r.IntN(8) > 0 {
+			in.Clusters[i].Labels["zone"] = fmt.Sprint("z", r.IntN(2))
+		}
+	}
 }
 
 func forRandomInputs(t *testing.T, n int, check func(t *testing.T, in DivideInput)) {
@@ -73,7 +97,10 @@ func TestDivideHouseMonotone(t *testing.T) {
 }
 
 // Fresh path: removing a candidate never lowers another's share. (ModeCapacity weighs an unknown
-// estimate by the others' mean, which removing one changes, so its estimates are made known.)
+// estimate by the others' mean, which removing one changes, so its estimates are made known.
+// DoNotSchedule spread is left out: it holds domains to maxSkew above the lowest, so a
+// domain that loses a cluster lowers what the others may hold. With spread, a domain's
+// previous share breaks its ties, and removing a member lowers it, so there is no Previous.)
 func TestDivideRemovingACandidate(t *testing.T) {
 	forRandomInputs(t, 3000, func(t *testing.T, in DivideInput) {
 		if len(in.Clusters) == 0 {
@@ -83,6 +110,12 @@ func TestDivideRemovingACandidate(t *testing.T) {
 			for i := range in.Clusters {
 				in.Clusters[i].Estimate = max(in.Clusters[i].Estimate, 1)
 			}
+		}
+		if slices.ContainsFunc(in.Spread, SpreadConstraint.strict) {
+			return // a smaller domain lowers what DoNotSchedule lets the others hold
+		}
+		if len(in.Spread) > 0 {
+			in.Previous = nil // a domain's previous share breaks its ties, and a removal lowers it
 		}
 		in.Rebalance = true
 		all := Divide(in)
@@ -225,5 +258,63 @@ func TestDivideHugeTotals(t *testing.T) {
 	}
 	if got := slices.Collect(maps.Values(small.Replicas)); len(got) != 5 {
 		t.Fatal(got)
+	}
+}
+
+// Spread keeps the domains of its first constraint within maxSkew of each other under
+// DoNotSchedule, and within one replica under ScheduleAnyway when no cap or room binds
+// (minimums apart, which may exceed any skew).
+func TestSpreadSkew(t *testing.T) {
+	forRandomInputs(t, 3000, func(t *testing.T, in DivideInput) {
+		if len(in.Spread) == 0 || slices.ContainsFunc(in.Clusters, func(c Candidate) bool { return c.Min > 0 }) {
+			return
+		}
+		c := in.Spread[0]
+		if !c.strict() {
+			for i := range in.Clusters {
+				in.Clusters[i].Max, in.Clusters[i].LimitFit, in.Clusters[i].Estimate = Unbounded, Unbounded, Unbounded
+				if in.Clusters[i].State == StateCordoned {
+					in.Clusters[i].State = StateActive
+				}
+			}
+			in.Spread = in.Spread[:1]
+		}
+		d := Divide(in)
+		bySeats := map[string]int32{}
+		for _, cand := range in.Clusters {
+			if !takesPart(cand) || lackedStrictKey(cand, in.Spread) != "" {
+				continue
+			}
+			label, ok := cand.Labels[c.TopologyKey]
+			if !ok {
+				label = "own/" + cand.Name
+			}
+			bySeats[label] += d.Replicas[cand.Name]
+		}
+		seats := slices.Collect(maps.Values(bySeats))
+		limit := int64(1)
+		if c.strict() {
+			limit = c.maxSkew()
+		}
+		if got := skew(seats); got > limit {
+			t.Errorf("skew %d above %d: %v (%s)", got, limit, bySeats, d.Message)
+		}
+	})
+}
+
+// No name bias across domains: over 10,000 workloads each of two equal regions gets the odd
+// replica half of the time, ± 2%.
+func TestSpreadHasNoNameBias(t *testing.T) {
+	const workloads = 10000
+	cs := []Candidate{in(cand("a-1", 1), "region", "a"), in(cand("a-2", 1), "region", "a"), in(cand("b-1", 1), "region", "b"), in(cand("b-2", 1), "region", "b")}
+	odd := 0
+	for w := range workloads {
+		d := Divide(DivideInput{Total: 5, Spread: []SpreadConstraint{{TopologyKey: "region"}}, Clusters: cs, Seed: fmt.Sprintf("shop/web-%d", w)})
+		if d.Replicas["a-1"]+d.Replicas["a-2"] == 3 {
+			odd++
+		}
+	}
+	if f := float64(odd) / workloads; math.Abs(f-0.5) > 0.02 {
+		t.Errorf("region a got the odd replica of %.3f of the workloads, want 0.5 ± 0.02", f)
 	}
 }

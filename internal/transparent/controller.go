@@ -138,7 +138,7 @@ func (r *Reconciler) usersOfCluster(ctx context.Context, _ client.Object) []reco
 	}
 	var reqs []reconcile.Request
 	for i := range placements.Items {
-		if len(placements.Items[i].Spec.Overrides) > 0 || division.FollowsClusters(placements.Items[i].Spec.Replicas) {
+		if len(placements.Items[i].Spec.Overrides) > 0 || division.FollowsClusters(placements.Items[i].Spec) {
 			reqs = append(reqs, r.usersOfPlacement(ctx, &placements.Items[i])...)
 		}
 	}

@@ -48,7 +48,7 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 		facts := r.clusterFacts(ctx, c)
 		chosen[c], room[c] = facts.Labels, facts.Allocatable
 	}
-	div := division.Divide(division.Input{Policy: placement.Spec.Replicas, Chosen: chosen, States: division.StatesOf(placement), Room: room,
+	div := division.Divide(division.Input{Policy: placement.Spec.Replicas, Spread: placement.Spec.Spread, Chosen: chosen, States: division.StatesOf(placement), Room: room,
 		Requests: division.Requests([]*unstructured.Unstructured{rendered}), Totals: map[string]int64{key: total},
 		Have: division.Replicas{key: have}, Seed: owner.String()})
 	held, stalled := division.Hold(division.Move{Chosen: decisions, Shares: div.Shares, Have: division.Replicas{key: have},
