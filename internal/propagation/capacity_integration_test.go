@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,28 +67,18 @@ func TestCapacityModeFollowsTheClustersNodes(t *testing.T) {
 			PlacementRef:      flotillav1.PlacementRef{Name: "room"},
 		}})
 	key := client.ObjectKey{Namespace: "team", Name: "web"}
-	replicasOn := func(spoke string, n int32) {
-		t.Helper()
-		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
-		e.onSpoke(t, spoke, d, false, func() error {
-			if *d.Spec.Replicas != n {
-				return fmt.Errorf("spec.replicas %d, want %d", *d.Spec.Replicas, n)
-			}
-			return nil
-		})
-	}
 	// Room for 4 and 8 replicas of one cpu.
-	replicasOn("spoke-a", 4)
-	replicasOn("spoke-b", 8)
+	e.replicasOn(t, "web", map[string]int32{"spoke-a": 4})
+	e.replicasOn(t, "web", map[string]int32{"spoke-b": 8})
 	fleettest.MarkAvailable(t, e.spokes["spoke-a"], key)
 	fleettest.MarkAvailable(t, e.spokes["spoke-b"], key)
 
 	// spoke-a gets a second Node: room for 8 and 8.
 	addNode("spoke-a", "a-2", "4")
 	cpuOf("spoke-a", "8")
-	replicasOn("spoke-a", 6)
-	replicasOn("spoke-b", 8) // kept until spoke-a is Ready with its 6
+	e.replicasOn(t, "web", map[string]int32{"spoke-a": 6})
+	e.replicasOn(t, "web", map[string]int32{"spoke-b": 8}) // kept until spoke-a is Ready with its 6
 	fleettest.MarkAvailable(t, e.spokes["spoke-a"], key)
 	fleettest.MarkAvailable(t, e.spokes["spoke-b"], key)
-	replicasOn("spoke-b", 6)
+	e.replicasOn(t, "web", map[string]int32{"spoke-b": 6})
 }

@@ -46,22 +46,10 @@ func TestPlacementDividesAPropagationsWorkloads(t *testing.T) {
 			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
 			PlacementRef:      flotillav1.PlacementRef{Name: "weighted"},
 		}})
-	replicasOn := func(want map[string]int32) {
-		t.Helper()
-		for spoke, n := range want {
-			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
-			e.onSpoke(t, spoke, d, false, func() error {
-				if *d.Spec.Replicas != n {
-					return fmt.Errorf("spec.replicas %d, want %d", *d.Spec.Replicas, n)
-				}
-				return nil
-			})
-		}
-	}
 	key := client.ObjectKey{Namespace: "team", Name: "web"}
 
 	t.Run("weights 1:2:3 divide 12 replicas 2, 4 and 6", func(t *testing.T) {
-		replicasOn(map[string]int32{"spoke-a": 2, "spoke-b": 4, "spoke-c": 6})
+		e.replicasOn(t, "web", map[string]int32{"spoke-a": 2, "spoke-b": 4, "spoke-c": 6})
 		// The division is kept in the records.
 		fleettest.Eventually(t, wait, "shares recorded", func() error {
 			var records flotillav1.DeliveryList
@@ -87,7 +75,7 @@ func TestPlacementDividesAPropagationsWorkloads(t *testing.T) {
 	t.Run("a higher total adds replicas and takes none away", func(t *testing.T) {
 		since := time.Now()
 		e.updateHub(t, web, func() { web.Spec.Replicas = ptr(int32(18)) })
-		replicasOn(map[string]int32{"spoke-a": 3, "spoke-b": 6, "spoke-c": 9})
+		e.replicasOn(t, "web", map[string]int32{"spoke-a": 3, "spoke-b": 6, "spoke-c": 9})
 		for _, spoke := range []string{"spoke-a", "spoke-b", "spoke-c"} {
 			if n := e.countWrites(t, spoke, func(ev localfleet.AuditEvent) bool {
 				return ev.ObjectRef.Resource == "deployments" && ev.StageTimestamp.After(since)
@@ -101,7 +89,7 @@ func TestPlacementDividesAPropagationsWorkloads(t *testing.T) {
 	t.Run("a cluster that is to run fewer keeps its replicas until the others are Ready", func(t *testing.T) {
 		// spoke-c may now run 20% (4 of 18): the 5 it gives up go to spoke-a and spoke-b.
 		e.updateHub(t, placement, func() { placement.Spec.Replicas.Clusters[2] = group("c", 3, "20%") })
-		replicasOn(map[string]int32{"spoke-a": 5, "spoke-b": 9})
+		e.replicasOn(t, "web", map[string]int32{"spoke-a": 5, "spoke-b": 9})
 		e.condition(t, "web", flotillav1.PropagationApplied, metav1.ConditionFalse, "until the copies on spoke-a, spoke-b are Ready")
 		since := time.Now()
 		fleettest.Consistently(t, 2*time.Second, "spoke-c keeps its 9 replicas", func() error {
@@ -112,10 +100,10 @@ func TestPlacementDividesAPropagationsWorkloads(t *testing.T) {
 			}
 			return nil
 		})
-		replicasOn(map[string]int32{"spoke-c": 9})
+		e.replicasOn(t, "web", map[string]int32{"spoke-c": 9})
 		fleettest.MarkAvailable(t, e.spokes["spoke-a"], key)
 		fleettest.MarkAvailable(t, e.spokes["spoke-b"], key)
-		replicasOn(map[string]int32{"spoke-c": 4})
+		e.replicasOn(t, "web", map[string]int32{"spoke-c": 4})
 		fleettest.MarkAvailable(t, e.spokes["spoke-c"], key)
 		e.applied(t, "web", flotillav1.ReasonApplied, 3)
 	})
@@ -140,3 +128,17 @@ func TestPlacementDividesAPropagationsWorkloads(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// replicasOn waits until each spoke's copy of Deployment team/name asks for these replicas.
+func (e *env) replicasOn(t *testing.T, name string, want map[string]int32) {
+	t.Helper()
+	for spoke, n := range want {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team"}}
+		e.onSpoke(t, spoke, d, false, func() error {
+			if *d.Spec.Replicas != n {
+				return fmt.Errorf("spec.replicas %d, want %d", *d.Spec.Replicas, n)
+			}
+			return nil
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,16 +37,6 @@ func TestFailoverPlacesTheShareElsewhereAndTrimsTheStrandedCopy(t *testing.T) {
 			PlacementRef:      flotillav1.PlacementRef{Name: "even"},
 		}})
 	key := client.ObjectKey{Namespace: "team", Name: "web"}
-	replicasOn := func(spoke string, n int32) {
-		t.Helper()
-		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
-		e.onSpoke(t, spoke, d, false, func() error {
-			if *d.Spec.Replicas != n {
-				return fmt.Errorf("spec.replicas %d, want %d", *d.Spec.Replicas, n)
-			}
-			return nil
-		})
-	}
 	state := func(spoke string, want flotillav1.DecisionState) {
 		t.Helper()
 		fleettest.Eventually(t, wait, fmt.Sprintf("%s %s", spoke, want), func() error {
@@ -64,15 +53,15 @@ func TestFailoverPlacesTheShareElsewhereAndTrimsTheStrandedCopy(t *testing.T) {
 		})
 	}
 	for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
-		replicasOn(s, 2)
+		e.replicasOn(t, "web", map[string]int32{s: 2})
 		fleettest.MarkAvailable(t, e.spokes[s], key)
 	}
 
 	spokeC := e.fleet.Plane("spoke-c")
 	spokeC.Stop()
 	state("spoke-c", flotillav1.DecisionFailedOver)
-	replicasOn("spoke-a", 3)
-	replicasOn("spoke-b", 3)
+	e.replicasOn(t, "web", map[string]int32{"spoke-a": 3})
+	e.replicasOn(t, "web", map[string]int32{"spoke-b": 3})
 	fleettest.MarkAvailable(t, e.spokes["spoke-a"], key)
 	fleettest.MarkAvailable(t, e.spokes["spoke-b"], key)
 
@@ -80,14 +69,14 @@ func TestFailoverPlacesTheShareElsewhereAndTrimsTheStrandedCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back, the stranded copy is scaled down (the replacements are Ready), not deleted.
-	replicasOn("spoke-c", 0)
+	e.replicasOn(t, "web", map[string]int32{"spoke-c": 0})
 	// After the failback window it takes its share back; the others keep 3 until it is Ready.
 	state("spoke-c", "")
-	replicasOn("spoke-c", 2)
-	replicasOn("spoke-a", 3)
+	e.replicasOn(t, "web", map[string]int32{"spoke-c": 2})
+	e.replicasOn(t, "web", map[string]int32{"spoke-a": 3})
 	fleettest.MarkAvailable(t, e.spokes["spoke-c"], key)
-	replicasOn("spoke-a", 2)
-	replicasOn("spoke-b", 2)
+	e.replicasOn(t, "web", map[string]int32{"spoke-a": 2})
+	e.replicasOn(t, "web", map[string]int32{"spoke-b": 2})
 	if n := e.countWrites(t, "spoke-c", func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" }); n != 0 {
 		t.Errorf("%d deletes on the failed-over cluster, want none", n)
 	}
