@@ -92,7 +92,8 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 		Confirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]}
 	rules := override.Compile(p.spec.Overrides)
 	// A plan shows where a division ends, not the replicas a move holds on the way.
-	div, _ := divisionOf(ctx, c, placement, rendered, records, *decisions, owner)
+	facts := factsOf(ctx, c, *decisions)
+	div, _ := divisionOf(placement, rendered, records, facts, owner)
 	for _, cl := range *decisions {
 		cd := ClusterDesired{Cluster: cl, Objects: rendered, Revision: revision}
 		if div.Shares != nil {
@@ -100,8 +101,8 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 				cd.Revision = render.Revision(cd.Objects)
 			}
 		}
-		if facts := override.ClusterFacts(ctx, c, cl); cd.Err == nil && override.Active(rules, facts) {
-			if cd.Objects, cd.Err = override.ForCluster(rules, facts, cd.Objects); cd.Err == nil {
+		if cd.Err == nil && override.Active(rules, facts[cl]) {
+			if cd.Objects, cd.Err = override.ForCluster(rules, facts[cl], cd.Objects); cd.Err == nil {
 				cd.Revision = render.Revision(cd.Objects)
 			}
 		}

@@ -21,6 +21,18 @@ type target struct {
 	rules     []override.Rule
 	latest    string // the name of the latest revision
 	rendered  []*unstructured.Unstructured
+	// facts are what override rules and the division see of each chosen cluster, read once
+	// per pass (factsOf).
+	facts map[string]override.Cluster
+}
+
+// factsOf reads what override rules and the division see of each cluster from the hub cache.
+func factsOf(ctx context.Context, hub client.Reader, clusters []string) map[string]override.Cluster {
+	out := make(map[string]override.Cluster, len(clusters))
+	for _, c := range clusters {
+		out[c] = override.ClusterFacts(ctx, hub, c)
+	}
+	return out
 }
 
 // wants returns what each chosen cluster should have: the latest revision or the one its
@@ -29,17 +41,19 @@ type target struct {
 // has) and reported.
 func (r *Reconciler) wants(ctx context.Context, in *statusInput, t target) map[string]fanout.Want {
 	chosen := in.targets
+	t.facts = factsOf(ctx, r.Hub, chosen)
 	replicas := r.divide(ctx, in, t)
 	want := make(map[string]fanout.Want, len(chosen))
 	for _, c := range chosen {
-		w, err := r.wantOn(ctx, in, t, c, replicas.On(c))
+		on := replicas.On(c)
+		w, err := r.wantOn(ctx, in, t, c, on)
 		if err != nil {
 			// This cluster keeps what it has; the others carry on.
 			in.clusterFailed(c, err.Error())
 			continue
 		}
 		if replicas != nil {
-			w.Replicas = ledger.Shares(replicas.On(c))
+			w.Replicas = ledger.Shares(on)
 		}
 		if w.Revision != in.revision {
 			in.clusterRevision(c, w.Revision)
@@ -61,7 +75,7 @@ func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c st
 		}
 		revision = render.Revision(objs)
 	}
-	if facts := override.ClusterFacts(ctx, r.Hub, c); override.Active(t.rules, facts) {
+	if facts := t.facts[c]; override.Active(t.rules, facts) {
 		if objs, err = override.ForCluster(t.rules, facts, objs); err != nil {
 			return fanout.Want{}, err
 		}
@@ -74,7 +88,7 @@ func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c st
 // division by the Placement's replica policy, with what a cluster that is to run fewer keeps
 // until the clusters that gain are Ready (the move is reported meanwhile).
 func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target) division.Replicas {
-	div, have := divisionOf(ctx, r.Hub, t.placement, t.rendered, in.records, in.targets, t.owner)
+	div, have := divisionOf(t.placement, t.rendered, in.records, t.facts, t.owner)
 	if div.Shares == nil {
 		return nil
 	}
@@ -97,16 +111,15 @@ func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target) divi
 // divisionOf divides the workloads among rendered over the chosen clusters by the Placement's
 // replica policy, from what the records say each cluster runs now (also returned). Its shares
 // are nil when the Placement does not divide or nothing is divisible.
-func divisionOf(ctx context.Context, hub client.Reader, pl *flotillav1.Placement, rendered []*unstructured.Unstructured,
-	records map[string]*flotillav1.Delivery, chosen []string, owner render.Owner) (division.Outcome, division.Replicas) {
+func divisionOf(pl *flotillav1.Placement, rendered []*unstructured.Unstructured, records map[string]*flotillav1.Delivery,
+	chosen map[string]override.Cluster, owner render.Owner) (division.Outcome, division.Replicas) {
 	totals := division.Workloads(rendered)
 	if !division.Divides(pl.Spec.Replicas, false) || len(totals) == 0 {
 		return division.Outcome{}, nil
 	}
 	labels := make(map[string]map[string]string, len(chosen))
 	room := make(map[string]map[string]int64, len(chosen))
-	for _, c := range chosen {
-		facts := override.ClusterFacts(ctx, hub, c)
+	for c, facts := range chosen {
 		labels[c], room[c] = facts.Labels, facts.Allocatable
 	}
 	have := division.Replicas{}

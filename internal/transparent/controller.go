@@ -187,8 +187,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	rules := r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides)
-	replicas, moveStalled, unplaced := r.divide(ctx, owner, u, rendered, placement, decisions, records, rules)
-	want, failures, err := r.perCluster(ctx, rules, rendered, decisions, replicas)
+	facts := r.factsOf(ctx, decisions)
+	replicas, moveStalled, unplaced := r.divide(ctx, owner, u, rendered, placement, decisions, records, rules, facts)
+	want, failures, err := r.perCluster(rules, facts, rendered, decisions, replicas)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -258,8 +259,8 @@ func (r *Reconciler) reportFailure(u *unstructured.Unstructured, owner render.Ow
 
 // perCluster returns the object for each of clusters: with its share of replicas when
 // replicas has one (a divided workload), then with the Placement's overrides. A cluster whose
-// overrides fail is in failures instead, with why.
-func (r *Reconciler) perCluster(ctx context.Context, rules []override.Rule, rendered *unstructured.Unstructured, clusters []string,
+// overrides fail is in failures instead, with why. facts are the clusters' (factsOf).
+func (r *Reconciler) perCluster(rules []override.Rule, facts map[string]override.Cluster, rendered *unstructured.Unstructured, clusters []string,
 	replicas map[string]int64) (objs map[string]*unstructured.Unstructured, failures map[string]string, err error) {
 	objs, failures = make(map[string]*unstructured.Unstructured, len(clusters)), map[string]string{}
 	for _, c := range clusters {
@@ -271,8 +272,8 @@ func (r *Reconciler) perCluster(ctx context.Context, rules []override.Rule, rend
 			}
 			obj = out[0]
 		}
-		if facts := r.clusterFacts(ctx, c); override.Active(rules, facts) {
-			out, err := override.ForCluster(rules, facts, []*unstructured.Unstructured{obj})
+		if override.Active(rules, facts[c]) {
+			out, err := override.ForCluster(rules, facts[c], []*unstructured.Unstructured{obj})
 			if err != nil {
 				failures[c] = err.Error()
 				continue
@@ -406,12 +407,16 @@ func (r *Reconciler) spokeCopy(ctx context.Context, clusterName string, key clie
 	return live, true
 }
 
-// clusterFacts reads what override rules see of a cluster from the hub cache, within
-// hubReadTimeout.
-func (r *Reconciler) clusterFacts(ctx context.Context, name string) override.Cluster {
+// factsOf reads what override rules and the division see of each cluster from the hub cache,
+// once per pass, within hubReadTimeout.
+func (r *Reconciler) factsOf(ctx context.Context, clusters []string) map[string]override.Cluster {
 	ctx, cancel := context.WithTimeout(ctx, hubReadTimeout)
 	defer cancel()
-	return override.ClusterFacts(ctx, r.Hub, name)
+	out := make(map[string]override.Cluster, len(clusters))
+	for _, c := range clusters {
+		out[c] = override.ClusterFacts(ctx, r.Hub, c)
+	}
+	return out
 }
 
 // RecordDrift emits an Event on the hub object whose copy on a cluster drifted. Deliver
