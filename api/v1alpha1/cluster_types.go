@@ -25,6 +25,17 @@ type ClusterSpec struct {
 	// unschedulable cordons the cluster: it takes no new placements, and what runs there stays.
 	// +optional
 	Unschedulable bool `json:"unschedulable,omitempty"`
+
+	// placementLimits bound what Flotilla places on the cluster: the cpu, memory and pods that
+	// the replicas of every owner's workloads here request together (replicas times the pod
+	// template's requests; each replica counts one pod). A divided workload takes no more
+	// replicas than the limits admit next to what the others placed; the rest goes to other
+	// clusters (or stays unplaced, with a LimitsExceeded Event on the owner). Duplicated
+	// workloads count toward status.placed but are not held back, and pods Flotilla did not
+	// place are not counted. Lowering a limit moves the excess away, make before break.
+	// Unset: no limit.
+	// +optional
+	PlacementLimits corev1.ResourceList `json:"placementLimits,omitempty"`
 }
 
 // KubeconfigSecretRef names a key of a Secret on the hub that holds a kubeconfig.
@@ -116,6 +127,11 @@ type ClusterStatus struct {
 	// +optional
 	Placements int32 `json:"placements"`
 
+	// placed sums what the workloads Flotilla placed here request (cpu, memory, pods), from the
+	// owners' Delivery records: what spec.placementLimits is measured against.
+	// +optional
+	Placed corev1.ResourceList `json:"placed,omitempty"`
+
 	// lastProbeTime is when a health probe last found a change worth recording. Probes run far
 	// more often; their freshness is exported as the metric
 	// flotilla_cluster_last_probe_timestamp_seconds rather than written here.
@@ -141,6 +157,8 @@ type ClusterStatus struct {
 // +kubebuilder:printcolumn:name="Placements",type=integer,JSONPath=`.status.placements`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Pods",type=string,priority=1,JSONPath=`.status.allocatable.pods`
+// +kubebuilder:printcolumn:name="Placed-CPU",type=string,priority=1,JSONPath=`.status.placed.cpu`
+// +kubebuilder:printcolumn:name="Limit-CPU",type=string,priority=1,JSONPath=`.spec.placementLimits.cpu`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Cluster struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -71,6 +72,13 @@ type DeliverySpec struct {
 	// +listMapKey=object
 	// +kubebuilder:validation:MaxItems=1000
 	Replicas []WorkloadReplicas `json:"replicas,omitempty"`
+
+	// placed is what the owner's workloads on the cluster request together (replicas times the
+	// pod template's cpu and memory requests, and one pod per replica), written with the
+	// delivery, before it: the cluster's status.placed sums it, and its placementLimits are
+	// measured against it.
+	// +optional
+	Placed corev1.ResourceList `json:"placed,omitempty"`
 }
 
 // WorkloadReplicas is one divided workload's share on a cluster.
@@ -84,6 +92,18 @@ type WorkloadReplicas struct {
 	// +required
 	// +kubebuilder:validation:Minimum=0
 	Replicas int32 `json:"replicas"`
+
+	// fits is how many replicas of the workload the cluster could schedule when some stayed
+	// Unschedulable longer than the Placement's moves.unschedulableAfter: the division gives
+	// the cluster no more than that while other clusters have room. Absent: no limit known.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Fits *int32 `json:"fits,omitempty"`
+
+	// fitsAllocatable is the cluster's status.allocatable when fits was found; fits is
+	// forgotten once the cluster's allocatable resources differ from it.
+	// +optional
+	FitsAllocatable corev1.ResourceList `json:"fitsAllocatable,omitempty"`
 }
 
 // DeliveredObjects are the names of delivered objects of one kind in one namespace.

@@ -80,6 +80,41 @@ type PlacementSpec struct {
 	// +listMapKey=topologyKey
 	// +kubebuilder:validation:MaxItems=4
 	Spread []SpreadConstraint `json:"spread,omitempty"`
+
+	// tiers order the chosen clusters into groups that are filled in turn: a cluster belongs to
+	// the first tier it matches, and clusters matching none form an implicit last tier. A
+	// divided workload's replicas go to the first tier until its clusters are at their max,
+	// placement limits or (Capacity, Packed) room, and only then overflow to the next; a later
+	// tier's clusters still get the owner's other objects and run the workload at replicas 0
+	// (a warm standby). With clusterCount, clusters of earlier tiers are chosen first. Each
+	// decision names its cluster's tier. Unset: one tier.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	Tiers []ClusterTier `json:"tiers,omitempty"`
+}
+
+// ClusterTier is one group of clusters in the order spec.tiers fills them.
+type ClusterTier struct {
+	// name identifies the tier; decisions show it.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// clusterNames lists clusters of the tier by name.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=253
+	ClusterNames []string `json:"clusterNames,omitempty"`
+
+	// clusterSelector chooses clusters of the tier by their labels; {} matches every cluster.
+	// With neither field set the tier matches none.
+	// +optional
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
 }
 
 // UnsatisfiableAction says what a spread constraint does when a domain cannot hold its part.
@@ -145,7 +180,8 @@ const (
 	FailbackManual FailbackPolicy = "Manual"
 )
 
-// MovePolicy says when divided workloads move off a cluster that is not Ready.
+// MovePolicy says when divided workloads move off a cluster that is not Ready, or whose
+// replicas stay Unschedulable.
 // +kubebuilder:validation:XValidation:rule="!has(self.failbackAfter) || !has(self.failback) || self.failback == 'Automatic'",message="failbackAfter applies to failback Automatic"
 type MovePolicy struct {
 	// clusterUnhealthyAfter fails a chosen cluster over when its Ready condition has not been
@@ -167,6 +203,19 @@ type MovePolicy struct {
 	// under Automatic failback (default 10m).
 	// +optional
 	FailbackAfter *metav1.Duration `json:"failbackAfter,omitempty"`
+
+	// unschedulableAfter places replicas elsewhere that stay Pending on a cluster because it
+	// has no room for them: when a divided workload's copy has had pods Unschedulable (the
+	// PodScheduled condition) for this long, the cluster is remembered to fit only what it
+	// scheduled (its Delivery record's spec.replicas[].fits) and the rest of its share goes to
+	// the other clusters, which grow first. The Pending pods stay until those are Ready, so a
+	// cluster autoscaler there still sees the demand; then the copy is scaled down, and its
+	// ReplicaSet removes the Pending pods first. The memory is dropped when the cluster's
+	// allocatable resources change (Nodes added or removed). Pods are listed on the cluster
+	// only while a copy has fewer Available replicas than it asks for. Crash-looping or
+	// otherwise failing pods move nothing. Unset: Pending pods stay where they are.
+	// +optional
+	UnschedulableAfter *metav1.Duration `json:"unschedulableAfter,omitempty"`
 }
 
 // ReplicaMode says how a workload's replicas map to clusters.
@@ -306,6 +355,11 @@ type ClusterDecision struct {
 	// +required
 	// +kubebuilder:validation:MaxLength=253
 	ClusterName string `json:"clusterName"`
+
+	// tier is the name of the cluster's tier (spec.tiers); omitted for the implicit last tier.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Tier string `json:"tier,omitempty"`
 
 	// state is omitted while the cluster takes its share (Active). FailedOver: not Ready for
 	// longer than moves.clusterUnhealthyAfter; its share of divided workloads is 0 and its

@@ -27,6 +27,15 @@ package v1alpha1
 //	         False  NoFight            every correction holds
 //	PruneBlocked True PruneBlocked     deletions wait for confirmation (the message has the counts
 //	                                   and the revision to confirm); False otherwise
+//	ReplicasPlaced                     present only when the Placement divides workloads; the
+//	                                   message says per workload where its replicas go, with numbers
+//	         True   Placed             every replica has a cluster, within its estimated room
+//	         False  InsufficientCapacity  every replica has a cluster, some above a cluster's
+//	                                   estimated room (Capacity, Packed): expect Pending pods there
+//	         False  SpreadUnsatisfiable  the spread is not met (too few domains, or DoNotSchedule
+//	                                   left replicas without a cluster)
+//	         False  LimitsExceeded     some replicas have no cluster: every cluster is at its max
+//	                                   or its placement limits
 const (
 	PropagationApplied = "Applied"
 	PropagationReady   = "Ready"
@@ -35,6 +44,19 @@ const (
 	PropagationFighting = "Fighting"
 	// PropagationPruneBlocked is True while deletions wait for confirmation.
 	PropagationPruneBlocked = "PruneBlocked"
+	// PropagationReplicasPlaced says whether the replicas of divided workloads all have a
+	// cluster; its False reasons are ReasonInsufficientCapacity, ReasonSpreadUnsatisfiable and
+	// ReasonLimitsExceeded.
+	PropagationReplicasPlaced = "ReplicasPlaced"
+	// ReasonPlaced: every replica of the divided workloads has a cluster within its room.
+	ReasonPlaced = "Placed"
+	// ReasonInsufficientCapacity: some replicas are placed above a cluster's estimated room.
+	ReasonInsufficientCapacity = "InsufficientCapacity"
+	// ReasonSpreadUnsatisfiable: a spread constraint is not met.
+	ReasonSpreadUnsatisfiable = "SpreadUnsatisfiable"
+	// ReasonLimitsExceeded: some replicas have no cluster (every max and placement limit
+	// reached).
+	ReasonLimitsExceeded = "LimitsExceeded"
 
 	ReasonReady      = "Ready"
 	ReasonNotApplied = "NotApplied"

@@ -486,6 +486,7 @@ type PropagationStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyClusters`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
 // +kubebuilder:printcolumn:name="Drifted",type=integer,JSONPath=`.status.drifted`
+// +kubebuilder:printcolumn:name="Replicas",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="ReplicasPlaced")].reason`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Propagation struct {
@@ -523,6 +524,7 @@ type PropagationList struct {
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyClusters`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
 // +kubebuilder:printcolumn:name="Drifted",type=integer,JSONPath=`.status.drifted`
+// +kubebuilder:printcolumn:name="Replicas",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="ReplicasPlaced")].reason`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ClusterPropagation struct {

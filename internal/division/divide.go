@@ -5,9 +5,7 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -61,12 +59,24 @@ type Input struct {
 	// Spread is the Placement's spread: the total is balanced over the values of each
 	// constraint's cluster label first.
 	Spread []flotillav1.SpreadConstraint
+	// Tiers are the Placement's tiers: earlier ones are filled first.
+	Tiers []flotillav1.ClusterTier
 	// Chosen are the clusters the Placement chooses, with their labels (for the policy's
 	// cluster groups and the spread's topology keys).
 	Chosen map[string]map[string]string
 	// States are the chosen clusters' decision states (Placement status); a FailedOver or
 	// Returning cluster's share is 0. Missing: Active.
 	States map[string]flotillav1.DecisionState
+	// Free is what each chosen cluster's placement limits admit of this owner's workloads
+	// (Free: the limits minus what other owners placed there), in the units of Room; a cluster
+	// missing has no limits. A workload takes no more replicas of a cluster than fit, and the
+	// workloads divided before it (in key order) take their part first.
+	Free map[string]Usage
+	// Fits are what clusters were found to fit of each workload (by workload, then cluster)
+	// when some of its replicas stayed Unschedulable there: the division gives such a cluster
+	// no more while the others have room, as long as its allocatable resources (Room) are
+	// what they were then.
+	Fits map[string]map[string]Fit
 	// Room is what each chosen cluster can allocate ("cpu" in millicores, "memory" in bytes,
 	// "pods"), for the Capacity and Packed modes; a cluster missing has unknown room.
 	Room map[string]map[string]int64
@@ -86,17 +96,39 @@ type Outcome struct {
 	// Messages say, per workload, why some replicas were not placed (every cluster at its
 	// maximum), with numbers; none when everything is placed.
 	Messages map[string]string
+	// Reports say, per workload, how it is divided: the scheduler's reason (Placed,
+	// InsufficientCapacity, LimitsExceeded or SpreadUnsatisfiable) and its message, with the
+	// numbers.
+	Reports map[string]Report
+}
+
+// Report is how one workload is divided.
+type Report struct {
+	Reason, Message string
 }
 
 // Divide divides each workload's total over the chosen clusters.
 func Divide(in Input) Outcome {
-	out := Outcome{Shares: Replicas{}, Messages: map[string]string{}}
-	for w, total := range in.Totals {
+	out := Outcome{Shares: Replicas{}, Messages: map[string]string{}, Reports: map[string]Report{}}
+	free := make(map[string]Usage, len(in.Free))
+	for c, u := range in.Free {
+		free[c] = Usage{}.Add(u) // a copy: each workload's shares are taken from it
+	}
+	for _, w := range sortedKeys(in.Totals) {
+		total := in.Totals[w]
 		mode := modeOf(in.Policy)
-		cands := candidates(in.Policy, in.Chosen, in.States, total)
-		if mode != scheduler.ModeWeighted {
-			for i := range cands {
+		cands := candidates(in, total)
+		for i := range cands {
+			if mode != scheduler.ModeWeighted {
 				cands[i].Estimate = room(in.Room[cands[i].Name], in.Requests[w])
+			}
+			if f, ok := in.Fits[w][cands[i].Name]; ok && f.Holds(in.Room[cands[i].Name]) {
+				if est := cands[i].Estimate; est == scheduler.Unbounded || f.Replicas < est {
+					cands[i].Estimate = f.Replicas
+				}
+			}
+			if f, limited := free[cands[i].Name]; limited {
+				cands[i].LimitFit = room(f, in.Requests[w])
 			}
 		}
 		div := scheduler.Divide(scheduler.DivideInput{
@@ -107,22 +139,28 @@ func Divide(in Input) Outcome {
 		shares := make(map[string]int64, len(div.Replicas))
 		for c, n := range div.Replicas {
 			shares[c] = int64(n)
+			if f, limited := free[c]; limited {
+				f.take(int64(n), in.Requests[w])
+			}
 		}
 		out.Shares[w] = shares
 		if div.Unplaced > 0 {
 			out.Messages[w] = div.Message
 		}
+		out.Reports[w] = Report{Reason: div.Reason, Message: div.Message}
 	}
 	return out
 }
 
-// candidates are the chosen clusters with the weight, minimum and maximum of the first
-// policy entry each matches.
-func candidates(policy *flotillav1.ReplicaPolicy, chosen map[string]map[string]string, states map[string]flotillav1.DecisionState, total int64) []scheduler.Candidate {
-	out := make([]scheduler.Candidate, 0, len(chosen))
-	for name, lbls := range chosen {
+// candidates are the chosen clusters with their tier, state, and the weight, minimum and
+// maximum of the first policy entry each matches.
+func candidates(in Input, total int64) []scheduler.Candidate {
+	policy := in.Policy
+	out := make([]scheduler.Candidate, 0, len(in.Chosen))
+	for name, lbls := range in.Chosen {
 		c := scheduler.Candidate{Name: name, Labels: lbls, Weight: 1, Max: scheduler.Unbounded, LimitFit: scheduler.Unbounded, Estimate: scheduler.Unbounded}
-		switch states[name] {
+		c.Tier, _ = scheduler.TierOf(in.Tiers, name, lbls)
+		switch in.States[name] {
 		case flotillav1.DecisionFailedOver:
 			c.State = scheduler.StateFailedOver
 		case flotillav1.DecisionReturning:
@@ -150,16 +188,8 @@ func entryFor(policy *flotillav1.ReplicaPolicy, name string, lbls map[string]str
 		return nil
 	}
 	for i := range policy.Clusters {
-		e := &policy.Clusters[i]
-		for _, n := range e.ClusterNames {
-			if n == name {
-				return e
-			}
-		}
-		if e.ClusterSelector != nil {
-			if sel, err := metav1.LabelSelectorAsSelector(e.ClusterSelector); err == nil && sel.Matches(labels.Set(lbls)) {
-				return e
-			}
+		if e := &policy.Clusters[i]; scheduler.InGroup(e.ClusterNames, e.ClusterSelector, name, lbls) {
+			return e
 		}
 	}
 	return nil
@@ -250,13 +280,21 @@ func spreadOf(spread []flotillav1.SpreadConstraint) []scheduler.SpreadConstraint
 	return out
 }
 
-// FollowsClusters reports whether a division by a Placement's spec depends on the clusters'
-// labels or room, so that a change of a Cluster's labels or allocatable resources calls for a
-// new one: a spread (its domains are label values), the Capacity and Packed modes, or an entry
-// that selects clusters by label.
-func FollowsClusters(spec flotillav1.PlacementSpec) bool {
-	if len(spec.Spread) > 0 {
+// FollowsCluster reports whether a division by a Placement's spec depends on what a change of
+// Cluster c may have changed (its labels, room, placement limits or what is placed on it), so
+// that it calls for a new one: a spread or tiers (they read labels), the Capacity and Packed
+// modes, an entry that selects clusters by label, or, when the Placement divides, placement
+// limits on c or moves.unschedulableAfter (transparent says the owners are transparent-mode
+// objects, which divide by default).
+func FollowsCluster(spec flotillav1.PlacementSpec, transparent bool, c *flotillav1.Cluster) bool {
+	if len(spec.Spread) > 0 || len(spec.Tiers) > 0 {
 		return true
+	}
+	if c != nil && len(c.Spec.PlacementLimits) > 0 && Divides(spec.Replicas, transparent) {
+		return true
+	}
+	if spec.Moves != nil && spec.Moves.UnschedulableAfter != nil && Divides(spec.Replicas, transparent) {
+		return true // what a cluster fits is forgotten when its allocatable resources change
 	}
 	policy := spec.Replicas
 	if policy == nil {
@@ -273,16 +311,16 @@ func FollowsClusters(spec flotillav1.PlacementSpec) bool {
 	return false
 }
 
-// StatesOf returns the decision states a Placement's status records, by cluster (Active ones
-// are left out).
-func StatesOf(pl *flotillav1.Placement) map[string]flotillav1.DecisionState {
-	out := map[string]flotillav1.DecisionState{}
+// ForPlacement returns the part of a division's input that a Placement gives: its replica
+// policy, spread and tiers, and the states its decisions record (Active ones left out).
+func ForPlacement(pl *flotillav1.Placement) Input {
+	states := map[string]flotillav1.DecisionState{}
 	for _, d := range pl.Status.Decisions {
 		if d.State != "" && d.State != flotillav1.DecisionActive {
-			out[d.ClusterName] = d.State
+			states[d.ClusterName] = d.State
 		}
 	}
-	return out
+	return Input{Policy: pl.Spec.Replicas, Spread: pl.Spec.Spread, Tiers: pl.Spec.Tiers, States: states}
 }
 
 // Requests returns what one replica of each divisible workload among objs requests, by

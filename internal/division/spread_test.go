@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -46,18 +48,25 @@ func TestDivideWithSpread(t *testing.T) {
 	}
 }
 
-func TestFollowsClusters(t *testing.T) {
+func TestFollowsCluster(t *testing.T) {
+	limited := &flotillav1.Cluster{Spec: flotillav1.ClusterSpec{PlacementLimits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}}
 	for name, tt := range map[string]struct {
-		spec flotillav1.PlacementSpec
-		want bool
+		spec        flotillav1.PlacementSpec
+		transparent bool
+		cluster     *flotillav1.Cluster
+		want        bool
 	}{
-		"nothing":          {flotillav1.PlacementSpec{}, false},
-		"weights by name":  {flotillav1.PlacementSpec{Replicas: weighted(entry("a", 2, "a"))}, false},
-		"capacity":         {flotillav1.PlacementSpec{Replicas: &flotillav1.ReplicaPolicy{Mode: flotillav1.ReplicaModeCapacity}}, true},
-		"spread":           {flotillav1.PlacementSpec{Spread: []flotillav1.SpreadConstraint{{TopologyKey: "region"}}}, true},
-		"spread, no split": {flotillav1.PlacementSpec{Spread: []flotillav1.SpreadConstraint{{TopologyKey: "region"}}, Replicas: weighted()}, true},
+		"nothing":                        {spec: flotillav1.PlacementSpec{}},
+		"weights by name":                {spec: flotillav1.PlacementSpec{Replicas: weighted(entry("a", 2, "a"))}},
+		"capacity":                       {spec: flotillav1.PlacementSpec{Replicas: &flotillav1.ReplicaPolicy{Mode: flotillav1.ReplicaModeCapacity}}, want: true},
+		"spread":                         {spec: flotillav1.PlacementSpec{Spread: []flotillav1.SpreadConstraint{{TopologyKey: "region"}}}, want: true},
+		"spread, no split":               {spec: flotillav1.PlacementSpec{Spread: []flotillav1.SpreadConstraint{{TopologyKey: "region"}}, Replicas: weighted()}, want: true},
+		"tiers":                          {spec: flotillav1.PlacementSpec{Tiers: []flotillav1.ClusterTier{{Name: "first", ClusterNames: []string{"a"}}}}, want: true},
+		"limits, weighted":               {spec: flotillav1.PlacementSpec{Replicas: weighted()}, cluster: limited, want: true},
+		"limits, duplicated Propagation": {spec: flotillav1.PlacementSpec{}, cluster: limited},
+		"limits, transparent":            {spec: flotillav1.PlacementSpec{}, transparent: true, cluster: limited, want: true},
 	} {
-		if got := FollowsClusters(tt.spec); got != tt.want {
+		if got := FollowsCluster(tt.spec, tt.transparent, tt.cluster); got != tt.want {
 			t.Errorf("%s: %v, want %v", name, got, tt.want)
 		}
 	}

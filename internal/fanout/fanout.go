@@ -16,6 +16,7 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -105,7 +106,8 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 		want, wanted := pass.Want[c]
 		if wanted {
 			// Written ahead: the record lists every kind before anything of it is delivered.
-			recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, render.Kinds(want.Objects), want.Replicas)
+			recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, render.Kinds(want.Objects), want.Replicas,
+				division.UsageOf(want.Objects).ResourceList())
 			if err != nil {
 				out.Failed[c] = err.Error()
 				continue

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,14 +21,12 @@ import (
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/division"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 )
 
 // credentialsIndex indexes Clusters by the namespace/name of their credentials Secret.
 const credentialsIndex = "spec.credentials.secret"
-
-// recordsIndex indexes Delivery records by their cluster, so that a Cluster's placements are
-// counted without a scan of every record.
-const recordsIndex = "spec.cluster"
 
 // reconciler turns Cluster objects into members of the provider and is the only writer of
 // Cluster status.
@@ -57,9 +56,7 @@ func (p *Provider) SetupWithManager(ctx context.Context, mgr mcmanager.Manager) 
 	}); err != nil {
 		return err
 	}
-	if err := local.GetFieldIndexer().IndexField(ctx, &flotillav1.Delivery{}, recordsIndex, func(obj client.Object) []string {
-		return []string{obj.(*flotillav1.Delivery).Spec.Cluster}
-	}); err != nil {
+	if err := ledger.IndexByCluster(ctx, local.GetFieldIndexer()); err != nil {
 		return err
 	}
 	r := &reconciler{
@@ -76,10 +73,10 @@ func (p *Provider) SetupWithManager(ctx context.Context, mgr mcmanager.Manager) 
 		For(&flotillav1.Cluster{}).
 		Watches(secret, handler.EnqueueRequestsFromMapFunc(r.clustersUsingSecret), builder.OnlyMetadata).
 		WatchesRawSource(source.Channel(p.events, &handler.EnqueueRequestForObject{})).
-		// A record made or removed changes its cluster's count of placements; its status
-		// changes do not.
+		// A record made or removed changes what is placed on its cluster, and so does a
+		// change of its spec.placed; its status changes do not.
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(clusterOfRecord),
-			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: placedChanged})).
 		Complete(r)
 }
 
@@ -100,13 +97,17 @@ func clusterOfRecord(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: obj.(*flotillav1.Delivery).Spec.Cluster}}}
 }
 
-// placements counts the owners with objects on a cluster: its Delivery records.
-func (r *reconciler) placements(ctx context.Context, cluster string) (int32, error) {
+// placed reads what Flotilla placed on a cluster from its Delivery records.
+func (r *reconciler) placed(ctx context.Context, cluster string) (placed, error) {
 	var records flotillav1.DeliveryList
-	if err := r.hub.List(ctx, &records, client.MatchingFields{recordsIndex: cluster}, client.UnsafeDisableDeepCopy); err != nil {
-		return 0, fmt.Errorf("count the Delivery records of cluster %s: %w", cluster, err)
+	if err := r.hub.List(ctx, &records, client.MatchingFields{ledger.ClusterIndex: cluster}, client.UnsafeDisableDeepCopy); err != nil {
+		return placed{}, fmt.Errorf("read the Delivery records of cluster %s: %w", cluster, err)
 	}
-	return int32(len(records.Items)), nil
+	var sum division.Usage
+	for i := range records.Items {
+		sum = sum.Add(division.UsageFrom(records.Items[i].Spec.Placed))
+	}
+	return placed{owners: int32(len(records.Items)), requests: sum.ResourceList()}, nil
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -142,17 +143,17 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, nil // the first probe's result will bring us back
 		}
 	}
-	placements, err := r.placements(ctx, c.Name)
+	on, err := r.placed(ctx, c.Name)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, r.writeStatus(ctx, c, snap, placements, log)
+	return reconcile.Result{}, r.writeStatus(ctx, c, snap, on, log)
 }
 
 // writeStatus patches the Cluster's status if, and only if, it changed, and records an Event
 // when readiness changes.
-func (r *reconciler) writeStatus(ctx context.Context, c *flotillav1.Cluster, snap snapshot, placements int32, log interface{ Info(string, ...any) }) error {
-	want, changed := desiredStatus(c, snap, placements, metav1.Now())
+func (r *reconciler) writeStatus(ctx context.Context, c *flotillav1.Cluster, snap snapshot, on placed, log interface{ Info(string, ...any) }) error {
+	want, changed := desiredStatus(c, snap, on, metav1.Now())
 	if !changed {
 		return nil
 	}
@@ -198,4 +199,11 @@ func readyCondition(c *flotillav1.Cluster) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// placedChanged reports whether an update of a record changed what it says is placed.
+func placedChanged(e event.UpdateEvent) bool {
+	o, okO := e.ObjectOld.(*flotillav1.Delivery)
+	n, okN := e.ObjectNew.(*flotillav1.Delivery)
+	return okO && okN && !equality.Semantic.DeepEqual(o.Spec.Placed, n.Spec.Placed)
 }

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,7 +12,7 @@ import (
 // desiredStatus returns the status a Cluster should have given what is known of its spoke, and
 // whether it differs from the current one. Fields the snapshot does not know (no version read
 // yet, Nodes not listed yet, the spoke disconnected) keep their last recorded values.
-func desiredStatus(c *flotillav1.Cluster, snap snapshot, placements int32, now metav1.Time) (flotillav1.ClusterStatus, bool) {
+func desiredStatus(c *flotillav1.Cluster, snap snapshot, on placed, now metav1.Time) (flotillav1.ClusterStatus, bool) {
 	cur := c.Status
 	want := *cur.DeepCopy()
 	meta.SetStatusCondition(&want.Conditions, metav1.Condition{
@@ -44,12 +45,20 @@ func desiredStatus(c *flotillav1.Cluster, snap snapshot, placements int32, now m
 	want.ObservedGeneration = c.Generation
 	want.LastProbeTime = cur.LastProbeTime
 	probed := !equality.Semantic.DeepEqual(want, cur)
-	want.Placements = placements
-	if !probed && placements == cur.Placements {
+	want.Placements, want.Placed = on.owners, on.requests
+	if !probed && equality.Semantic.DeepEqual(want, cur) {
 		return cur, false
 	}
 	if probed {
-		want.LastProbeTime = &now // a count of placements is not a probe's finding
+		want.LastProbeTime = &now // what is placed is not a probe's finding
 	}
 	return want, true
+}
+
+// placed is what Flotilla placed on a cluster, from its Delivery records.
+type placed struct {
+	// owners counts the records: the owners with objects there.
+	owners int32
+	// requests sums the records' spec.placed.
+	requests corev1.ResourceList
 }

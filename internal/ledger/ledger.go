@@ -10,12 +10,15 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/coalesce"
+	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/membership"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -56,6 +59,12 @@ type Ledger struct {
 	completed map[pair]string
 	reports   *coalesce.Queue[pair, report] // results to write into records (report.go)
 	once      sync.Once
+
+	// admitting serializes divisions over clusters with placement limits (admission.go).
+	admitting sync.Mutex
+	// reserved is what each record's owner placed on each cluster since the controller
+	// started, by cluster and record (admission.go); guarded by mu.
+	reserved map[string]map[client.ObjectKey]division.Usage
 }
 
 // pair is one owner on one cluster: one record.
@@ -70,6 +79,7 @@ type ownWrite struct {
 	kinds     []string                      // spec.kinds written
 	placement string                        // the placement label written
 	replicas  []flotillav1.WorkloadReplicas // spec.replicas written
+	placed    corev1.ResourceList           // spec.placed written
 	status    string                        // digest of the status written; "" if none
 	removed   bool
 }

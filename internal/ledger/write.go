@@ -10,6 +10,9 @@ import (
 	"sort"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,11 +22,11 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// Prepare makes sure owner's record on cluster exists, lists kinds and has the divided
-// workloads' shares in replicas (sorted by object), before objects of those kinds or at those
-// shares are delivered there, and returns every kind the record lists: where the owner's
+// Prepare makes sure owner's record on cluster exists, lists kinds, has the divided workloads'
+// shares in replicas (sorted by object) and what the workloads request in placed, before
+// objects of those kinds or at those shares are delivered there, and returns every kind the record lists: where the owner's
 // objects on the cluster may be. A failure means nothing new may be delivered yet.
-func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds []string, replicas []flotillav1.WorkloadReplicas) ([]string, error) {
+func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds []string, replicas []flotillav1.WorkloadReplicas, placed corev1.ResourceList) ([]string, error) {
 	have, exists, err := l.known(ctx, owner.Owner, cluster)
 	if err != nil {
 		return nil, err
@@ -35,20 +38,21 @@ func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds
 		l.mu.Unlock()
 	}
 	want := union(have.kinds, kinds)
-	placed := placementValue(owner.Placement)
-	if exists && len(want) == len(have.kinds) && have.placement == placed && slices.Equal(have.replicas, replicas) {
+	placement := placementValue(owner.Placement)
+	if exists && len(want) == len(have.kinds) && have.placement == placement && equality.Semantic.DeepEqual(have.replicas, replicas) &&
+		equality.Semantic.DeepEqual(have.placed, placed) {
 		return want, nil
 	}
 	key := l.Key(owner.Owner, cluster)
 	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&flotillav1.DeliverySpec{
 		Owner:   flotillav1.DeliveryOwner{APIVersion: owner.APIVersion, Kind: owner.ObjectKind, Namespace: owner.Namespace, Name: owner.Name},
-		Cluster: cluster, Kinds: want, Replicas: replicas,
+		Cluster: cluster, Kinds: want, Replicas: replicas, Placed: placed,
 	})
 	if err != nil {
 		return nil, err
 	}
 	u := newRecord(key)
-	u.SetLabels(map[string]string{flotillav1.LabelOwner: owner.LabelValue(), flotillav1.LabelCluster: labelSafe(cluster), labelPlacement: placed})
+	u.SetLabels(map[string]string{flotillav1.LabelOwner: owner.LabelValue(), flotillav1.LabelCluster: labelSafe(cluster), labelPlacement: placement})
 	if owner.UID != "" {
 		u.Object["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{
 			"apiVersion": owner.APIVersion, "kind": owner.ObjectKind, "name": owner.Name, "uid": string(owner.UID),
@@ -59,7 +63,7 @@ func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds
 		return nil, fmt.Errorf("record the delivery of %s to cluster %s (Delivery %s): %w", owner, cluster, key, err)
 	}
 	l.remember(pair{owner.Owner, cluster}, func(w *ownWrite) {
-		w.kinds, w.placement, w.replicas, w.removed = want, placed, slices.Clone(replicas), false
+		w.kinds, w.placement, w.replicas, w.placed, w.removed = want, placement, slices.Clone(replicas), placed.DeepCopy(), false
 	})
 	return want, nil
 }
@@ -120,6 +124,7 @@ func (l *Ledger) Remove(ctx context.Context, owner render.Owner, cluster string)
 		return fmt.Errorf("delete Delivery %s: %w", key, err)
 	}
 	l.remember(pair{owner, cluster}, func(w *ownWrite) { *w = ownWrite{removed: true} })
+	l.release(owner, cluster)
 	l.mu.Lock()
 	delete(l.completed, pair{owner, cluster})
 	l.mu.Unlock()
@@ -132,6 +137,7 @@ type recorded struct {
 	kinds     []string
 	placement string
 	replicas  []flotillav1.WorkloadReplicas
+	placed    corev1.ResourceList
 }
 
 // known returns what owner's record on cluster says, and whether it exists, from the cache and
@@ -143,7 +149,7 @@ func (l *Ledger) known(ctx context.Context, owner render.Owner, cluster string) 
 	if err != nil && !apierrors.IsNotFound(err) {
 		return recorded{}, false, fmt.Errorf("read Delivery %s: %w", key, err)
 	}
-	have, exists := recorded{kinds: cached.Spec.Kinds, placement: cached.Labels[labelPlacement], replicas: cached.Spec.Replicas}, err == nil
+	have, exists := recorded{kinds: cached.Spec.Kinds, placement: cached.Labels[labelPlacement], replicas: cached.Spec.Replicas, placed: cached.Spec.Placed}, err == nil
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if w, ok := l.written[pair{owner, cluster}]; ok && time.Since(w.at) < cacheLag {
@@ -151,7 +157,7 @@ func (l *Ledger) known(ctx context.Context, owner render.Owner, cluster string) 
 			return recorded{}, false, nil
 		}
 		if w.kinds != nil {
-			have, exists = recorded{kinds: union(have.kinds, w.kinds), placement: w.placement, replicas: w.replicas}, true
+			have, exists = recorded{kinds: union(have.kinds, w.kinds), placement: w.placement, replicas: w.replicas, placed: w.placed}, true
 		}
 	}
 	return have, exists, nil

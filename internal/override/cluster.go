@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -24,26 +24,25 @@ func ClusterFacts(ctx context.Context, hub client.Reader, name string) Cluster {
 		return c
 	}
 	c.Labels = cl.Labels
-	c.Allocatable = map[string]int64{}
-	if q, ok := cl.Status.Allocatable[corev1.ResourceCPU]; ok {
-		c.Allocatable["cpu"] = q.MilliValue()
-	}
-	if q, ok := cl.Status.Allocatable[corev1.ResourceMemory]; ok {
-		c.Allocatable["memory"] = q.Value()
-	}
-	if q, ok := cl.Status.Allocatable[corev1.ResourcePods]; ok {
-		c.Allocatable["pods"] = q.Value()
-	}
+	c.Allocatable = division.UsageFrom(cl.Status.Allocatable)
+	c.Limits = division.UsageFrom(cl.Spec.PlacementLimits)
 	return c
 }
 
-// FactsChanged passes the Cluster events that change what rules see of a cluster: its labels
-// and its allocatable capacity.
+// FactsChanged passes the Cluster events that change what rules and divisions see of a
+// cluster: its labels, its allocatable capacity, its placement limits, and what is placed on
+// it when it has limits (room freed by one owner is taken up by another that could not place
+// everything).
 func FactsChanged() predicate.Predicate {
 	return predicate.Or(predicate.LabelChangedPredicate{}, predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, okO := e.ObjectOld.(*flotillav1.Cluster)
 		n, okN := e.ObjectNew.(*flotillav1.Cluster)
-		return okO && okN && !equality.Semantic.DeepEqual(o.Status.Allocatable, n.Status.Allocatable)
+		if !okO || !okN {
+			return false
+		}
+		eq := equality.Semantic.DeepEqual
+		return !eq(o.Status.Allocatable, n.Status.Allocatable) || !eq(o.Spec.PlacementLimits, n.Spec.PlacementLimits) ||
+			(len(n.Spec.PlacementLimits) > 0 && !eq(o.Status.Placed, n.Status.Placed))
 	}})
 }
 
@@ -104,4 +103,15 @@ func (c *Cache) Forget(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.rules, key)
+}
+
+// LimitsOf returns the placement limits of the clusters that have some.
+func LimitsOf(facts map[string]Cluster) map[string]division.Usage {
+	out := map[string]division.Usage{}
+	for c, f := range facts {
+		if len(f.Limits) > 0 {
+			out[c] = f.Limits
+		}
+	}
+	return out
 }

@@ -18,6 +18,9 @@ type Cluster struct {
 	Labels map[string]string
 	// Allocatable holds cpu in millicores, memory in bytes and pods as a count.
 	Allocatable map[string]int64
+	// Limits are the cluster's placement limits in the same units (divisions read them; rules
+	// do not see them).
+	Limits map[string]int64
 }
 
 // Rule is one compiled override.

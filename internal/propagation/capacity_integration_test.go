@@ -19,39 +19,10 @@ import (
 // and the other keeps its replicas until the first is Ready with them.
 func TestCapacityModeFollowsTheClustersNodes(t *testing.T) {
 	e := startEnv(t, map[string]string{"spoke-a": "eu", "spoke-b": "eu"})
-	ctx := context.Background()
-	addNode := func(spoke, name, cpu string) {
-		t.Helper()
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if err := e.spokes[spoke].Create(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-		n.Status = corev1.NodeStatus{
-			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("64Gi"),
-				corev1.ResourcePods: resource.MustParse("110")},
-			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}},
-		}
-		if err := e.spokes[spoke].Status().Update(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cpuOf := func(cluster, want string) {
-		t.Helper()
-		fleettest.Eventually(t, wait, cluster+" allocatable cpu "+want, func() error {
-			c := &flotillav1.Cluster{}
-			if err := e.hub.Get(ctx, client.ObjectKey{Name: cluster}, c); err != nil {
-				return err
-			}
-			if q := c.Status.Allocatable[corev1.ResourceCPU]; q.Cmp(resource.MustParse(want)) != 0 {
-				return fmt.Errorf("allocatable cpu %s", q.String())
-			}
-			return nil
-		})
-	}
-	addNode("spoke-a", "a-1", "4")
-	addNode("spoke-b", "b-1", "8")
-	cpuOf("spoke-a", "4")
-	cpuOf("spoke-b", "8")
+	e.addNode(t, "spoke-a", "a-1", "4")
+	e.addNode(t, "spoke-b", "b-1", "8")
+	e.cpuOf(t, "spoke-a", "4")
+	e.cpuOf(t, "spoke-b", "8")
 
 	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
 	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "room", Namespace: "team"},
@@ -74,11 +45,44 @@ func TestCapacityModeFollowsTheClustersNodes(t *testing.T) {
 	fleettest.MarkAvailable(t, e.spokes["spoke-b"], key)
 
 	// spoke-a gets a second Node: room for 8 and 8.
-	addNode("spoke-a", "a-2", "4")
-	cpuOf("spoke-a", "8")
+	e.addNode(t, "spoke-a", "a-2", "4")
+	e.cpuOf(t, "spoke-a", "8")
 	e.replicasOn(t, "web", map[string]int32{"spoke-a": 6})
 	e.replicasOn(t, "web", map[string]int32{"spoke-b": 8}) // kept until spoke-a is Ready with its 6
 	fleettest.MarkAvailable(t, e.spokes["spoke-a"], key)
 	fleettest.MarkAvailable(t, e.spokes["spoke-b"], key)
 	e.replicasOn(t, "web", map[string]int32{"spoke-b": 6})
+}
+
+// addNode adds a Ready Node with this much allocatable cpu to a spoke.
+func (e *env) addNode(t *testing.T, spoke, name, cpu string) {
+	t.Helper()
+	ctx := context.Background()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := e.spokes[spoke].Create(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Status = corev1.NodeStatus{
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("64Gi"),
+			corev1.ResourcePods: resource.MustParse("110")},
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}},
+	}
+	if err := e.spokes[spoke].Status().Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cpuOf waits until the hub's Cluster shows this much allocatable cpu.
+func (e *env) cpuOf(t *testing.T, cluster, want string) {
+	t.Helper()
+	fleettest.Eventually(t, wait, cluster+" allocatable cpu "+want, func() error {
+		c := &flotillav1.Cluster{}
+		if err := e.hub.Get(context.Background(), client.ObjectKey{Name: cluster}, c); err != nil {
+			return err
+		}
+		if q := c.Status.Allocatable[corev1.ResourceCPU]; q.Cmp(resource.MustParse(want)) != 0 {
+			return fmt.Errorf("allocatable cpu %s", q.String())
+		}
+		return nil
+	})
 }

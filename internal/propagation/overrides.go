@@ -11,13 +11,14 @@ import (
 )
 
 // usersOfCluster maps a Cluster to the propagators whose overrides may depend on it.
-func (r *Reconciler) usersOfCluster(ctx context.Context, _ client.Object) []reconcile.Request {
-	// Placements whose division follows the clusters' labels or room.
+func (r *Reconciler) usersOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	cl, _ := obj.(*flotillav1.Cluster)
+	// Placements whose division follows what changed of the cluster.
 	dividing := map[client.ObjectKey]bool{}
 	var placements flotillav1.PlacementList
 	if err := r.Hub.List(ctx, &placements); err == nil {
 		for i := range placements.Items {
-			if division.FollowsClusters(placements.Items[i].Spec) {
+			if division.FollowsCluster(placements.Items[i].Spec, false, cl) {
 				dividing[client.ObjectKeyFromObject(&placements.Items[i])] = true
 			}
 		}

@@ -79,7 +79,8 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 	}
 	render.Sort(rendered)
 	revision := render.Revision(rendered)
-	records, err := (&ledger.Ledger{Hub: c}).Records(ctx, owner)
+	book := &ledger.Ledger{Hub: c}
+	records, err := book.Records(ctx, owner)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,17 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 	rules := override.Compile(p.spec.Overrides)
 	// A plan shows where a division ends, not the replicas a move holds on the way.
 	facts := factsOf(ctx, c, *decisions)
-	div, _ := divisionOf(placement, rendered, records, facts, owner)
+	free, err := book.Free(ctx, owner, override.LimitsOf(facts))
+	if err != nil {
+		return nil, err
+	}
+	div, _ := divisionOf(placement, rendered, records, facts, free, owner, func(have division.Replicas) map[string]map[string]division.Fit {
+		fits := map[string]map[string]division.Fit{}
+		for w := range have {
+			fits[w] = ledger.RecordedFits(records, w)
+		}
+		return fits
+	})
 	for _, cl := range *decisions {
 		cd := ClusterDesired{Cluster: cl, Objects: rendered, Revision: revision}
 		if div.Shares != nil {

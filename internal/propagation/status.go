@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 )
 
@@ -52,6 +54,8 @@ type statusInput struct {
 	// unplaced say, per divided workload, why some of its replicas have no cluster (every
 	// cluster at its maximum).
 	unplaced []string
+	// divisions say how each divided workload is divided (nil when none is).
+	divisions map[string]division.Report
 	// recordErr joins the Delivery record writes that failed; the pass is retried.
 	recordErr error
 	// noHistory says why the latest revision is not kept ("" when it is).
@@ -221,7 +225,42 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	meta.SetStatusCondition(&out.Conditions, pruneBlockedCondition(in, pruneBlocked))
 	meta.SetStatusCondition(&out.Conditions, driftedCondition(in, out))
 	meta.SetStatusCondition(&out.Conditions, fightingCondition(in, out))
+	if placed, divides := replicasPlacedCondition(in); divides {
+		meta.SetStatusCondition(&out.Conditions, placed)
+	} else {
+		meta.RemoveStatusCondition(&out.Conditions, flotillav1.PropagationReplicasPlaced)
+	}
 	return out
+}
+
+// replicasPlacedCondition says whether every replica of the divided workloads has a cluster
+// within its room, and how each is divided; divides is false when no workload is divided (the
+// condition is then absent). The worst reason of any workload is the condition's.
+func replicasPlacedCondition(in statusInput) (c metav1.Condition, divides bool) {
+	if len(in.divisions) == 0 {
+		return c, false
+	}
+	rank := map[string]int{flotillav1.ReasonPlaced: 0, flotillav1.ReasonInsufficientCapacity: 1,
+		flotillav1.ReasonSpreadUnsatisfiable: 2, flotillav1.ReasonLimitsExceeded: 3}
+	reason := flotillav1.ReasonPlaced
+	workloads := make([]string, 0, len(in.divisions))
+	for w, r := range in.divisions {
+		workloads = append(workloads, w)
+		if rank[r.Reason] > rank[reason] {
+			reason = r.Reason
+		}
+	}
+	sort.Strings(workloads)
+	msgs := make([]string, 0, len(workloads))
+	for _, w := range workloads {
+		msgs = append(msgs, w+": "+in.divisions[w].Message)
+	}
+	c = metav1.Condition{Type: flotillav1.PropagationReplicasPlaced, Status: metav1.ConditionFalse, Reason: reason,
+		ObservedGeneration: in.generation, Message: truncate(strings.Join(msgs, "; "))}
+	if reason == flotillav1.ReasonPlaced {
+		c.Status = metav1.ConditionTrue
+	}
+	return c, true
 }
 
 // fightingCondition is True while someone on a cluster changes objects back after every

@@ -12,6 +12,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/division"
 )
 
 func applied(status flotillav1.PropagationStatus) *metav1.Condition {
@@ -208,5 +209,34 @@ func TestMoveStalledCondition(t *testing.T) {
 	applied := meta.FindStatusCondition(got.Conditions, flotillav1.PropagationApplied)
 	if applied == nil || applied.Reason != flotillav1.ReasonMoveStalled || !strings.Contains(applied.Message, "until they are Ready") {
 		t.Fatalf("Applied condition %+v, want reason MoveStalled naming what is not Ready", applied)
+	}
+}
+
+func TestReplicasPlacedCondition(t *testing.T) {
+	done := deliver.Result{Revision: "r2", Complete: true, Applied: 1, Ready: 1}
+	in := statusInput{generation: 3, selected: 1, revision: "r2", targets: []string{"a"}, results: map[string]deliver.Result{"a": done},
+		divisions: map[string]division.Report{
+			"apps/Deployment/team/web": {Reason: flotillav1.ReasonPlaced, Message: "6 replicas on 1 of 1 clusters: a=6"},
+			"apps/Deployment/team/api": {Reason: flotillav1.ReasonLimitsExceeded, Message: "2 of 8 replicas unplaced: max and placement limits admit 6"},
+		}}
+	s := computeStatus(in)
+	c := meta.FindStatusCondition(s.Conditions, flotillav1.PropagationReplicasPlaced)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != flotillav1.ReasonLimitsExceeded || c.ObservedGeneration != 3 {
+		t.Fatalf("the worst workload's reason, False: %+v", c)
+	}
+	if !strings.Contains(c.Message, "apps/Deployment/team/api: 2 of 8 replicas unplaced") || !strings.Contains(c.Message, "team/web: 6 replicas") {
+		t.Errorf("the message names every workload with its numbers: %q", c.Message)
+	}
+
+	in.divisions["apps/Deployment/team/api"] = division.Report{Reason: flotillav1.ReasonPlaced, Message: "8 replicas"}
+	in.previous = s
+	s = computeStatus(in)
+	if c := meta.FindStatusCondition(s.Conditions, flotillav1.PropagationReplicasPlaced); c == nil || c.Status != metav1.ConditionTrue || c.Reason != flotillav1.ReasonPlaced {
+		t.Errorf("every replica placed: %+v", c)
+	}
+
+	in.divisions, in.previous = nil, s
+	if c := meta.FindStatusCondition(computeStatus(in).Conditions, flotillav1.PropagationReplicasPlaced); c != nil {
+		t.Errorf("nothing divided: the condition goes away, got %+v", c)
 	}
 }

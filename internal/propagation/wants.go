@@ -38,11 +38,37 @@ func factsOf(ctx context.Context, hub client.Reader, clusters []string) map[stri
 // wants returns what each chosen cluster should have: the latest revision or the one its
 // record pins, its replicas of the workloads its Placement divides, and its override rules.
 // A cluster whose pinned revision is gone or whose rules fail is left out (it keeps what it
-// has) and reported.
+// has) and reported. A division over clusters with placement limits runs admitted by the
+// ledger, so that two owners never both take a cluster's last room.
 func (r *Reconciler) wants(ctx context.Context, in *statusInput, t target) map[string]fanout.Want {
 	chosen := in.targets
 	t.facts = factsOf(ctx, r.Hub, chosen)
-	replicas := r.divide(ctx, in, t)
+	limits := override.LimitsOf(t.facts)
+	if len(limits) == 0 || !division.Divides(t.placement.Spec.Replicas, false) {
+		return r.wantsWithin(ctx, in, t, nil)
+	}
+	var want map[string]fanout.Want
+	err := r.Ledger.Admit(ctx, t.owner, limits, func(free map[string]division.Usage) map[string]division.Usage {
+		want = r.wantsWithin(ctx, in, t, free)
+		placed := make(map[string]division.Usage, len(want))
+		for c, w := range want {
+			placed[c] = division.UsageOf(w.Objects)
+		}
+		return placed
+	})
+	if err != nil {
+		for _, c := range chosen {
+			in.clusterFailed(c, err.Error()) // every cluster keeps what it has
+		}
+		return map[string]fanout.Want{}
+	}
+	return want
+}
+
+// wantsWithin is wants with what the placement limits of each limited cluster admit (free).
+func (r *Reconciler) wantsWithin(ctx context.Context, in *statusInput, t target, free map[string]division.Usage) map[string]fanout.Want {
+	chosen := in.targets
+	replicas, fits := r.divide(ctx, in, t, free)
 	want := make(map[string]fanout.Want, len(chosen))
 	for _, c := range chosen {
 		on := replicas.On(c)
@@ -53,7 +79,7 @@ func (r *Reconciler) wants(ctx context.Context, in *statusInput, t target) map[s
 			continue
 		}
 		if replicas != nil {
-			w.Replicas = ledger.Shares(on)
+			w.Replicas = ledger.Shares(on, fitsOn(fits, c))
 		}
 		if w.Revision != in.revision {
 			in.clusterRevision(c, w.Revision)
@@ -87,14 +113,19 @@ func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c st
 // divide returns each chosen cluster's replicas of the divided workloads this pass: their
 // division by the Placement's replica policy, with what a cluster that is to run fewer keeps
 // until the clusters that gain are Ready (the move is reported meanwhile).
-func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target) division.Replicas {
-	div, have := divisionOf(t.placement, t.rendered, in.records, t.facts, t.owner)
+func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target, free map[string]division.Usage) (division.Replicas, map[string]map[string]division.Fit) {
+	var fits map[string]map[string]division.Fit
+	div, have := divisionOf(t.placement, t.rendered, in.records, t.facts, free, t.owner, func(have division.Replicas) map[string]map[string]division.Fit {
+		fits = r.fitsOf(ctx, in, t, have)
+		return fits
+	})
 	if div.Shares == nil {
-		return nil
+		return nil, nil
 	}
 	for w, msg := range div.Messages {
 		in.unplaced = append(in.unplaced, w+": "+msg)
 	}
+	in.divisions = div.Reports
 	replicas, stalled := division.Hold(division.Move{Chosen: in.targets, Shares: div.Shares, Have: have,
 		Ready: func(c string, replicas map[string]int64) bool {
 			w, err := r.wantOn(ctx, in, t, c, replicas)
@@ -105,27 +136,45 @@ func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target) divi
 			return ok && res.ReadyAt(w.Revision)
 		}})
 	in.moveStalled = stalled
-	return replicas
+	return replicas, fits
+}
+
+// fitsOn returns what cluster c is known to fit of each divided workload.
+func fitsOn(fits map[string]map[string]division.Fit, c string) map[string]division.Fit {
+	out := map[string]division.Fit{}
+	for w, byCluster := range fits {
+		if f, ok := byCluster[c]; ok {
+			out[w] = f
+		}
+	}
+	return out
 }
 
 // divisionOf divides the workloads among rendered over the chosen clusters by the Placement's
-// replica policy, from what the records say each cluster runs now (also returned). Its shares
-// are nil when the Placement does not divide or nothing is divisible.
+// replica policy, within what the limited clusters admit (free) and what clusters are known to
+// fit (fitsOf, given what runs; nil: nothing known), from what the records say each cluster
+// runs now (also returned). Its shares are nil when the Placement does not divide
+// or nothing is divisible.
 func divisionOf(pl *flotillav1.Placement, rendered []*unstructured.Unstructured, records map[string]*flotillav1.Delivery,
-	chosen map[string]override.Cluster, owner render.Owner) (division.Outcome, division.Replicas) {
+	chosen map[string]override.Cluster, free map[string]division.Usage, owner render.Owner,
+	fitsOf func(have division.Replicas) map[string]map[string]division.Fit) (division.Outcome, division.Replicas) {
 	totals := division.Workloads(rendered)
 	if !division.Divides(pl.Spec.Replicas, false) || len(totals) == 0 {
 		return division.Outcome{}, nil
 	}
-	labels := make(map[string]map[string]string, len(chosen))
-	room := make(map[string]map[string]int64, len(chosen))
+	in := division.ForPlacement(pl)
+	in.Chosen = make(map[string]map[string]string, len(chosen))
+	in.Room = make(map[string]map[string]int64, len(chosen))
 	for c, facts := range chosen {
-		labels[c], room[c] = facts.Labels, facts.Allocatable
+		in.Chosen[c], in.Room[c] = facts.Labels, facts.Allocatable
 	}
 	have := division.Replicas{}
 	for w := range totals {
 		have[w] = ledger.RecordedShares(records, w)
 	}
-	return division.Divide(division.Input{Policy: pl.Spec.Replicas, Spread: pl.Spec.Spread, Chosen: labels, States: division.StatesOf(pl), Room: room,
-		Requests: division.Requests(rendered), Totals: totals, Have: have, Seed: owner.String()}), have
+	in.Free, in.Requests, in.Totals, in.Have, in.Seed = free, division.Requests(rendered), totals, have, owner.String()
+	if fitsOf != nil {
+		in.Fits = fitsOf(have)
+	}
+	return division.Divide(in), have
 }

@@ -1,5 +1,7 @@
 package scheduler
 
+import flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+
 // ReplicaMode says how a divided workload's total is spread over its clusters.
 type ReplicaMode string
 
@@ -33,15 +35,15 @@ const Unbounded int32 = -1
 // Reasons a Division gives.
 const (
 	// ReasonPlaced: every replica is placed within every cluster's estimated room.
-	ReasonPlaced = "Placed"
+	ReasonPlaced = flotillav1.ReasonPlaced
 	// ReasonInsufficientCapacity: some replicas are placed above a cluster's estimated room
 	// (Overfill); expect Pending pods there until the cluster grows.
-	ReasonInsufficientCapacity = "InsufficientCapacity"
+	ReasonInsufficientCapacity = flotillav1.ReasonInsufficientCapacity
 	// ReasonLimitsExceeded: no cluster's max or placement limit admits some replicas (Unplaced).
-	ReasonLimitsExceeded = "LimitsExceeded"
+	ReasonLimitsExceeded = flotillav1.ReasonLimitsExceeded
 	// ReasonSpreadUnsatisfiable: a spread constraint is not met: fewer domains than its
 	// minDomains, or DoNotSchedule left replicas unplaced to keep the skew.
-	ReasonSpreadUnsatisfiable = "SpreadUnsatisfiable"
+	ReasonSpreadUnsatisfiable = flotillav1.ReasonSpreadUnsatisfiable
 )
 
 // Candidate is one chosen cluster as Divide sees it. Every number is absolute: percentages

@@ -58,7 +58,7 @@ func Schedule(spec flotillav1.PlacementSpec, clusters []flotillav1.Cluster, prev
 	}
 	eligible := len(chosen)
 	if spec.ClusterCount != nil {
-		chosen = pickN(chosen, clusters, wasChosen, int(*spec.ClusterCount), seed)
+		chosen = pickN(chosen, clusters, spec.Tiers, wasChosen, int(*spec.ClusterCount), seed)
 	}
 	sort.Strings(chosen)
 	sort.Strings(excluded)

@@ -14,7 +14,7 @@ import (
 // share back under Automatic failback, when the Placement does not say.
 const DefaultFailbackAfter = 10 * time.Minute
 
-// States returns the decisions for the chosen clusters, each with its state under the
+// States returns the decisions for the chosen clusters, each with its tier and its state under the
 // Placement's moves policy, and how long until a state would change by the clock alone (0:
 // never). previous are the decisions recorded before; rebalance says the Placement's
 // flotilla.dev/rebalance annotation took a new value (Manual failback). Without
@@ -27,16 +27,24 @@ const DefaultFailbackAfter = 10 * time.Minute
 func States(spec flotillav1.PlacementSpec, chosen []string, clusters []flotillav1.Cluster, previous []flotillav1.ClusterDecision,
 	now time.Time, rebalance bool) ([]flotillav1.ClusterDecision, time.Duration) {
 	out := make([]flotillav1.ClusterDecision, 0, len(chosen))
-	moves := spec.Moves
-	if moves == nil || moves.ClusterUnhealthyAfter == nil {
-		for _, c := range chosen {
-			out = append(out, flotillav1.ClusterDecision{ClusterName: c})
-		}
-		return out, 0
-	}
 	byName := make(map[string]*flotillav1.Cluster, len(clusters))
 	for i := range clusters {
 		byName[clusters[i].Name] = &clusters[i]
+	}
+	tierOf := func(c string) string {
+		var lbls map[string]string
+		if cl := byName[c]; cl != nil {
+			lbls = cl.Labels
+		}
+		_, name := TierOf(spec.Tiers, c, lbls)
+		return name
+	}
+	moves := spec.Moves
+	if moves == nil || moves.ClusterUnhealthyAfter == nil {
+		for _, c := range chosen {
+			out = append(out, flotillav1.ClusterDecision{ClusterName: c, Tier: tierOf(c)})
+		}
+		return out, 0
 	}
 	was := make(map[string]flotillav1.ClusterDecision, len(previous))
 	for _, d := range previous {
@@ -50,7 +58,7 @@ func States(spec flotillav1.PlacementSpec, chosen []string, clusters []flotillav
 	}
 	for _, c := range chosen {
 		d, wait := state(moves, byName[c], was[c], now, rebalance)
-		d.ClusterName = c
+		d.ClusterName, d.Tier = c, tierOf(c)
 		soonest(wait)
 		out = append(out, d)
 	}

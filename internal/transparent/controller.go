@@ -131,14 +131,15 @@ func (r *Reconciler) OwnerKind() string { return ownerKind(r.GVK) }
 
 // usersOfCluster maps a Cluster to the objects of the Placements whose overrides or division
 // may depend on it.
-func (r *Reconciler) usersOfCluster(ctx context.Context, _ client.Object) []reconcile.Request {
+func (r *Reconciler) usersOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	cl, _ := obj.(*flotillav1.Cluster)
 	var placements flotillav1.PlacementList
 	if err := r.Hub.List(ctx, &placements); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request
 	for i := range placements.Items {
-		if len(placements.Items[i].Spec.Overrides) > 0 || division.FollowsClusters(placements.Items[i].Spec) {
+		if len(placements.Items[i].Spec.Overrides) > 0 || division.FollowsCluster(placements.Items[i].Spec, true, cl) {
 			reqs = append(reqs, r.usersOfPlacement(ctx, &placements.Items[i])...)
 		}
 	}
@@ -188,8 +189,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	rules := r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides)
 	facts := r.factsOf(ctx, decisions)
-	replicas, moveStalled, unplaced := r.divide(ctx, owner, u, rendered, placement, decisions, records, rules, facts)
-	want, failures, err := r.perCluster(rules, facts, rendered, decisions, replicas)
+	var replicas map[string]int64
+	var moveStalled, unplaced string
+	var want map[string]*unstructured.Unstructured
+	var failures map[string]string
+	place := func(free map[string]division.Usage) map[string]division.Usage {
+		replicas, moveStalled, unplaced = r.divide(ctx, owner, u, rendered, placement, decisions, records, rules, facts, free)
+		want, failures, err = r.perCluster(rules, facts, rendered, decisions, replicas)
+		placed := make(map[string]division.Usage, len(want))
+		for c, o := range want {
+			placed[c] = division.UsageOf([]*unstructured.Unstructured{o})
+		}
+		return placed
+	}
+	// A division over clusters with placement limits runs admitted by the ledger, so that
+	// two owners never both take a cluster's last room.
+	if limits := override.LimitsOf(facts); len(limits) > 0 && division.Divides(placement.Spec.Replicas, true) {
+		if aerr := r.Ledger.Admit(ctx, owner, limits, place); aerr != nil {
+			return reconcile.Result{}, aerr
+		}
+	} else {
+		place(nil)
+	}
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -208,7 +229,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			// What is written there: the share, or the replicas held during a move, as the
 			// overrides left them.
 			n, _, _ := unstructured.NestedInt64(want[c].Object, "spec", "replicas")
-			w.Replicas = ledger.Shares(map[string]int64{render.Key(rendered): n})
+			w.Replicas = ledger.Shares(map[string]int64{render.Key(rendered): n}, nil)
 		}
 		wants[c] = w
 	}

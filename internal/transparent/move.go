@@ -25,7 +25,8 @@ import (
 // wrote there; a record written before records kept shares is completed from the cluster's
 // copy.
 func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered *unstructured.Unstructured, placement *flotillav1.Placement,
-	decisions []string, records map[string]*flotillav1.Delivery, rules []override.Rule, facts map[string]override.Cluster) (replicas map[string]int64, stalled, unplaced string) {
+	decisions []string, records map[string]*flotillav1.Delivery, rules []override.Rule, facts map[string]override.Cluster,
+	free map[string]division.Usage) (replicas map[string]int64, stalled, unplaced string) {
 	key := render.Key(rendered)
 	total, found := division.Workloads([]*unstructured.Unstructured{rendered})[key]
 	if !found || !division.Divides(placement.Spec.Replicas, true) {
@@ -42,14 +43,15 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 		}
 	}
 	maps.Copy(have, r.replicasOn(ctx, client.ObjectKeyFromObject(u), unrecorded))
-	chosen := make(map[string]map[string]string, len(decisions))
-	room := make(map[string]map[string]int64, len(decisions))
+	in := division.ForPlacement(placement)
+	in.Chosen = make(map[string]map[string]string, len(decisions))
+	in.Room = make(map[string]map[string]int64, len(decisions))
 	for _, c := range decisions {
-		chosen[c], room[c] = facts[c].Labels, facts[c].Allocatable
+		in.Chosen[c], in.Room[c] = facts[c].Labels, facts[c].Allocatable
 	}
-	div := division.Divide(division.Input{Policy: placement.Spec.Replicas, Spread: placement.Spec.Spread, Chosen: chosen, States: division.StatesOf(placement), Room: room,
-		Requests: division.Requests([]*unstructured.Unstructured{rendered}), Totals: map[string]int64{key: total},
-		Have: division.Replicas{key: have}, Seed: owner.String()})
+	in.Free, in.Requests, in.Totals = free, division.Requests([]*unstructured.Unstructured{rendered}), map[string]int64{key: total}
+	in.Have, in.Seed = division.Replicas{key: have}, owner.String()
+	div := division.Divide(in)
 	held, stalled := division.Hold(division.Move{Chosen: decisions, Shares: div.Shares, Have: division.Replicas{key: have},
 		Ready: func(c string, replicas map[string]int64) bool {
 			objs, failures, err := r.perCluster(rules, facts, rendered, []string{c}, map[string]int64{c: replicas[key]})
