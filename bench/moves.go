@@ -26,6 +26,8 @@ const (
 	// no controllers, so the benchmark plays the Deployment controller, slowly enough that a
 	// move that breaks before it makes shows.
 	readyDelay = 2 * time.Second
+	// rewatchEvery is how often the fake controller tries again to watch a spoke that stopped.
+	rewatchEvery = 500 * time.Millisecond
 )
 
 // move: a transparent-mode Deployment of moveReplicas replicas on half the spokes moves to the
@@ -136,7 +138,7 @@ func newFakeDeployments(spokes []kubernetes.Interface, name string) *fakeDeploym
 func (c *fakeDeployments) start(ctx context.Context) error {
 	ctx, c.cancel = context.WithCancel(ctx)
 	for i, cs := range c.spokes {
-		w, err := cs.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + c.name})
+		w, err := c.watch(ctx, cs)
 		if err != nil {
 			c.cancel()
 			return err
@@ -144,17 +146,39 @@ func (c *fakeDeployments) start(ctx context.Context) error {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			defer w.Stop()
-			for ev := range w.ResultChan() {
-				d, ok := ev.Object.(*appsv1.Deployment)
-				if !ok {
-					continue
-				}
-				c.observe(ctx, i, cs, d, ev.Type == watch.Deleted)
-			}
+			c.follow(ctx, i, cs, w)
 		}()
 	}
 	return nil
+}
+
+func (c *fakeDeployments) watch(ctx context.Context, cs kubernetes.Interface) (watch.Interface, error) {
+	return cs.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + c.name})
+}
+
+// follow observes one spoke's copy until ctx ends. A watch that ends (the spoke was stopped)
+// is opened again until the spoke answers: a new watch starts with the copy as it is, so a
+// spoke that comes back is played again, as its own controller would.
+func (c *fakeDeployments) follow(ctx context.Context, i int, cs kubernetes.Interface, w watch.Interface) {
+	for {
+		for ev := range w.ResultChan() {
+			if d, ok := ev.Object.(*appsv1.Deployment); ok {
+				c.observe(ctx, i, cs, d, ev.Type == watch.Deleted)
+			}
+		}
+		w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(rewatchEvery):
+			}
+			var err error
+			if w, err = c.watch(ctx, cs); err == nil {
+				break
+			}
+		}
+	}
 }
 
 // observe records a copy's state and brings its status to its spec: at once for fewer

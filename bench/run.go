@@ -44,7 +44,7 @@ type bench struct {
 }
 
 // stepNames are the scenario groups in the order they run; each may add several figures.
-var stepNames = []string{"bulk", "bulk_one", "update", "drift", "steady", "restart", "outage", "move", "deployments"}
+var stepNames = []string{"bulk", "bulk_one", "update", "drift", "steady", "restart", "outage", "move", "failover", "deployments"}
 
 // selectSteps parses --only: every step when empty.
 func selectSteps(only string) ([]string, error) {
@@ -96,11 +96,11 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 	r := newReport(p)
 	fns := map[string]func(context.Context, *report) error{
 		"bulk": b.bulk, "bulk_one": b.bulkOne, "update": b.update, "drift": b.drift, "steady": b.steady, "restart": b.restart,
-		"outage": b.outage, "move": b.move, "deployments": b.deployments,
+		"outage": b.outage, "move": b.move, "failover": b.failover, "deployments": b.deployments,
 	}
 	for _, name := range steps {
 		fmt.Printf("scenario %s...\n", name)
-		if name != "steady" && name != "outage" && name != "restart" && name != "move" {
+		if name != "steady" && name != "outage" && name != "restart" && name != "move" && name != "failover" {
 			b.prof.cpu(name, 20)
 		}
 		err := fns[name](ctx, r)

@@ -113,6 +113,7 @@ Try (from the repository root):
   kubectl --kubeconfig %[1]s apply -f examples/transparent.yaml
   kubectl --kubeconfig %[1]s get deployment cart -n shop
   kubectl --kubeconfig %[1]s apply -f examples/weighted.yaml
+  kubectl --kubeconfig %[1]s apply -f examples/failover.yaml
   kubectl --kubeconfig %[1]s apply -f examples/crd-everywhere.yaml
   kubectl --kubeconfig %[1]s wait --for=condition=Established crd/backups.example.com
   kubectl --kubeconfig %[1]s apply -f examples/backup.yaml
