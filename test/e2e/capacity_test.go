@@ -11,6 +11,9 @@ import (
 // TestReplicasFollowTheClustersRoom: three spokes whose kwok Nodes offer 4, 8 and 12 cpus. A
 // Deployment of 12 one-cpu replicas divided by Capacity runs 2, 4 and 6 replicas, all Available;
 // Packed puts all 12 on the biggest spoke, and 16 fill it and put the rest on the next biggest.
+// Weighted evenly, 24 replicas ask 8 of every spoke: the pods the scheduler of the smaller spokes
+// cannot place stay Unschedulable, and moves.unschedulableAfter places them on the others until
+// every spoke runs what it has room for, 4, 8 and 12, all Available.
 func TestReplicasFollowTheClustersRoom(t *testing.T) {
 	flotilla := buildFlotilla(t)
 	spoke := func(name string, nodes int) localfleet.PlaneSpec {
@@ -46,4 +49,11 @@ func TestReplicasFollowTheClustersRoom(t *testing.T) {
 
 	mustKubectl(t, hubKC, "scale", "deployment", "worker", "-n", "room", "--replicas=16")
 	available(map[string]int{"spoke-3": 12, "spoke-2": 4})
+
+	mustKubectl(t, hubKC, "patch", "placement", "by-room", "-n", "room", "--type=merge",
+		"-p", `{"spec":{"replicas":{"mode":"Weighted"},"moves":{"unschedulableAfter":"5s"}}}`)
+	mustKubectl(t, hubKC, "scale", "deployment", "worker", "-n", "room", "--replicas=24")
+	available(map[string]int{"spoke-1": 4, "spoke-2": 8, "spoke-3": 12})
+	eventuallyKubectl(t, hubKC, "4", "get", "delivery", "-n", "room", "-l", "flotilla.dev/cluster=spoke-1",
+		"-o", "jsonpath={.items[0].spec.replicas[0].fits}")
 }
