@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestFailoverExample follows examples/failover.yaml as its header tells a user of the dev
@@ -18,9 +20,23 @@ import (
 // in its plane directory) → after clusterUnhealthyAfter spoke-3 is FailedOver and the others run
 // 4 each; resumed → its copy, the same object, is scaled to 0, then after failbackAfter it takes
 // its 4 back and the others return to 2.
+//
+// Pods take podReadyDelay to become Ready, and the fleet's available replicas are sampled from
+// the resume to the end: trimming the stranded copy and failing back never take them below 8.
 func TestFailoverExample(t *testing.T) {
-	_, fleet := startJoinedFleet(t)
+	flotilla := buildFlotilla(t)
+	spoke := func(name string) localfleet.PlaneSpec {
+		s := fleettest.FullSpoke(name, nil)
+		s.PodReadyDelay = podReadyDelay
+		return s
+	}
+	fleet := fleettest.Start(t, fleettest.Hub(), spoke("spoke-1"), spoke("spoke-2"), spoke("spoke-3"))
 	hubKC := fleet.Hub().KubeconfigPath()
+	runFlotilla(t, flotilla, hubKC, "install")
+	runFlotillaHub(t, flotilla, hubKC)
+	for name, region := range map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"} {
+		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
+	}
 	kc := func(spoke string) string { return fleet.Plane(spoke).KubeconfigPath() }
 	available := func(spoke, want string) {
 		t.Helper()
@@ -53,6 +69,8 @@ func TestFailoverExample(t *testing.T) {
 	available("spoke-2", "4")
 
 	resume()
+	s := newSampler(t, fleet, client.ObjectKey{Namespace: "payments", Name: "payments"}, "spoke-1", "spoke-2", "spoke-3")
+	stop := fleettest.Low(t, 100*time.Millisecond, int(2*podReadyDelay/(100*time.Millisecond)), s.fleetAvailable)
 	// Back, its copy is scaled down, not deleted: the same object, at 0.
 	eventuallyKubectl(t, kc("spoke-3"), uid+" 0", "get", "deployment", "payments", "-n", "payments", "-o", "jsonpath={.metadata.uid} {.spec.replicas}")
 	// After failbackAfter (1m) of readiness it takes its share back, the others shrinking.
@@ -65,6 +83,9 @@ func TestFailoverExample(t *testing.T) {
 	})
 	for spoke, n := range map[string]string{"spoke-3": "4", "spoke-1": "2", "spoke-2": "2"} {
 		available(spoke, n)
+	}
+	if low := stop(); low < 8 {
+		t.Errorf("the fleet had %d available replicas at one point after spoke-3 came back, want never fewer than 8", low)
 	}
 	if got := mustKubectl(t, kc("spoke-3"), "get", "deployment", "payments", "-n", "payments", "-o", "jsonpath={.metadata.uid}"); got != uid {
 		t.Errorf("spoke-3's copy was replaced (uid %s, was %s): failover deleted it", got, uid)

@@ -38,7 +38,7 @@ func TestMovesKeepTheWorkloadAvailable(t *testing.T) {
 		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
 	}
 	mustKubectl(t, hubKC, "apply", "-f", "testdata/mover.yaml")
-	s := newSampler(t, fleet, "spoke-1", "spoke-2", "spoke-3")
+	s := newSampler(t, fleet, client.ObjectKey{Namespace: "shop", Name: "mover"}, "spoke-1", "spoke-2", "spoke-3")
 	s.waitAvailable(map[string]int32{"spoke-1": 3, "spoke-2": 3})
 	// Fewer samples than the moves' readiness delays allow for would prove nothing.
 	stop := fleettest.Low(t, 100*time.Millisecond, int(2*podReadyDelay/(100*time.Millisecond)), s.fleetAvailable)
@@ -78,16 +78,19 @@ func TestMovesKeepTheWorkloadAvailable(t *testing.T) {
 	}
 }
 
-// sampler reads the Deployment "mover" on every spoke.
+// sampler reads one Deployment on every spoke.
 type sampler struct {
 	t      *testing.T
+	key    client.ObjectKey
 	spokes map[string]client.Client
 }
 
-func newSampler(t *testing.T, fleet *localfleet.Fleet, names ...string) *sampler {
-	s := &sampler{t: t, spokes: map[string]client.Client{}}
+func newSampler(t *testing.T, fleet *localfleet.Fleet, key client.ObjectKey, names ...string) *sampler {
+	s := &sampler{t: t, key: key, spokes: map[string]client.Client{}}
 	for _, n := range names {
-		c, err := client.New(fleet.Plane(n).RESTConfig(), client.Options{})
+		cfg := fleet.Plane(n).RESTConfig()
+		cfg.Timeout = 2 * time.Second // a paused or stopped spoke fails the sample, not the test
+		c, err := client.New(cfg, client.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,12 +99,13 @@ func newSampler(t *testing.T, fleet *localfleet.Fleet, names ...string) *sampler
 	return s
 }
 
-// available returns each spoke's available replicas of mover; spokes without a copy are absent.
+// available returns each spoke's available replicas of the Deployment; spokes without a copy
+// are absent.
 func (s *sampler) available() (map[string]int32, error) {
 	out := map[string]int32{}
 	for name, c := range s.spokes {
 		d := &appsv1.Deployment{}
-		err := c.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "mover"}, d)
+		err := c.Get(context.Background(), s.key, d)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -133,7 +137,7 @@ func (s *sampler) waitAvailable(want map[string]int32) {
 	})
 }
 
-// fleetAvailable sums the available replicas of mover over the spokes.
+// fleetAvailable sums the available replicas of the Deployment over the spokes.
 func (s *sampler) fleetAvailable() (int64, error) {
 	got, err := s.available()
 	var sum int64
