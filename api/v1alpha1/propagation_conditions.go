@@ -117,6 +117,12 @@ const (
 	AnnotationConfirmPrune = "flotilla.dev/confirm-prune"
 	// AnnotationOverrides on a delivered object lists the override rules applied to it.
 	AnnotationOverrides = "flotilla.dev/overrides"
+	// AnnotationShare on a delivered copy of a divided workload that an HPA delivered with it
+	// scales is the spec.replicas Flotilla writes there: its share of the division (or what a
+	// move holds). While the cluster's copy carries the value Flotilla would write, its
+	// spec.replicas belongs to the cluster's HPA: Flotilla neither corrects nor rewrites it,
+	// and writes the replicas again only when the value changes.
+	AnnotationShare = "flotilla.dev/share"
 	// FinalizerCleanup holds a Propagation until its objects are removed from the spokes.
 	FinalizerCleanup = "flotilla.dev/cleanup"
 )

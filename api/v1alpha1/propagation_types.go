@@ -278,7 +278,9 @@ type PropagationStrategy struct {
 	Drift DriftPolicy `json:"drift,omitempty"`
 
 	// ignoreFields lists, per kind, fields Flotilla sets on creation and then leaves to the
-	// cluster, such as /spec/replicas of a Deployment scaled by an autoscaler there.
+	// cluster, such as /spec/replicas of a Deployment scaled by an autoscaler there. An HPA
+	// selected with a divided workload needs none: the workload's replicas are left to it
+	// between changes of its share (the flotilla.dev/share annotation).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32

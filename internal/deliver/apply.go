@@ -168,7 +168,6 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	if w.seen.WroteRecently(key, hash) {
 		return nil, nil // written moments ago; the cache has not caught up yet
 	}
-	ignore := job.Ignore.For(desired.GetAPIVersion(), desired.GetKind())
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
 	cached, err := w.readGet(ctx, cl, client.ObjectKeyFromObject(desired), existing)
@@ -182,9 +181,11 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	var displaced string   // another Flotilla owner this delivery takes the object from
 	var manager string     // who made the drift, when named while comparing
 	var current = existing // the full live object, when there is one
+	var ignore [][]string  // fields left to the cluster, as its copy stands
 	switch {
 	case err == nil:
 		found.Object = existing
+		ignore = decide.IgnoredFields(job.Ignore, desired, existing)
 		if !decide.Holds(existing, job.Owner) {
 			displaced = existing.GetAnnotations()[flotillav1.AnnotationOwner]
 			break

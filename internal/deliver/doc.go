@@ -44,5 +44,11 @@
 //     and is never read as "absent";
 //   - an object is compared with what the cluster stores for Flotilla's apply (serverform.go),
 //     so a value admission sets is not drift; corrections that someone on the cluster keeps
-//     undoing back off, up to one per 5 minutes, and are reported as a fight (fight.go).
+//     undoing back off, up to one per 5 minutes, and are reported as a fight (fight.go);
+//   - fields left to the cluster are neither compared nor changed, an update keeping their
+//     live values (decide.IgnoredFields, the one rule the applies, the spoke watches and
+//     `flotilla plan` use): the owner's strategy.ignoreFields, and spec.replicas of a divided
+//     workload an HPA scales there (its copy carries flotilla.dev/share) for as long as the
+//     copy's share annotation is the one desired. A new share is written once; between
+//     shares the HPA scales the workload and Flotilla writes nothing to it.
 package deliver

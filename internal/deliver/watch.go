@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -125,7 +126,7 @@ func (w *clusterWorker) onSpokeChange(obj any, deleted bool) {
 	if desired == nil {
 		return // not delivered, or no longer wanted: the delivery in flight decides
 	}
-	look, wait := w.seen.Changed(owner, key, desired, live, deleted, ignore.For(desired.GetAPIVersion(), desired.GetKind()))
+	look, wait := w.seen.Changed(owner, key, desired, live, deleted, decide.IgnoredFields(ignore, desired, live))
 	if !look {
 		return
 	}

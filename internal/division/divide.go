@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -36,13 +37,18 @@ func Divides(policy *flotillav1.ReplicaPolicy, transparent bool) bool {
 	return policy.Mode != flotillav1.ReplicaModeDuplicate
 }
 
+// Divisible reports whether objects of a kind are workloads a Placement can divide: apps/v1
+// Deployments, StatefulSets and ReplicaSets.
+func Divisible(gk schema.GroupKind) bool {
+	return gk.Group == "apps" && (gk.Kind == "Deployment" || gk.Kind == "StatefulSet" || gk.Kind == "ReplicaSet")
+}
+
 // Workloads returns the total replicas of the divisible workloads among objs, by render.Key:
-// apps/v1 Deployments, StatefulSets and ReplicaSets that set spec.replicas.
+// those of a Divisible kind that set spec.replicas.
 func Workloads(objs []*unstructured.Unstructured) map[string]int64 {
 	out := map[string]int64{}
 	for _, o := range objs {
-		gvk := o.GroupVersionKind()
-		if gvk.Group != "apps" || (gvk.Kind != "Deployment" && gvk.Kind != "StatefulSet" && gvk.Kind != "ReplicaSet") {
+		if !Divisible(o.GroupVersionKind().GroupKind()) {
 			continue
 		}
 		if n, found, err := unstructured.NestedInt64(o.Object, "spec", "replicas"); found && err == nil {

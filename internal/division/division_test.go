@@ -120,9 +120,9 @@ func TestWorkloads(t *testing.T) {
 }
 
 func TestHold(t *testing.T) {
-	readyWhen := func(ready map[string]bool, seen map[string]map[string]int64) func(string, map[string]int64) bool {
-		return func(c string, r map[string]int64) bool {
-			seen[c] = r
+	readyWhen := func(ready map[string]bool, seen map[string]map[string]int64) func(string, Replicas) bool {
+		return func(c string, held Replicas) bool {
+			seen[c] = held.On(c)
 			return ready[c]
 		}
 	}
@@ -187,7 +187,7 @@ func TestApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	objs := []*unstructured.Unstructured{d}
-	out, err := Apply(objs, map[string]int64{web: 2})
+	out, err := NewPass(objs, Replicas{web: {"a": 2, "b": 4}}).Apply(objs, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,6 +196,9 @@ func TestApply(t *testing.T) {
 	}
 	if render.HashOf(out[0]) == render.HashOf(d) {
 		t.Fatal("the hash did not change with the replicas")
+	}
+	if _, marked := out[0].GetAnnotations()[flotillav1.AnnotationShare]; marked {
+		t.Fatal("a workload no HPA scales carries the share annotation")
 	}
 	if n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); n != 6 {
 		t.Fatal("Apply changed its input")

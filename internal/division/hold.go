@@ -12,9 +12,11 @@ type Move struct {
 	Chosen []string
 	// Shares are the division to reach; Have what each cluster runs now.
 	Shares, Have Replicas
-	// Ready reports whether a cluster is Ready with these replicas of the owner's divided
-	// workloads (its delivery of them complete, at the generation written, and Ready).
-	Ready func(cluster string, replicas map[string]int64) bool
+	// Ready reports whether a cluster is Ready with its replicas of the owner's divided
+	// workloads in held (its delivery of them complete, at the generation written, and
+	// Ready). held is the whole division, every reduction held, the same in every call of one
+	// Hold: what a cluster gets may depend on the others' shares (an HPA's bounds).
+	Ready func(cluster string, held Replicas) bool
 }
 
 // Hold returns what each chosen cluster runs this pass: its share of each workload, except
@@ -48,7 +50,7 @@ func Hold(m Move) (replicas Replicas, stalled string) {
 	isReady := func(c string) bool {
 		r, judged := ready[c]
 		if !judged {
-			r = m.Ready(c, held.On(c))
+			r = m.Ready(c, held)
 			ready[c] = r
 		}
 		return r

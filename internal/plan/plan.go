@@ -116,8 +116,9 @@ func planObject(ctx context.Context, cl client.Client, d *propagation.Desired, s
 		it.Action, it.Reason = Blocked, err.Error()
 		return it
 	}
-	ignore := d.Ignore.For(desired.GetAPIVersion(), desired.GetKind())
+	var ignore [][]string
 	if live != nil {
+		ignore = decide.IgnoredFields(d.Ignore, desired, live)
 		found.Object = live
 		found.Drift = drift.Compare(desired.Object, live.Object, ignore)
 	}
@@ -249,8 +250,7 @@ func DriftOf(ctx context.Context, cl client.Client, d *propagation.Desired, cd p
 		case live == nil:
 			it.Action, it.Reason = Drifted, "missing on the cluster"
 		default:
-			ignore := d.Ignore.For(desired.GetAPIVersion(), desired.GetKind())
-			paths := drift.Compare(desired.Object, live.Object, ignore)
+			paths := drift.Compare(desired.Object, live.Object, decide.IgnoredFields(d.Ignore, desired, live))
 			if paths == nil {
 				break
 			}

@@ -105,10 +105,11 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 		}
 		return fits
 	})
+	pass := division.NewPass(rendered, div.Shares)
 	for _, cl := range *decisions {
 		cd := ClusterDesired{Cluster: cl, Objects: rendered, Revision: revision}
 		if div.Shares != nil {
-			if cd.Objects, cd.Err = division.Apply(rendered, div.Shares.On(cl)); cd.Err == nil {
+			if cd.Objects, cd.Err = pass.Apply(rendered, cl); cd.Err == nil {
 				cd.Revision = render.Revision(cd.Objects)
 			}
 		}

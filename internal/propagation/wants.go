@@ -68,18 +68,17 @@ func (r *Reconciler) wants(ctx context.Context, in *statusInput, t target) map[s
 // wantsWithin is wants with what the placement limits of each limited cluster admit (free).
 func (r *Reconciler) wantsWithin(ctx context.Context, in *statusInput, t target, free map[string]division.Usage) map[string]fanout.Want {
 	chosen := in.targets
-	replicas, fits := r.divide(ctx, in, t, free)
+	pass, fits := r.divide(ctx, in, t, free)
 	want := make(map[string]fanout.Want, len(chosen))
 	for _, c := range chosen {
-		on := replicas.On(c)
-		w, err := r.wantOn(ctx, in, t, c, on)
+		w, err := r.wantOn(ctx, in, t, c, pass)
 		if err != nil {
 			// This cluster keeps what it has; the others carry on.
 			in.clusterFailed(c, err.Error())
 			continue
 		}
-		if replicas != nil {
-			w.Replicas = ledger.Shares(on, fitsOn(fits, c))
+		if pass.Replicas != nil {
+			w.Replicas = ledger.Shares(pass.On(c), fitsOn(fits, c))
 		}
 		if w.Revision != in.revision {
 			in.clusterRevision(c, w.Revision)
@@ -89,14 +88,15 @@ func (r *Reconciler) wantsWithin(ctx context.Context, in *statusInput, t target,
 	return want
 }
 
-// wantOn returns what cluster c should have with these replicas of divided workloads.
-func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c string, replicas map[string]int64) (fanout.Want, error) {
+// wantOn returns what cluster c should have in this pass of the divided workloads (its
+// replicas, and the bounds of their HPAs).
+func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c string, pass division.Pass) (fanout.Want, error) {
 	objs, revision, err := r.revisionFor(ctx, t.owner, in.records[c], t.latest, t.rendered, in.revision)
 	if err != nil {
 		return fanout.Want{}, err // a pinned revision that is not kept
 	}
-	if len(replicas) > 0 {
-		if objs, err = division.Apply(objs, replicas); err != nil {
+	if len(pass.On(c)) > 0 {
+		if objs, err = pass.Apply(objs, c); err != nil {
 			return fanout.Want{}, err
 		}
 		revision = render.Revision(objs)
@@ -113,22 +113,27 @@ func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c st
 // divide returns each chosen cluster's replicas of the divided workloads this pass: their
 // division by the Placement's replica policy, with what a cluster that is to run fewer keeps
 // until the clusters that gain are Ready (the move is reported meanwhile).
-func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target, free map[string]division.Usage) (division.Replicas, map[string]map[string]division.Fit) {
+func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target, free map[string]division.Usage) (division.Pass, map[string]map[string]division.Fit) {
 	var fits map[string]map[string]division.Fit
 	div, have := divisionOf(t.placement, t.rendered, in.records, t.facts, free, t.owner, func(have division.Replicas) map[string]map[string]division.Fit {
 		fits = r.fitsOf(ctx, in, t, have)
 		return fits
 	})
 	if div.Shares == nil {
-		return nil, nil
+		return division.Pass{}, nil
 	}
 	for w, msg := range div.Messages {
 		in.unplaced = append(in.unplaced, w+": "+msg)
 	}
 	in.divisions = div.Reports
+	var held *division.Pass // the pass with every reduction held, made on the first question
 	replicas, stalled := division.Hold(division.Move{Chosen: in.targets, Shares: div.Shares, Have: have,
-		Ready: func(c string, replicas map[string]int64) bool {
-			w, err := r.wantOn(ctx, in, t, c, replicas)
+		Ready: func(c string, replicas division.Replicas) bool {
+			if held == nil {
+				p := division.NewPass(t.rendered, replicas)
+				held = &p
+			}
+			w, err := r.wantOn(ctx, in, t, c, *held)
 			if err != nil {
 				return false
 			}
@@ -136,7 +141,7 @@ func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target, free
 			return ok && res.ReadyAt(w.Revision)
 		}})
 	in.moveStalled = stalled
-	return replicas, fits
+	return division.NewPass(t.rendered, replicas), fits
 }
 
 // fitsOn returns what cluster c is known to fit of each divided workload.

@@ -72,6 +72,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;patch
 
 // workers is how many objects of a kind are reconciled at once, so one slow object (a spoke
 // whose cache is not synced) does not hold up the others. Reconciles of one object never
@@ -100,7 +101,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		_, ok := o.GetLabels()[flotillav1.LabelPlacement]
 		return ok || controllerutil.ContainsFinalizer(o, flotillav1.FinalizerCleanup)
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("transparent-"+strings.ToLower(ownerKind(r.GVK))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		For(r.newObject(), builder.WithPredicates(labelled)).
@@ -110,8 +111,17 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
 			return o.Kind == r.GVK.Kind && o.APIVersion == r.GVK.GroupVersion().String()
 		})), builder.WithPredicates(ledger.Changed())).
-		WatchesRawSource(r.notifier.Source()).
-		Complete(r)
+		WatchesRawSource(r.notifier.Source())
+	// A workload and the HPAs that scale it follow each other (autoscale.go).
+	switch {
+	case division.Divisible(r.GVK.GroupKind()):
+		hpa := &unstructured.Unstructured{}
+		hpa.SetGroupVersionKind(hpaKind)
+		b = b.Watches(hpa, handler.EnqueueRequestsFromMapFunc(r.scaledWorkload), builder.WithPredicates(labelled))
+	case r.GVK == hpaKind:
+		b = b.Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(r.autoscalersOfRecord), builder.WithPredicates(recordsWritten()))
+	}
+	return b.Complete(r)
 }
 
 func (r *Reconciler) newObject() *unstructured.Unstructured {
@@ -189,16 +199,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	rules := r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides)
 	facts := r.factsOf(ctx, decisions)
-	var replicas map[string]int64
+	hpas, err := r.autoscalersOf(ctx, u)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	var pass division.Pass
 	var moveStalled, unplaced string
 	var want map[string]*unstructured.Unstructured
 	var failures map[string]string
 	place := func(free map[string]division.Usage) map[string]division.Usage {
-		replicas, moveStalled, unplaced = r.divide(ctx, owner, u, rendered, placement, decisions, records, rules, facts, free)
-		want, failures, err = r.perCluster(rules, facts, rendered, decisions, replicas)
+		pass, moveStalled, unplaced = r.divide(ctx, owner, u, rendered, placement, decisions, records, rules, facts, hpas, free)
+		if pass.Replicas == nil {
+			if pass, err = r.scaling(ctx, u, placement, decisions); err != nil {
+				return nil
+			}
+		}
+		if want, failures, err = r.perCluster(rules, facts, rendered, decisions, pass); err != nil {
+			return nil
+		}
 		placed := make(map[string]division.Usage, len(want))
 		for c, o := range want {
-			placed[c] = division.UsageOf([]*unstructured.Unstructured{o})
+			if o != nil {
+				placed[c] = division.UsageOf([]*unstructured.Unstructured{o})
+			}
 		}
 		return placed
 	}
@@ -214,6 +237,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	// The clusters that get the object: all the Placement chooses, but an HPA of a divided
+	// workload only where the workload has a share (it leaves the others, as from a cluster
+	// no longer chosen).
+	chosen := make([]string, 0, len(decisions))
 	var failure string
 	wants := make(map[string]fanout.Want, len(want))
 	for _, c := range decisions {
@@ -222,10 +249,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			if failure == "" {
 				failure = c + ": Placement " + placement.Name + ": " + msg
 			}
+			chosen = append(chosen, c)
 			continue
 		}
+		if want[c] == nil {
+			continue
+		}
+		chosen = append(chosen, c)
 		w := fanout.Want{Objects: []*unstructured.Unstructured{want[c]}, Revision: want[c].GetAnnotations()[flotillav1.AnnotationHash]}
-		if _, divided := replicas[c]; divided {
+		if _, divided := pass.Replicas[render.Key(rendered)][c]; divided {
 			// What is written there: the share, or the replicas held during a move, as the
 			// overrides left them.
 			n, _, _ := unstructured.NestedInt64(want[c].Object, "spec", "replicas")
@@ -237,9 +269,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// deleted and created again) is more often a mistake than an intent, and one whose status
 	// has not caught up with its spec has not decided yet: both hold what is delivered.
 	hold := holdReason(placement, decisions, ledger.Clusters(records), u.GetAnnotations()[flotillav1.AnnotationConfirmPrune])
-	out := r.fanout.Sync(ctx, fanout.Pass{Owner: r.ledgerOwner(u, owner), Records: records, Chosen: decisions, Want: wants,
+	out := r.fanout.Sync(ctx, fanout.Pass{Owner: r.ledgerOwner(u, owner), Records: records, Chosen: chosen, Want: wants,
 		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Hold: hold != ""})
-	for _, c := range decisions {
+	for _, c := range chosen {
 		if msg, failed := out.Failed[c]; failed && failure == "" {
 			failure = c + ": " + msg
 		}
@@ -278,18 +310,22 @@ func (r *Reconciler) reportFailure(u *unstructured.Unstructured, owner render.Ow
 	}
 }
 
-// perCluster returns the object for each of clusters: with its share of replicas when
-// replicas has one (a divided workload), then with the Placement's overrides. A cluster whose
+// perCluster returns the object for each of clusters: as the pass makes it there (a divided
+// workload with its share of replicas, an HPA of one with its share of the bounds, or nothing
+// where such an HPA is withheld), then with the Placement's overrides. A cluster whose
 // overrides fail is in failures instead, with why. facts are the clusters' (factsOf).
 func (r *Reconciler) perCluster(rules []override.Rule, facts map[string]override.Cluster, rendered *unstructured.Unstructured, clusters []string,
-	replicas map[string]int64) (objs map[string]*unstructured.Unstructured, failures map[string]string, err error) {
+	pass division.Pass) (objs map[string]*unstructured.Unstructured, failures map[string]string, err error) {
 	objs, failures = make(map[string]*unstructured.Unstructured, len(clusters)), map[string]string{}
 	for _, c := range clusters {
 		obj := rendered
-		if n, divided := replicas[c]; divided {
-			out, err := division.Apply([]*unstructured.Unstructured{rendered}, map[string]int64{render.Key(rendered): n})
+		if pass.Replicas != nil {
+			out, err := pass.Apply([]*unstructured.Unstructured{rendered}, c)
 			if err != nil {
 				return nil, nil, err
+			}
+			if len(out) == 0 {
+				continue // withheld here
 			}
 			obj = out[0]
 		}

@@ -9,6 +9,11 @@
 // no workload controllers, so nothing else writes that status: `kubectl get deploy` on the hub
 // answers for the fleet.
 //
+// An HPA labelled for the same Placement as the divided workload it scales is divided with it
+// (autoscale.go): its bounds by the workload's shares, and it goes only where the workload has
+// a share; the workload's copies then leave their replicas to the clusters' HPAs between
+// changes of the share (package division, package deliver).
+//
 // Moves make before they break (move.go, package division): when the clusters or the division
 // change, clusters that gain replicas (or a first copy) get them first, and clusters that lose
 // replicas or leave

@@ -10,6 +10,7 @@ var Kinds = []schema.GroupVersionKind{
 	{Group: "batch", Version: "v1", Kind: "Job"},
 	{Group: "", Version: "v1", Kind: "ConfigMap"},
 	{Group: "", Version: "v1", Kind: "Service"},
+	hpaKind,
 }
 
 // Secrets are not among Kinds: watching them for the label would put every hub Secret's data

@@ -3,6 +3,7 @@ package transparent
 import (
 	"context"
 	"maps"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,23 +15,24 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// divide returns the object's replicas on each chosen cluster this pass (nil when it is not
+// divide returns the object's pass (its replicas on each chosen cluster; none when it is not
 // divided), what its move waits for ("" when nothing) and why some replicas have no cluster
-// ("" when all have one). The division follows the
-// Placement's replica policy, even when it sets none, from what each cluster runs now, and a
-// move makes before it breaks: a cluster that is to run fewer replicas keeps what it runs
-// until every other chosen cluster has its copy Ready (kstatus, at the generation Flotilla
-// wrote; package division). Copies on clusters that left wait for the same (package fanout).
-// Nothing here waits on a timer. What runs where is what the Delivery records say Flotilla
-// wrote there; a record written before records kept shares is completed from the cluster's
-// copy.
+// ("" when all have one). The division follows the Placement's replica policy, even when it
+// sets none, from what each cluster runs now, and a move makes before it breaks: a cluster
+// that is to run fewer replicas keeps what it runs until every other chosen cluster has its
+// copy Ready (kstatus, at the generation Flotilla wrote; package division). Copies on clusters
+// that left wait for the same (package fanout). Nothing here waits on a timer. What runs where
+// is what the Delivery records say Flotilla wrote there; a record written before records kept
+// shares is completed from the cluster's copy. hpas are the HPAs of the same Placement that
+// scale the object (autoscale.go): they hand its replicas over to the clusters' HPAs. free is
+// what the limited clusters' placement limits admit (nil: no limits).
 func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered *unstructured.Unstructured, placement *flotillav1.Placement,
 	decisions []string, records map[string]*flotillav1.Delivery, rules []override.Rule, facts map[string]override.Cluster,
-	free map[string]division.Usage) (replicas map[string]int64, stalled, unplaced string) {
+	hpas []*unstructured.Unstructured, free map[string]division.Usage) (pass division.Pass, stalled, unplaced string) {
 	key := render.Key(rendered)
 	total, found := division.Workloads([]*unstructured.Unstructured{rendered})[key]
 	if !found || !division.Divides(placement.Spec.Replicas, true) {
-		return nil, "", ""
+		return division.Pass{}, "", ""
 	}
 	recorded := ledger.RecordedShares(records, key)
 	have := map[string]int64{}
@@ -52,12 +54,18 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 	in.Free, in.Requests, in.Totals = free, division.Requests([]*unstructured.Unstructured{rendered}), map[string]int64{key: total}
 	in.Have, in.Seed = division.Replicas{key: have}, owner.String()
 	div := division.Divide(in)
+	scope := append([]*unstructured.Unstructured{rendered}, hpas...)
+	var heldPass *division.Pass // the pass with every reduction held, made on the first question
 	held, stalled := division.Hold(division.Move{Chosen: decisions, Shares: div.Shares, Have: division.Replicas{key: have},
-		Ready: func(c string, replicas map[string]int64) bool {
-			objs, failures, err := r.perCluster(rules, facts, rendered, []string{c}, map[string]int64{c: replicas[key]})
+		Ready: func(c string, held division.Replicas) bool {
+			if heldPass == nil {
+				p := division.NewPass(scope, held)
+				heldPass = &p
+			}
+			objs, failures, err := r.perCluster(rules, facts, rendered, []string{c}, *heldPass)
 			return err == nil && failures[c] == "" && r.readyAt(owner, c, objs[c])
 		}})
-	return held[key], stalled, div.Messages[key]
+	return division.NewPass(scope, held), stalled, div.Messages[key]
 }
 
 // readyAt reports whether a cluster's copy is delivered as obj and Ready there.
@@ -78,7 +86,10 @@ func (r *Reconciler) replicasOn(ctx context.Context, key client.ObjectKey, clust
 		if !ok {
 			continue
 		}
-		if n, found, _ := unstructured.NestedInt64(live.Object, "spec", "replicas"); found {
+		// What Flotilla wrote: the share annotation of a copy an HPA scales, else its replicas.
+		if share, err := strconv.ParseInt(live.GetAnnotations()[flotillav1.AnnotationShare], 10, 64); err == nil {
+			out[c] = share
+		} else if n, found, _ := unstructured.NestedInt64(live.Object, "spec", "replicas"); found {
 			out[c] = n
 		}
 	}

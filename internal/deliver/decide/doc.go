@@ -19,6 +19,8 @@
 //   - mode and drift policy (ModeOf, DriftOf): an object's annotations override the owner's
 //     strategy; ApplyOnce objects are created (and recreated) but never updated, and changes
 //     made on the cluster are corrected, reported or ignored as the policy says;
+//   - fields left to the cluster (IgnoredFields): the owner's ignoreFields, and the replicas
+//     of a workload an HPA scales there while its share is unchanged;
 //   - pruning (Owned, Kept, OverBudget): only the owner's own objects are pruned, protected
 //     ones and those of an Orphan strategy are kept, and a prune larger than the budget waits
 //     for confirmation.
