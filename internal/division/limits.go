@@ -13,11 +13,20 @@ import (
 type Usage map[string]int64
 
 // UsageOf returns what the workloads among one cluster's objects request there: each apps/v1
-// workload's spec.replicas times what one of its replicas requests, and one pod per replica.
+// workload's spec.replicas times what one of its replicas requests, and one pod per replica. A
+// workload an HPA among objs scales counts the HPA's maxReplicas when that is more: the room it
+// may scale into without Flotilla acting is not another owner's to take.
 func UsageOf(objs []*unstructured.Unstructured) Usage {
 	out := Usage{}
 	requests := Requests(objs)
+	scaledTo := map[string]int64{}
+	for _, o := range objs {
+		if a, ok := autoscalerOf(o); ok {
+			scaledTo[a.target] = max(scaledTo[a.target], int64(a.max))
+		}
+	}
 	for key, replicas := range Workloads(objs) {
+		replicas = max(replicas, scaledTo[key])
 		if replicas <= 0 {
 			continue
 		}

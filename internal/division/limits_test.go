@@ -113,3 +113,15 @@ func TestFits(t *testing.T) {
 		t.Errorf("a's Nodes changed: what it fit is forgotten, the weights divide again: %v", got)
 	}
 }
+
+func TestUsageOfCountsAnHPAsMaximum(t *testing.T) {
+	hpa := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"minReplicas": int64(1), "maxReplicas": int64(10),
+		"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}}}
+	hpa.SetAPIVersion("autoscaling/v2")
+	hpa.SetKind("HorizontalPodAutoscaler")
+	hpa.SetNamespace("team")
+	hpa.SetName("web")
+	if got := UsageOf([]*unstructured.Unstructured{requesting("web", 2, "1"), hpa}); got["cpu"] != 10000 || got["pods"] != 10 {
+		t.Errorf("an HPA may scale web to 10 replicas of 1 cpu: %v", got)
+	}
+}
