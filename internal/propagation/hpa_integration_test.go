@@ -66,7 +66,7 @@ func TestHPAOwnsADividedWorkloadsReplicas(t *testing.T) {
 		since := time.Now()
 		var last time.Time
 		var scaled int32 = 2
-		fleettest.Consistently(t, 20*time.Second, "Flotilla leaves spoke-a's replicas to its autoscaler", func() error {
+		fleettest.Consistently(t, time.Minute, "Flotilla leaves spoke-a's replicas to its autoscaler", func() error {
 			if time.Since(last) >= time.Second {
 				// The autoscaler, once a second: by the scale subresource as an HPA does,
 				// or by an update under a field manager of its own.
