@@ -161,3 +161,12 @@ func corpusRGD(t testing.TB, rel string) *ResourceGraphDefinition {
 	t.Helper()
 	return readRGD(t, filepath.Join(kroDir(t), rel))
 }
+
+// readDocsIfAny reads a file's documents, or none when it does not exist.
+func readDocsIfAny(t testing.TB, path string) []*unstructured.Unstructured {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	return readDocs(t, path)
+}
