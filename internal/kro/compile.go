@@ -45,6 +45,8 @@ type Compiled struct {
 	specHash    string
 	instanceGVK schema.GroupVersionKind
 	nodes       []NodeInfo
+	// scopes maps the graph's kinds to their scope on the target, for the ApplySet inventory.
+	scopes meta.RESTMapper
 }
 
 // NodeInfo describes one resource of a compiled graph.
@@ -138,6 +140,7 @@ func Compile(rgd *ResourceGraphDefinition, target Target, cfg Config) (*Compiled
 			Dependencies: deps,
 		})
 	}
+	c.scopes = scopeMapper(c.nodes)
 	return c, nil
 }
 

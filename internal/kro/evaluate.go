@@ -463,7 +463,7 @@ func (e *evaluation) add(nodeID, itemID string, order int, obj, live *unstructur
 // inventory computes the instance's ApplySet metadata with kro's own ApplySet, which also
 // refuses two resources naming the same object.
 func (e *evaluation) inventory() {
-	mapper := e.compiled.mapper()
+	mapper := e.compiled.scopes
 	superset, err := applyset.New(applyset.Config{RESTMapper: mapper, ParentNamespace: e.instance.GetNamespace()}, e.instance).
 		Project(e.resources)
 	if err != nil {
@@ -483,11 +483,11 @@ func (e *evaluation) inventory() {
 	e.plan.Instance.AnnotationsAfterPrune = exact.Annotations()
 }
 
-// mapper maps the graph's kinds as the target cluster did at compile time; the ApplySet only
-// needs to know which kinds are namespaced.
-func (c *Compiled) mapper() meta.RESTMapper {
+// scopeMapper maps the graph's kinds as the target cluster did at compile time; the ApplySet
+// only needs to know which kinds are namespaced.
+func scopeMapper(nodes []NodeInfo) meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
-	for _, n := range c.nodes {
+	for _, n := range nodes {
 		scope := meta.RESTScopeRoot
 		if n.Namespaced {
 			scope = meta.RESTScopeNamespace

@@ -389,6 +389,11 @@ func TestEvaluateSuspended(t *testing.T) {
 	if rr := condition(plan.Status, "ResourcesReady"); rr["reason"] != "ReconciliationSuspended" {
 		t.Errorf("ResourcesReady = %v", rr)
 	}
+	// kro's state machine counts a pass without nodes as all synced: a suspended instance says
+	// ACTIVE with Ready False, in kro as here.
+	if plan.State != StateActive || condition(plan.Status, "Ready")["status"] != "False" {
+		t.Errorf("state %s, Ready %v", plan.State, condition(plan.Status, "Ready"))
+	}
 }
 
 // TestEvaluateStopsLikeKro: the passes in which kro applies nothing at all.
