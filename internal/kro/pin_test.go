@@ -181,3 +181,24 @@ func TestContractKeys(t *testing.T) {
 		t.Errorf("%q does not suspend", ReconcileSuspendedAnnotationValue)
 	}
 }
+
+// TestOnlyThisPackageImportsKro keeps kro behind this adapter: another package importing kro
+// would escape the pin above.
+func TestOnlyThisPackageImportsKro(t *testing.T) {
+	out, err := exec.Command("go", "list", "-test", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "github.com/flotilla-dev/flotilla/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	self := "github.com/flotilla-dev/flotilla/internal/kro"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || strings.HasPrefix(fields[0], self) {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(imp, ModulePath+"/") {
+				t.Errorf("%s imports %s: use internal/kro", fields[0], imp)
+			}
+		}
+	}
+}
