@@ -371,6 +371,13 @@ type ClusterDecision struct {
 	// +optional
 	Since *metav1.Time `json:"since,omitempty"`
 
+	// replaces names the chosen cluster this one stands in for while that one is FailedOver or
+	// Returning (clusterCount: a cluster away does not count toward it). Once that cluster is
+	// Active again this one is let go: its objects leave once the others are Ready.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Replaces string `json:"replaces,omitempty"`
+
 	// message says why the cluster is in its state (states other than Active).
 	// +optional
 	// +kubebuilder:validation:MaxLength=256

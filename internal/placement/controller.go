@@ -98,19 +98,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	slices.Sort(previous)
 	previous = slices.Compact(previous)
 	want := p.Status.DeepCopy()
-	result, err := scheduler.Schedule(p.Spec, clusters.Items, previous, string(p.UID))
+	value := p.Annotations[flotillav1.AnnotationRebalance]
+	rebalance := value != "" && value != p.Status.LastRebalance
+	result, decisions, requeue, err := scheduler.Decide(p.Spec, clusters.Items, previous, p.Status.Decisions, string(p.UID), time.Now(), rebalance)
 	status := metav1.ConditionTrue
 	if err != nil {
 		// Keep the previous decisions: a bad selector must never move workloads.
 		result = scheduler.Result{Clusters: previous, Reason: "InvalidSelector", Message: err.Error()}
+		decisions, requeue = scheduler.States(p.Spec, previous, clusters.Items, p.Status.Decisions, time.Now(), rebalance)
 		status = metav1.ConditionFalse
 	} else if len(result.Clusters) == 0 {
 		status = metav1.ConditionFalse
 	}
-	value := p.Annotations[flotillav1.AnnotationRebalance]
-	rebalance := value != "" && value != p.Status.LastRebalance
-	var requeue time.Duration
-	want.Decisions, requeue = scheduler.States(p.Spec, result.Clusters, clusters.Items, p.Status.Decisions, time.Now(), rebalance)
+	want.Decisions = decisions
 	if rebalance {
 		want.LastRebalance = value
 	}

@@ -222,3 +222,93 @@ func withOverride(name string, o flotillav1.Override) *flotillav1.Propagation {
 		PlacementRef: flotillav1.PlacementRef{Name: "p"}, ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
 		Overrides: []flotillav1.Override{o}}}
 }
+
+// TestStandInsUnderClusterCount: with clusterCount 2, a chosen cluster that stays not Ready
+// beyond clusterUnhealthyAfter is FailedOver and the third cluster stands in for it (its
+// decision says which it replaces); Ready again, it is Returning with the stand-in kept; after
+// failbackAfter it is Active and the stand-in is let go.
+func TestStandInsUnderClusterCount(t *testing.T) {
+	fleet := fleettest.Start(t, fleettest.Hub())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cfg := fleet.Hub().RESTConfig()
+	if err := install.Apply(ctx, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: install.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&placement.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	c, err := client.New(cfg, client.Options{Scheme: install.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setReady := func(name string, status metav1.ConditionStatus) {
+		t.Helper()
+		cl := &flotillav1.Cluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+			t.Fatal(err)
+		}
+		before := cl.DeepCopy()
+		meta.SetStatusCondition(&cl.Status.Conditions, metav1.Condition{Type: flotillav1.ClusterReady, Status: status, Reason: "Probed", Message: "test"})
+		if err := c.Status().Patch(ctx, cl, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"x", "y", "z"} {
+		cl := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: flotillav1.ClusterSpec{Credentials: flotillav1.KubeconfigSecretRef{Namespace: "x", Name: name}}}
+		if err := c.Create(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		setReady(name, metav1.ConditionTrue)
+	}
+	two := int32(2)
+	pick := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "two", Namespace: "default"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}, ClusterCount: &two,
+			Moves: &flotillav1.MovePolicy{ClusterUnhealthyAfter: &metav1.Duration{Duration: time.Second},
+				FailbackAfter: &metav1.Duration{Duration: 3 * time.Second}}}}
+	if err := c.Create(ctx, pick); err != nil {
+		t.Fatal(err)
+	}
+	// decisions waits until the decisions read "name:state>replaces" as want says, in order.
+	decisions := func(what string, want func(got []string) bool) []string {
+		t.Helper()
+		var got []string
+		fleettest.Eventually(t, 20*time.Second, what, func() error {
+			p := &flotillav1.Placement{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(pick), p); err != nil {
+				return err
+			}
+			got = got[:0]
+			for _, d := range p.Status.Decisions {
+				got = append(got, d.ClusterName+":"+string(d.State)+">"+d.Replaces)
+			}
+			if !want(got) {
+				return fmt.Errorf("decisions %v", got)
+			}
+			return nil
+		})
+		return got
+	}
+	first := decisions("two clusters chosen", func(got []string) bool { return len(got) == 2 })
+	away, kept := strings.Split(first[0], ":")[0], strings.Split(first[1], ":")[0]
+	spare := "xyz"
+	spare = strings.NewReplacer(away, "", kept, "").Replace(spare)
+
+	setReady(away, metav1.ConditionFalse)
+	decisions(spare+" stands in for "+away, func(got []string) bool {
+		return slices.Contains(got, away+":FailedOver>") && slices.Contains(got, kept+":>") && slices.Contains(got, spare+":>"+away)
+	})
+	setReady(away, metav1.ConditionTrue)
+	decisions(away+" Returning, its stand-in kept", func(got []string) bool {
+		return slices.Contains(got, away+":Returning>") && slices.Contains(got, spare+":>"+away)
+	})
+	decisions(away+" Active again, the stand-in let go", func(got []string) bool {
+		return slices.Equal(got, first)
+	})
+}

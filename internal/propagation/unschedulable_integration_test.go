@@ -105,6 +105,13 @@ func TestUnschedulableReplicasArePlacedElsewhere(t *testing.T) {
 	t.Run("new Nodes on the full cluster make it take its share again", func(t *testing.T) {
 		fleettest.MarkAvailable(t, a, key)
 		e.addNode(t, "spoke-a", "a-2", "4")
+		// The spoke's scheduler places the Pending pods on the new Node (the test plays it:
+		// they go, so none is Unschedulable any more).
+		for i := range 2 {
+			if err := a.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-pending-%d", i), Namespace: "team"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		e.cpuOf(t, "spoke-a", "8")
 		e.replicasOn(t, "web", map[string]int32{"spoke-a": 3})
 		fleettest.MarkAvailable(t, a, key)
