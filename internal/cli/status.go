@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,13 +18,18 @@ import (
 func newStatusCommand(hf *hubFlags) *cobra.Command {
 	namespace := "default"
 	cmd := &cobra.Command{
-		Use:     "status [propagation/]NAME | clusterpropagation/NAME",
-		Short:   "Show where a Propagation is delivered, cluster by cluster",
+		Use:     "status [propagation/]NAME | clusterpropagation/NAME | placement/NAME",
+		Short:   "Show where a Propagation is delivered, or what a Placement decided, cluster by cluster",
 		GroupID: groupFleet,
 		Long: `Show a Propagation's or ClusterPropagation's conditions and one line per cluster: the
-revision delivered, how many objects are applied and ready, and what failed.`,
+revision delivered, how many objects are applied and ready, and what failed.
+
+For a Placement, show one line per chosen cluster: its tier, its state (Active, FailedOver,
+Returning) and since when, the cluster it stands in for (clusterCount), and the replicas each
+divided workload of the Placement's owners runs there.`,
 		Example: `  flotilla status web -n web-demo
-  flotilla status clusterpropagation/backups`,
+  flotilla status clusterpropagation/backups
+  flotilla status placement/weighted -n web-demo`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError(fmt.Errorf("status takes one propagation, got %d arguments", len(args)))
@@ -34,6 +40,13 @@ revision delivered, how many objects are applied and ready, and what failed.`,
 			hub, err := hf.client()
 			if err != nil {
 				return err
+			}
+			if kind, name, _ := strings.Cut(args[0], "/"); isPlacementKind(kind) {
+				p := &flotillav1.Placement{}
+				if err := hub.Get(cmd.Context(), client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
+					return fmt.Errorf("placement %s/%s: %w", namespace, name, err)
+				}
+				return printPlacementStatus(cmd.Context(), cmd.OutOrStdout(), hub, p, time.Now())
 			}
 			obj, err := getPropagator(cmd.Context(), hub, args[0], namespace)
 			if err != nil {
@@ -52,7 +65,7 @@ revision delivered, how many objects are applied and ready, and what failed.`,
 			return printPropagationStatus(cmd.OutOrStdout(), title, status)
 		},
 	}
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", namespace, "namespace of the Propagation")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", namespace, "namespace of the Propagation or Placement")
 	return cmd
 }
 
@@ -60,7 +73,7 @@ revision delivered, how many objects are applied and ready, and what failed.`,
 func printPropagationStatus(w io.Writer, title string, s flotillav1.PropagationStatus) error {
 	_, _ = fmt.Fprintf(w, "%s: %d objects, %d clusters chosen, %d applied, %d ready, %d failed\n",
 		title, s.SelectedObjects, s.TargetClusters, s.AppliedClusters, s.ReadyClusters, s.FailedClusters)
-	for _, t := range []string{flotillav1.PropagationApplied, flotillav1.PropagationReady} {
+	for _, t := range []string{flotillav1.PropagationApplied, flotillav1.PropagationReady, flotillav1.PropagationReplicasPlaced} {
 		if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
 			_, _ = fmt.Fprintf(w, "  %-8s %-6s %s: %s\n", t, c.Status, c.Reason, c.Message)
 		}
@@ -99,5 +112,14 @@ func getPropagator(ctx context.Context, hub client.Client, arg, namespace string
 		}
 		return p, nil
 	}
-	return nil, usageError(fmt.Errorf("%q: want propagation/NAME or clusterpropagation/NAME", arg))
+	return nil, usageError(fmt.Errorf("%q: want propagation/NAME, clusterpropagation/NAME or placement/NAME", arg))
+}
+
+// isPlacementKind reports whether a kind written on the command line names Placements.
+func isPlacementKind(kind string) bool {
+	switch strings.ToLower(kind) {
+	case "placement", "placements", "fpl":
+		return true
+	}
+	return false
 }

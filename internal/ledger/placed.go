@@ -27,12 +27,12 @@ func placementValue(key client.ObjectKey) string {
 // PlacedClusters returns, sorted, the clusters that hold objects of owners a Placement chose
 // them for: the records say so, whatever the Placement's status says.
 func PlacedClusters(ctx context.Context, hub client.Reader, placement client.ObjectKey) ([]string, error) {
-	var list flotillav1.DeliveryList
-	if err := hub.List(ctx, &list, client.MatchingLabels{labelPlacement: placementValue(placement)}); err != nil {
-		return nil, fmt.Errorf("list the Delivery records of Placement %s: %w", placement, err)
+	records, err := PlacementRecords(ctx, hub, placement)
+	if err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
-	for _, d := range list.Items {
+	for _, d := range records {
 		seen[d.Spec.Cluster] = true
 	}
 	out := make([]string, 0, len(seen))
@@ -41,4 +41,18 @@ func PlacedClusters(ctx context.Context, hub client.Reader, placement client.Obj
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// PlacementRecords returns the Delivery records of the owners a Placement chose clusters for.
+func PlacementRecords(ctx context.Context, hub client.Reader, placement client.ObjectKey) ([]flotillav1.Delivery, error) {
+	var list flotillav1.DeliveryList
+	if err := hub.List(ctx, &list, PlacementSelector(placement)); err != nil {
+		return nil, fmt.Errorf("list the Delivery records of Placement %s: %w", placement, err)
+	}
+	return list.Items, nil
+}
+
+// PlacementSelector selects the Delivery records of the owners a Placement chose clusters for.
+func PlacementSelector(placement client.ObjectKey) client.MatchingLabels {
+	return client.MatchingLabels{labelPlacement: placementValue(placement)}
 }
