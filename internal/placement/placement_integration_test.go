@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -22,25 +23,7 @@ import (
 )
 
 func TestPlacementFollowsTheFleet(t *testing.T) {
-	fleet := fleettest.Start(t, fleettest.Hub())
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	cfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, cfg, nil); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: install.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&placement.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = mgr.Start(ctx) }()
-	c, err := client.New(cfg, client.Options{Scheme: install.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, c := startPlacementController(t)
 	for name, region := range map[string]string{"a": "eu", "b": "eu", "c": "us"} {
 		cl := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"region": region}},
 			Spec: flotillav1.ClusterSpec{Credentials: flotillav1.KubeconfigSecretRef{Namespace: "x", Name: name}}}
@@ -228,25 +211,7 @@ func withOverride(name string, o flotillav1.Override) *flotillav1.Propagation {
 // decision says which it replaces); Ready again, it is Returning with the stand-in kept; after
 // failbackAfter it is Active and the stand-in is let go.
 func TestStandInsUnderClusterCount(t *testing.T) {
-	fleet := fleettest.Start(t, fleettest.Hub())
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	cfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, cfg, nil); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: install.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&placement.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = mgr.Start(ctx) }()
-	c, err := client.New(cfg, client.Options{Scheme: install.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, c := startPlacementController(t)
 	setReady := func(name string, status metav1.ConditionStatus) {
 		t.Helper()
 		cl := &flotillav1.Cluster{}
@@ -311,4 +276,32 @@ func TestStandInsUnderClusterCount(t *testing.T) {
 	decisions(away+" Active again, the stand-in let go", func(got []string) bool {
 		return slices.Equal(got, first)
 	})
+}
+
+// startPlacementController starts a hub with Flotilla's CRDs and the placement controller, and
+// returns a context ending with the test and a client of the hub.
+func startPlacementController(t *testing.T) (context.Context, client.Client) {
+	t.Helper()
+	fleet := fleettest.Start(t, fleettest.Hub())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cfg := fleet.Hub().RESTConfig()
+	if err := install.Apply(ctx, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	skip := true // each test starts its own manager in this process
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: install.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: &skip}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&placement.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	c, err := client.New(cfg, client.Options{Scheme: install.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, c
 }
