@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -216,7 +218,38 @@ type MovePolicy struct {
 	// otherwise failing pods move nothing. Unset: Pending pods stay where they are.
 	// +optional
 	UnschedulableAfter *metav1.Duration `json:"unschedulableAfter,omitempty"`
+
+	// order is MakeBeforeBreak (default: a cluster that is to run fewer replicas keeps them
+	// until the clusters that gain are Ready, so the fleet never runs fewer than asked) or
+	// BreakBeforeMake (a cluster that is to run more waits until the clusters that run fewer
+	// are Ready at their new share, so the workload never runs more than asked: singletons and
+	// exactly-once consumers). Under BreakBeforeMake a cluster that cannot be reached cannot
+	// confirm, so a failover waits for it.
+	// +optional
+	// +kubebuilder:default=MakeBeforeBreak
+	Order MoveOrder `json:"order,omitempty"`
+
+	// progressDeadline is how long a move may wait before it is reported stalled: the owner's
+	// Moving condition turns to reason MoveStalled and a Warning Event names the clusters
+	// waited for. The move keeps waiting; nothing is removed for time alone. Default 10m.
+	// +optional
+	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
 }
+
+// MoveOrder says whether a move adds replicas before it takes them away.
+// +kubebuilder:validation:Enum=MakeBeforeBreak;BreakBeforeMake
+type MoveOrder string
+
+const (
+	// MoveMakeBeforeBreak adds first: never fewer replicas than asked.
+	MoveMakeBeforeBreak MoveOrder = "MakeBeforeBreak"
+	// MoveBreakBeforeMake takes away first: never more replicas than asked.
+	MoveBreakBeforeMake MoveOrder = "BreakBeforeMake"
+)
+
+// DefaultProgressDeadline is how long a move waits before it is reported stalled when the
+// Placement does not say.
+const DefaultProgressDeadline = 10 * time.Minute
 
 // ReplicaMode says how a workload's replicas map to clusters.
 // +kubebuilder:validation:Enum=Duplicate;Weighted;Capacity;Packed

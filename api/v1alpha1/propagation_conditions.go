@@ -27,6 +27,12 @@ package v1alpha1
 //	         False  NoFight            every correction holds
 //	PruneBlocked True PruneBlocked     deletions wait for confirmation (the message has the counts
 //	                                   and the revision to confirm); False otherwise
+//	Moving   True   MoveInProgress     objects or replicas wait to leave clusters until the
+//	                                   others are Ready (or, BreakBeforeMake, to arrive until the
+//	                                   others gave theirs up); the message names the clusters
+//	         True   MoveStalled        the same for longer than moves.progressDeadline (a
+//	                                   Warning Event says so); the move keeps waiting
+//	         False  Settled            no move under way
 //	ReplicasPlaced                     present only when the Placement divides workloads; the
 //	                                   message says per workload where its replicas go, with numbers
 //	         True   Placed             every replica has a cluster, within its estimated room
@@ -48,6 +54,13 @@ const (
 	// cluster; its False reasons are ReasonInsufficientCapacity, ReasonSpreadUnsatisfiable and
 	// ReasonLimitsExceeded.
 	PropagationReplicasPlaced = "ReplicasPlaced"
+	// PropagationMoving is True while a move waits (MoveInProgress, then MoveStalled beyond
+	// the Placement's moves.progressDeadline), False (Settled) otherwise.
+	PropagationMoving = "Moving"
+	// ReasonMoveInProgress: a move waits for clusters to be Ready.
+	ReasonMoveInProgress = "MoveInProgress"
+	// ReasonSettled: no move under way.
+	ReasonSettled = "Settled"
 	// ReasonPlaced: every replica of the divided workloads has a cluster within its room.
 	ReasonPlaced = "Placed"
 	// ReasonInsufficientCapacity: some replicas are placed above a cluster's estimated room.
@@ -75,9 +88,11 @@ const (
 	ReasonInSync            = "InSync"
 	ReasonFighting          = "Fighting"
 	ReasonNoFight           = "NoFight"
-	// ReasonMoveStalled says objects stay on clusters that left the placement until they are
-	// Ready (kstatus, at the generation Flotilla wrote) on every chosen cluster: a move makes
-	// before it breaks, and both copies stay while it cannot finish.
+	// ReasonMoveStalled says a move has waited longer than the Placement's
+	// moves.progressDeadline (the Moving condition; a Warning Event). While it waits within the
+	// deadline the reason is ReasonMoveInProgress, on the Moving and the Applied conditions:
+	// objects stay on clusters that leave, and replicas on clusters that shrink, until the
+	// others are Ready (kstatus, at the generation Flotilla wrote).
 	ReasonMoveStalled = "MoveStalled"
 	// ReasonReplicasNotPlaced (a Warning Event) says some replicas of a divided workload have
 	// no cluster: every chosen cluster is at the maximum its Placement allows.

@@ -262,3 +262,45 @@ func TestRequests(t *testing.T) {
 		t.Fatalf("room of a cluster not known: %d, want unknown", n)
 	}
 }
+
+func TestHoldBreakingFirst(t *testing.T) {
+	tests := []struct {
+		name    string
+		shares  Replicas
+		have    Replicas
+		ready   map[string]bool
+		want    Replicas
+		stalled string
+	}{
+		{"first delivery: nothing to hold", Replicas{web: {"a": 1, "b": 0}}, nil, nil, Replicas{web: {"a": 1, "b": 0}}, ""},
+		{"moving to b: a goes to 0 first, b waits at 0", Replicas{web: {"a": 0, "b": 1}}, Replicas{web: {"a": 1}}, nil,
+			Replicas{web: {"a": 0, "b": 0}}, "copies on a are Ready with fewer"},
+		{"a Ready at 0: b gets its replica", Replicas{web: {"a": 0, "b": 1}}, Replicas{web: {"a": 1, "b": 0}}, map[string]bool{"a": true, "b": true},
+			Replicas{web: {"a": 0, "b": 1}}, ""},
+		{"a shrank in an earlier pass: still waited for until Ready at 0", Replicas{web: {"a": 0, "b": 1}}, Replicas{web: {"a": 0, "b": 0}},
+			map[string]bool{"b": true}, Replicas{web: {"a": 0, "b": 0}}, "copies on a are Ready"},
+		{"a cannot confirm (unreachable, failed over): b never runs a second copy", Replicas{web: {"a": 0, "b": 1}}, Replicas{web: {"a": 1, "b": 0}},
+			map[string]bool{"b": true}, Replicas{web: {"a": 0, "b": 0}}, "copies on a are Ready"},
+		{"shrinking only: nothing to hold", Replicas{web: {"a": 1, "b": 1}}, Replicas{web: {"a": 2, "b": 2}}, nil,
+			Replicas{web: {"a": 1, "b": 1}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var judged []string
+			got, stalled := Hold(Move{Chosen: []string{"a", "b"}, Shares: tt.shares, Have: tt.have, BreakFirst: true,
+				Ready: func(c string, held Replicas) bool {
+					judged = append(judged, c)
+					if held[web]["b"] > tt.have[web]["b"] {
+						t.Errorf("readiness judged with b's growth released: %v", held)
+					}
+					return tt.ready[c]
+				}})
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Hold = %v, want %v", got, tt.want)
+			}
+			if (tt.stalled == "") != (stalled == "") || !strings.Contains(stalled, tt.stalled) {
+				t.Fatalf("stalled %q, want %q", stalled, tt.stalled)
+			}
+		})
+	}
+}

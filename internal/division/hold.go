@@ -17,6 +17,10 @@ type Move struct {
 	// Ready). held is the whole division, every reduction held, the same in every call of one
 	// Hold: what a cluster gets may depend on the others' shares (an HPA's bounds).
 	Ready func(cluster string, held Replicas) bool
+	// BreakFirst breaks before it makes (moves.order BreakBeforeMake): a cluster that is to
+	// run more replicas of a workload keeps what it runs until every chosen cluster that is to
+	// run fewer is Ready at its new share, its surplus gone.
+	BreakFirst bool
 }
 
 // Hold returns what each chosen cluster runs this pass: its share of each workload, except
@@ -31,6 +35,9 @@ type Move struct {
 // only when something is to be held. stalled names the clusters the holds wait for ("" when
 // nothing is held).
 func Hold(m Move) (replicas Replicas, stalled string) {
+	if m.BreakFirst {
+		return holdGrowth(m)
+	}
 	held := Replicas{} // every reduction held: the conservative pass
 	shrinking := false
 	for w, shares := range m.Shares {
@@ -99,4 +106,72 @@ func anyShrinks(m Move, w string) bool {
 		}
 	}
 	return false
+}
+
+// holdGrowth is Hold breaking before it makes: what each chosen cluster runs this pass is its
+// share, except that a cluster that is to run more replicas of a workload than it runs now
+// keeps what it runs while another cluster running the workload is not Ready at its share
+// (judged with every growth held). What a cluster runs is what Flotilla wrote there, so a
+// cluster that shrank in an earlier pass looks the same as one whose share never changed:
+// every one of them is waited for, until its surplus is gone. A cluster that cannot be reached
+// never confirms, so the workload waits for it: the point of the order is that it never runs
+// twice.
+func holdGrowth(m Move) (Replicas, string) {
+	held := Replicas{} // every growth held: the conservative pass
+	growing := false
+	for w, shares := range m.Shares {
+		held[w] = map[string]int64{}
+		for _, c := range m.Chosen {
+			n := shares[c]
+			if grows(m, w, c) {
+				n, growing = m.Have[w][c], true
+			}
+			held[w][c] = n
+		}
+	}
+	if !growing {
+		return m.Shares, ""
+	}
+	ready := map[string]bool{}
+	replicas := Replicas{}
+	waiting := map[string]bool{}
+	for w, shares := range m.Shares {
+		var notReady []string
+		for _, c := range m.Chosen {
+			if _, runs := m.Have[w][c]; !runs || grows(m, w, c) {
+				continue
+			}
+			r, judged := ready[c]
+			if !judged {
+				r = m.Ready(c, held)
+				ready[c] = r
+			}
+			if !r {
+				notReady = append(notReady, c)
+			}
+		}
+		if len(notReady) == 0 {
+			replicas[w] = shares
+			continue
+		}
+		replicas[w] = held[w]
+		for _, c := range notReady {
+			waiting[c] = true
+		}
+	}
+	if len(waiting) == 0 {
+		return replicas, ""
+	}
+	names := make([]string, 0, len(waiting))
+	for c := range waiting {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	return replicas, fmt.Sprintf("replicas are added elsewhere only once the copies on %s are Ready with fewer (break before make)", strings.Join(names, ", "))
+}
+
+// grows reports whether cluster c is to run more replicas of workload w than it runs now (a
+// cluster that runs none runs 0).
+func grows(m Move, w, c string) bool {
+	return m.Shares[w][c] > m.Have[w][c]
 }

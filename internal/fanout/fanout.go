@@ -174,7 +174,7 @@ func (f *Fanout) leave(ctx context.Context, pass Pass, out *Outcome) {
 		out.Stalled = fmt.Sprintf("the objects stay on %s until they are Ready on every chosen cluster; not Ready: %s",
 			strings.Join(leaving, ", "), strings.Join(notReady, "; "))
 		for _, c := range leaving {
-			out.Leaving[c] = deliver.Result{Message: "kept until the objects are Ready where they move to (MoveStalled)"}
+			out.Leaving[c] = deliver.Result{Message: "kept until the objects are Ready where they move to (MoveInProgress)"}
 		}
 		return
 	}

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -330,15 +331,22 @@ func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, 
 	if in.hold == nil && r.settling(p.owner(), in.revision, in) {
 		return reconcile.Result{RequeueAfter: settleTime}, nil
 	}
+	if wait := untilStalled(in); wait > 0 && (in.retryAfter == 0 || wait < in.retryAfter) {
+		in.retryAfter = wait // a move that waits quietly is reported stalled on time
+	}
+	wasStalled := isStalled(p.status.Conditions)
 	if err := r.writeStatus(ctx, p, in); err != nil {
 		return reconcile.Result{}, err
+	}
+	if moving := meta.FindStatusCondition(p.status.Conditions, flotillav1.PropagationMoving); isStalled(p.status.Conditions) && !wasStalled {
+		r.recorder.Event(p.obj, corev1.EventTypeWarning, flotillav1.ReasonMoveStalled, limit(moving.Message, 1024))
 	}
 	return reconcile.Result{RequeueAfter: in.retryAfter}, in.recordErr
 }
 
 // plan selects, renders and submits deliveries, and gathers what the status is made of.
 func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error) {
-	in := statusInput{generation: p.obj.GetGeneration(), previous: *p.status}
+	in := statusInput{generation: p.obj.GetGeneration(), previous: *p.status, now: time.Now()}
 	if msg := r.placementRefRefused(p); msg != "" {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, msg}
 		return in, nil
@@ -347,6 +355,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	if err != nil {
 		return in, err
 	}
+	in.progressDeadline = progressDeadline(placement)
 	decisions := decisionsOf(placement)
 	if decisions == nil {
 		in.hold = &holdReason{flotillav1.ReasonPlacementNotFound,

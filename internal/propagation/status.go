@@ -64,6 +64,10 @@ type statusInput struct {
 	pruneBlocked string
 	// retryAfter, when set, is when a hold that no watched event ends is looked at again.
 	retryAfter time.Duration
+	// now is when the pass began; progressDeadline how long a move may wait before it is
+	// reported stalled.
+	now              time.Time
+	progressDeadline time.Duration
 }
 
 func (in *statusInput) revisionOf(cluster string) string {
@@ -207,7 +211,7 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	case pruneBlocked != "":
 		cond.Reason, cond.Message = flotillav1.ReasonPruneBlocked, truncate(pruneBlocked)
 	case in.moveStalled != "" && firstFailure == "":
-		cond.Reason, cond.Message = flotillav1.ReasonMoveStalled, truncate(in.moveStalled)
+		cond.Reason, cond.Message = flotillav1.ReasonMoveInProgress, truncate(in.moveStalled)
 	case firstFailure != "":
 		cond.Reason, cond.Message = flotillav1.ReasonApplyFailed, truncate(fmt.Sprintf("%d of %d clusters failed; first: %s", out.FailedClusters, len(in.targets), firstFailure))
 	case int(out.AppliedClusters) == len(in.targets) && len(in.dropped) == 0:
@@ -225,6 +229,7 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	meta.SetStatusCondition(&out.Conditions, pruneBlockedCondition(in, pruneBlocked))
 	meta.SetStatusCondition(&out.Conditions, driftedCondition(in, out))
 	meta.SetStatusCondition(&out.Conditions, fightingCondition(in, out))
+	meta.SetStatusCondition(&out.Conditions, movingCondition(in))
 	if placed, divides := replicasPlacedCondition(in); divides {
 		meta.SetStatusCondition(&out.Conditions, placed)
 	} else {
@@ -399,4 +404,55 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// movingCondition is True while a move waits (in.moveStalled), with reason MoveStalled once it
+// has waited longer than the progress deadline (from the condition's lastTransitionTime to
+// True, so a restart does not reset it), and False (Settled) otherwise.
+func movingCondition(in statusInput) metav1.Condition {
+	c := metav1.Condition{Type: flotillav1.PropagationMoving, Status: metav1.ConditionFalse, Reason: flotillav1.ReasonSettled,
+		Message: "no move under way", ObservedGeneration: in.generation}
+	if in.moveStalled == "" {
+		return c
+	}
+	c.Status, c.Reason, c.Message = metav1.ConditionTrue, flotillav1.ReasonMoveInProgress, truncate(in.moveStalled)
+	since := movingSince(in)
+	if in.progressDeadline > 0 && !in.now.Before(since.Add(in.progressDeadline)) {
+		c.Reason = flotillav1.ReasonMoveStalled
+		c.Message = truncate(fmt.Sprintf("waiting for more than %s (moves.progressDeadline): %s", in.progressDeadline, in.moveStalled))
+	}
+	c.LastTransitionTime = metav1.NewTime(since)
+	return c
+}
+
+// isStalled reports whether conditions say a move has waited beyond its deadline.
+func isStalled(conditions []metav1.Condition) bool {
+	c := meta.FindStatusCondition(conditions, flotillav1.PropagationMoving)
+	return c != nil && c.Reason == flotillav1.ReasonMoveStalled
+}
+
+// progressDeadline is how long a move of a Placement's owners may wait before it is reported
+// stalled.
+func progressDeadline(pl *flotillav1.Placement) time.Duration {
+	if pl != nil && pl.Spec.Moves != nil && pl.Spec.Moves.ProgressDeadline != nil {
+		return pl.Spec.Moves.ProgressDeadline.Duration
+	}
+	return flotillav1.DefaultProgressDeadline
+}
+
+// untilStalled is how long until a move under way would be reported stalled (0: no move, or
+// already stalled, or no deadline).
+func untilStalled(in statusInput) time.Duration {
+	if in.moveStalled == "" || in.progressDeadline <= 0 {
+		return 0
+	}
+	return max(movingSince(in).Add(in.progressDeadline).Sub(in.now), 0)
+}
+
+// movingSince is when the move under way began: when the Moving condition turned True, or now.
+func movingSince(in statusInput) time.Time {
+	if prev := meta.FindStatusCondition(in.previous.Conditions, flotillav1.PropagationMoving); prev != nil && prev.Status == metav1.ConditionTrue {
+		return prev.LastTransitionTime.Time
+	}
+	return in.now
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -207,8 +208,8 @@ func TestMoveStalledCondition(t *testing.T) {
 		moveStalled: "the objects stay on old until they are Ready on every chosen cluster; not Ready: new: deployment team/web: InProgress"}
 	got := computeStatus(in)
 	applied := meta.FindStatusCondition(got.Conditions, flotillav1.PropagationApplied)
-	if applied == nil || applied.Reason != flotillav1.ReasonMoveStalled || !strings.Contains(applied.Message, "until they are Ready") {
-		t.Fatalf("Applied condition %+v, want reason MoveStalled naming what is not Ready", applied)
+	if applied == nil || applied.Reason != flotillav1.ReasonMoveInProgress || !strings.Contains(applied.Message, "until they are Ready") {
+		t.Fatalf("Applied condition %+v, want reason MoveInProgress naming what is not Ready", applied)
 	}
 }
 
@@ -238,5 +239,33 @@ func TestReplicasPlacedCondition(t *testing.T) {
 	in.divisions, in.previous = nil, s
 	if c := meta.FindStatusCondition(computeStatus(in).Conditions, flotillav1.PropagationReplicasPlaced); c != nil {
 		t.Errorf("nothing divided: the condition goes away, got %+v", c)
+	}
+}
+
+func TestMovingCondition(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	in := statusInput{generation: 1, revision: "r", targets: []string{"a"}, now: t0, progressDeadline: 10 * time.Minute,
+		moveStalled: "replicas stay where they run until the copies on b are Ready (make before break)"}
+	s := computeStatus(in)
+	c := meta.FindStatusCondition(s.Conditions, flotillav1.PropagationMoving)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != flotillav1.ReasonMoveInProgress || !c.LastTransitionTime.Time.Equal(t0) {
+		t.Fatalf("a move starts: %+v", c)
+	}
+	if wait := untilStalled(in); wait != 10*time.Minute {
+		t.Errorf("looked at again in %s, want at the deadline", wait)
+	}
+	in.previous, in.now = s, t0.Add(9*time.Minute)
+	if c := meta.FindStatusCondition(computeStatus(in).Conditions, flotillav1.PropagationMoving); c.Reason != flotillav1.ReasonMoveInProgress || untilStalled(in) != time.Minute {
+		t.Errorf("within the deadline: %+v, %s", c, untilStalled(in))
+	}
+	in.now = t0.Add(10 * time.Minute)
+	s = computeStatus(in)
+	c = meta.FindStatusCondition(s.Conditions, flotillav1.PropagationMoving)
+	if c.Reason != flotillav1.ReasonMoveStalled || !strings.Contains(c.Message, "more than 10m0s") || !isStalled(s.Conditions) {
+		t.Fatalf("past the deadline, counted from when the move began: %+v", c)
+	}
+	in.previous, in.moveStalled = s, ""
+	if c := meta.FindStatusCondition(computeStatus(in).Conditions, flotillav1.PropagationMoving); c.Status != metav1.ConditionFalse || c.Reason != flotillav1.ReasonSettled {
+		t.Errorf("settled: %+v", c)
 	}
 }

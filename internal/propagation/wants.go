@@ -127,7 +127,8 @@ func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target, free
 	}
 	in.divisions = div.Reports
 	var held *division.Pass // the pass with every reduction held, made on the first question
-	replicas, stalled := division.Hold(division.Move{Chosen: in.targets, Shares: div.Shares, Have: have,
+	breakFirst := t.placement.Spec.Moves != nil && t.placement.Spec.Moves.Order == flotillav1.MoveBreakBeforeMake
+	replicas, stalled := division.Hold(division.Move{Chosen: in.targets, Shares: div.Shares, Have: have, BreakFirst: breakFirst,
 		Ready: func(c string, replicas division.Replicas) bool {
 			if held == nil {
 				p := division.NewPass(t.rendered, replicas)

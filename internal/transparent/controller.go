@@ -287,7 +287,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case hold != "":
 		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, hold)
 	case failure == "" && stalled != "":
-		r.reportFailure(u, owner, flotillav1.ReasonMoveStalled, stalled)
+		r.reportFailure(u, owner, flotillav1.ReasonMoveInProgress, stalled)
 	case failure == "" && unplaced != "":
 		r.reportFailure(u, owner, flotillav1.ReasonReplicasNotPlaced, unplaced)
 	default:

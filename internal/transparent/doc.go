@@ -18,7 +18,7 @@
 // change, clusters that gain replicas (or a first copy) get them first, and clusters that lose
 // replicas or leave
 // keep theirs until every chosen cluster's copy is Ready (kstatus, at the generation Flotilla
-// wrote); meanwhile a MoveStalled Event on the hub object says what the move waits for. Which
+// wrote); meanwhile a MoveInProgress Event on the hub object says what the move waits for. Which
 // clusters hold a copy is in the Delivery records (package ledger).
 //
 // Transparent mode is an adapter: it turns a labelled object into an owner of the same fan-out

@@ -56,7 +56,8 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 	div := division.Divide(in)
 	scope := append([]*unstructured.Unstructured{rendered}, hpas...)
 	var heldPass *division.Pass // the pass with every reduction held, made on the first question
-	held, stalled := division.Hold(division.Move{Chosen: decisions, Shares: div.Shares, Have: division.Replicas{key: have},
+	breakFirst := placement.Spec.Moves != nil && placement.Spec.Moves.Order == flotillav1.MoveBreakBeforeMake
+	held, stalled := division.Hold(division.Move{Chosen: decisions, Shares: div.Shares, Have: division.Replicas{key: have}, BreakFirst: breakFirst,
 		Ready: func(c string, held division.Replicas) bool {
 			if heldPass == nil {
 				p := division.NewPass(scope, held)
