@@ -204,11 +204,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	var pass division.Pass
-	var moveStalled, unplaced string
+	var m moved
 	var want map[string]*unstructured.Unstructured
 	var failures map[string]string
 	place := func(free map[string]division.Usage) map[string]division.Usage {
-		pass, moveStalled, unplaced = r.divide(ctx, owner, u, rendered, placement, decisions, records, rules, facts, hpas, free)
+		m = r.divide(ctx, owner, u, rendered, placement, decisions, records, rules, facts, hpas, free)
+		pass = m.pass
 		if pass.Replicas == nil {
 			if pass, err = r.scaling(ctx, u, placement, decisions); err != nil {
 				return nil
@@ -261,7 +262,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			// What is written there: the share, or the replicas held during a move, as the
 			// overrides left them.
 			n, _, _ := unstructured.NestedInt64(want[c].Object, "spec", "replicas")
-			w.Replicas = ledger.Shares(map[string]int64{render.Key(rendered): n}, nil)
+			var fits map[string]division.Fit
+			if f, ok := m.fits[c]; ok {
+				fits = map[string]division.Fit{render.Key(rendered): f}
+			}
+			w.Replicas = ledger.Shares(map[string]int64{render.Key(rendered): n}, fits)
 		}
 		wants[c] = w
 	}
@@ -279,7 +284,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			failure = c + ": " + res.Message
 		}
 	}
-	stalled := moveStalled
+	stalled := m.stalled
 	if stalled == "" {
 		stalled = out.Stalled
 	}
@@ -288,12 +293,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, hold)
 	case failure == "" && stalled != "":
 		r.reportFailure(u, owner, flotillav1.ReasonMoveInProgress, stalled)
-	case failure == "" && unplaced != "":
-		r.reportFailure(u, owner, flotillav1.ReasonReplicasNotPlaced, unplaced)
+	case failure == "" && m.unplaced != "":
+		r.reportFailure(u, owner, flotillav1.ReasonReplicasNotPlaced, m.unplaced)
 	default:
 		r.reportFailure(u, owner, "DeliveryFailed", failure)
 	}
-	return reconcile.Result{}, errors.Join(out.Err, r.writeStatus(ctx, u, decisions))
+	return reconcile.Result{RequeueAfter: m.recheck}, errors.Join(out.Err, r.writeStatus(ctx, u, decisions))
 }
 
 // reportFailure emits a Warning Event on the hub object when a delivery fails, once per

@@ -4,20 +4,33 @@ import (
 	"context"
 	"maps"
 	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/division"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// divide returns the object's pass (its replicas on each chosen cluster; none when it is not
-// divided), what its move waits for ("" when nothing) and why some replicas have no cluster
-// ("" when all have one). The division follows the Placement's replica policy, even when it
+// moved is what divide found for one pass.
+type moved struct {
+	// pass is the object's replicas on each chosen cluster (none when it is not divided).
+	pass division.Pass
+	// stalled is what its move waits for, unplaced why some replicas have no cluster ("" when
+	// nothing waits, or all have one).
+	stalled, unplaced string
+	// fits are what each cluster is known to fit of it (moves.unschedulableAfter), recorded
+	// with its share; recheck is when to look at a copy short of Available again (0: no need).
+	fits    map[string]division.Fit
+	recheck time.Duration
+}
+
+// divide returns the object's division this pass (moved). The division follows the Placement's replica policy, even when it
 // sets none, from what each cluster runs now, and a move makes before it breaks: a cluster
 // that is to run fewer replicas keeps what it runs until every other chosen cluster has its
 // copy Ready (kstatus, at the generation Flotilla wrote; package division). Copies on clusters
@@ -28,11 +41,11 @@ import (
 // what the limited clusters' placement limits admit (nil: no limits).
 func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered *unstructured.Unstructured, placement *flotillav1.Placement,
 	decisions []string, records map[string]*flotillav1.Delivery, rules []override.Rule, facts map[string]override.Cluster,
-	hpas []*unstructured.Unstructured, free map[string]division.Usage) (pass division.Pass, stalled, unplaced string) {
+	hpas []*unstructured.Unstructured, free map[string]division.Usage) moved {
 	key := render.Key(rendered)
 	total, found := division.Workloads([]*unstructured.Unstructured{rendered})[key]
 	if !found || !division.Divides(placement.Spec.Replicas, true) {
-		return division.Pass{}, "", ""
+		return moved{}
 	}
 	recorded := ledger.RecordedShares(records, key)
 	have := map[string]int64{}
@@ -53,6 +66,8 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 	}
 	in.Free, in.Requests, in.Totals = free, division.Requests([]*unstructured.Unstructured{rendered}), map[string]int64{key: total}
 	in.Have, in.Seed = division.Replicas{key: have}, owner.String()
+	fits, recheck := r.fanout.Fits(ctx, records, in.Have, []*unstructured.Unstructured{rendered}, in.Room, fanout.UnschedulableAfter(placement))
+	in.Fits = fits
 	div := division.Divide(in)
 	scope := append([]*unstructured.Unstructured{rendered}, hpas...)
 	var heldPass *division.Pass // the pass with every reduction held, made on the first question
@@ -66,7 +81,7 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 			objs, failures, err := r.perCluster(rules, facts, rendered, []string{c}, *heldPass)
 			return err == nil && failures[c] == "" && r.readyAt(owner, c, objs[c])
 		}})
-	return division.NewPass(scope, held), stalled, div.Messages[key]
+	return moved{pass: division.NewPass(scope, held), stalled: stalled, unplaced: div.Messages[key], fits: fits[key], recheck: recheck}
 }
 
 // readyAt reports whether a cluster's copy is delivered as obj and Ready there.
