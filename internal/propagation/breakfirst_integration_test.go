@@ -32,11 +32,7 @@ func TestBreakBeforeMakeNeverRunsASingletonTwice(t *testing.T) {
 	consumer := deployment("consumer")
 	consumer.Spec.Replicas = ptr(int32(1))
 	e.create(t, consumer)
-	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "consumer", Namespace: "team"},
-		Spec: flotillav1.PropagationSpec{
-			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "consumer"}},
-			PlacementRef:      flotillav1.PlacementRef{Name: "single"},
-		}})
+	e.propagateDeployment(t, "consumer", "single")
 	key := client.ObjectKey{Namespace: "team", Name: "consumer"}
 	e.replicasOn(t, "consumer", map[string]int32{"spoke-a": 1, "spoke-b": 0})
 	fleettest.MarkAvailable(t, e.spokes["spoke-a"], key)

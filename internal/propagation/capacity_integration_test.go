@@ -32,11 +32,7 @@ func TestCapacityModeFollowsTheClustersNodes(t *testing.T) {
 	web.Spec.Replicas = ptr(int32(12))
 	web.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 	e.create(t, web)
-	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"},
-		Spec: flotillav1.PropagationSpec{
-			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
-			PlacementRef:      flotillav1.PlacementRef{Name: "room"},
-		}})
+	e.propagateDeployment(t, "web", "room")
 	key := client.ObjectKey{Namespace: "team", Name: "web"}
 	// Room for 4 and 8 replicas of one cpu.
 	e.replicasOn(t, "web", map[string]int32{"spoke-a": 4})

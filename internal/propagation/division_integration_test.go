@@ -41,11 +41,7 @@ func TestPlacementDividesAPropagationsWorkloads(t *testing.T) {
 	web := deployment("web")
 	web.Spec.Replicas = ptr(int32(12))
 	e.create(t, web)
-	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"},
-		Spec: flotillav1.PropagationSpec{
-			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
-			PlacementRef:      flotillav1.PlacementRef{Name: "weighted"},
-		}})
+	e.propagateDeployment(t, "web", "weighted")
 	key := client.ObjectKey{Namespace: "team", Name: "web"}
 
 	t.Run("weights 1:2:3 divide 12 replicas 2, 4 and 6", func(t *testing.T) {
@@ -141,4 +137,15 @@ func (e *env) replicasOn(t *testing.T, name string, want map[string]int32) {
 			return nil
 		})
 	}
+}
+
+// propagateDeployment creates Propagation team/name delivering Deployment team/name through
+// the Placement named placement.
+func (e *env) propagateDeployment(t *testing.T, name, placement string) {
+	t.Helper()
+	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{
+			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: name}},
+			PlacementRef:      flotillav1.PlacementRef{Name: placement},
+		}})
 }

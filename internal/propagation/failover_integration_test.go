@@ -31,11 +31,7 @@ func TestFailoverPlacesTheShareElsewhereAndTrimsTheStrandedCopy(t *testing.T) {
 	web := deployment("web")
 	web.Spec.Replicas = ptr(int32(6))
 	e.create(t, web)
-	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"},
-		Spec: flotillav1.PropagationSpec{
-			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
-			PlacementRef:      flotillav1.PlacementRef{Name: "even"},
-		}})
+	e.propagateDeployment(t, "web", "even")
 	key := client.ObjectKey{Namespace: "team", Name: "web"}
 	state := func(spoke string, want flotillav1.DecisionState) {
 		t.Helper()

@@ -41,11 +41,7 @@ func TestPlacementLimitsAreNeverExceeded(t *testing.T) {
 		e.create(t, d)
 	}
 	for _, name := range apps {
-		e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team"},
-			Spec: flotillav1.PropagationSpec{
-				ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: name}},
-				PlacementRef:      flotillav1.PlacementRef{Name: "halves"},
-			}})
+		e.propagateDeployment(t, name, "halves")
 	}
 
 	// replicas returns what each app asks for on a spoke (0 when it is not there).

@@ -22,11 +22,7 @@ func TestSpreadBalancesReplicasOverRegions(t *testing.T) {
 	web := deployment("web")
 	web.Spec.Replicas = ptr(int32(12))
 	e.create(t, web)
-	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"},
-		Spec: flotillav1.PropagationSpec{
-			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
-			PlacementRef:      flotillav1.PlacementRef{Name: "regions"},
-		}})
+	e.propagateDeployment(t, "web", "regions")
 	e.replicasOn(t, "web", map[string]int32{"spoke-a": 3, "spoke-b": 3, "spoke-c": 6})
 
 	e.updateHub(t, web, func() { web.Spec.Replicas = ptr(int32(13)) })

@@ -33,11 +33,7 @@ func TestUnschedulableReplicasArePlacedElsewhere(t *testing.T) {
 	web := deployment("web")
 	web.Spec.Replicas = ptr(int32(6))
 	e.create(t, web)
-	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"},
-		Spec: flotillav1.PropagationSpec{
-			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
-			PlacementRef:      flotillav1.PlacementRef{Name: "even"},
-		}})
+	e.propagateDeployment(t, "web", "even")
 	key := client.ObjectKey{Namespace: "team", Name: "web"}
 	e.replicasOn(t, "web", map[string]int32{"spoke-a": 3, "spoke-b": 3})
 	fleettest.MarkAvailable(t, e.spokes["spoke-b"], key)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -24,19 +23,8 @@ import (
 // Pods take podReadyDelay to become Ready, and the fleet's available replicas are sampled from
 // the resume to the end: trimming the stranded copy and failing back never take them below 8.
 func TestFailoverExample(t *testing.T) {
-	flotilla := buildFlotilla(t)
-	spoke := func(name string) localfleet.PlaneSpec {
-		s := fleettest.FullSpoke(name, nil)
-		s.PodReadyDelay = podReadyDelay
-		return s
-	}
-	fleet := fleettest.Start(t, fleettest.Hub(), spoke("spoke-1"), spoke("spoke-2"), spoke("spoke-3"))
+	_, fleet := startFleet(t, podReadyDelay, map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"})
 	hubKC := fleet.Hub().KubeconfigPath()
-	runFlotilla(t, flotilla, hubKC, "install")
-	runFlotillaHub(t, flotilla, hubKC)
-	for name, region := range map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"} {
-		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
-	}
 	kc := func(spoke string) string { return fleet.Plane(spoke).KubeconfigPath() }
 	available := func(spoke, want string) {
 		t.Helper()

@@ -24,19 +24,8 @@ const podReadyDelay = 4 * time.Second
 // that take seconds to become Ready. The fleet's available replicas, sampled throughout, never
 // drop below spec.replicas.
 func TestMovesKeepTheWorkloadAvailable(t *testing.T) {
-	flotilla := buildFlotilla(t)
-	spoke := func(name string) localfleet.PlaneSpec {
-		s := fleettest.FullSpoke(name, nil)
-		s.PodReadyDelay = podReadyDelay
-		return s
-	}
-	fleet := fleettest.Start(t, fleettest.Hub(), spoke("spoke-1"), spoke("spoke-2"), spoke("spoke-3"))
+	flotilla, fleet := startFleet(t, podReadyDelay, map[string]string{"spoke-1": "eu", "spoke-2": "eu", "spoke-3": "us"})
 	hubKC := fleet.Hub().KubeconfigPath()
-	runFlotilla(t, flotilla, hubKC, "install")
-	runFlotillaHub(t, flotilla, hubKC)
-	for name, region := range map[string]string{"spoke-1": "eu", "spoke-2": "eu", "spoke-3": "us"} {
-		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
-	}
 	mustKubectl(t, hubKC, "apply", "-f", "testdata/mover.yaml")
 	s := newSampler(t, fleet, client.ObjectKey{Namespace: "shop", Name: "mover"}, "spoke-1", "spoke-2", "spoke-3")
 	s.waitAvailable(map[string]int32{"spoke-1": 3, "spoke-2": 3})

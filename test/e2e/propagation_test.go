@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,13 +154,25 @@ func TestTransparentDeployment(t *testing.T) {
 // installs Flotilla, runs `flotilla hub` and joins the spokes, all with the binaries.
 func startJoinedFleet(t *testing.T) (flotilla string, fleet *localfleet.Fleet) {
 	t.Helper()
+	return startFleet(t, 0, map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"})
+}
+
+// startFleet starts a hub and one full spoke per entry of regions (its region label), whose
+// Pods take podReadyDelay to become Ready, installs and runs Flotilla and joins the spokes.
+func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]string) (flotilla string, fleet *localfleet.Fleet) {
+	t.Helper()
 	flotilla = buildFlotilla(t)
-	fleet = fleettest.Start(t, fleettest.Hub(),
-		fleettest.FullSpoke("spoke-1", nil), fleettest.FullSpoke("spoke-2", nil), fleettest.FullSpoke("spoke-3", nil))
+	specs := []localfleet.PlaneSpec{fleettest.Hub()}
+	for _, name := range slices.Sorted(maps.Keys(regions)) {
+		s := fleettest.FullSpoke(name, nil)
+		s.PodReadyDelay = podReadyDelay
+		specs = append(specs, s)
+	}
+	fleet = fleettest.Start(t, specs...)
 	hubKC := fleet.Hub().KubeconfigPath()
 	runFlotilla(t, flotilla, hubKC, "install")
 	runFlotillaHub(t, flotilla, hubKC)
-	for name, region := range map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"} {
+	for name, region := range regions {
 		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
 	}
 	return flotilla, fleet
