@@ -17,10 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
-	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
-	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
-	"github.com/flotilla-dev/flotilla/internal/membership"
 )
 
 // TestTransparentHPA: a Deployment and the HPA that scales it, labelled for the same
@@ -28,26 +25,8 @@ import (
 // the Deployment's shares, the HPA only where the Deployment has a share, and the spoke's HPA
 // owns the replicas between changes of the share.
 func TestTransparentHPA(t *testing.T) {
-	audited := func(name string) localfleet.PlaneSpec {
-		s := fleettest.APIOnlySpoke(name)
-		s.AuditLog = true
-		return s
-	}
-	fleet := fleettest.Start(t, fleettest.Hub(), audited("a"), audited("b"))
 	ctx := context.Background()
-	c := hubtest.Install(t, fleet)
-	hubtest.Run(t, fleet)
-	spokes := map[string]client.Client{}
-	for _, s := range fleet.Spokes() {
-		if err := membership.Join(ctx, c, membership.JoinOptions{Name: s.Name(), Spoke: s.RESTConfig()}); err != nil {
-			t.Fatal(err)
-		}
-		cl, err := client.New(s.RESTConfig(), client.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		spokes[s.Name()] = cl
-	}
+	fleet, c, spokes := startAudited(t, "a", "b")
 	placed := map[string]string{flotillav1.LabelPlacement: "all"}
 	placement := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "shop"}, Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}}
 	web := deployment("web", 4, placed)

@@ -25,26 +25,8 @@ import (
 // restore a wrongly deleted Deployment within moments, so only the spokes' audit logs prove
 // that nothing was deleted.
 func TestTransparentHoldsWhenPlacementChoosesNothing(t *testing.T) {
-	audited := func(name string) localfleet.PlaneSpec {
-		s := fleettest.APIOnlySpoke(name)
-		s.AuditLog = true
-		return s
-	}
-	fleet := fleettest.Start(t, fleettest.Hub(), audited("a"), audited("b"))
 	ctx := context.Background()
-	c := hubtest.Install(t, fleet)
-	hubtest.Run(t, fleet)
-	spokes := map[string]client.Client{}
-	for _, s := range fleet.Spokes() {
-		if err := membership.Join(ctx, c, membership.JoinOptions{Name: s.Name(), Spoke: s.RESTConfig()}); err != nil {
-			t.Fatal(err)
-		}
-		cl, err := client.New(s.RESTConfig(), client.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		spokes[s.Name()] = cl
-	}
+	fleet, c, spokes := startAudited(t, "a", "b")
 	placement := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "shop"}, Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}}
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}},
@@ -127,4 +109,31 @@ func TestTransparentHoldsWhenPlacementChoosesNothing(t *testing.T) {
 		return c.Update(ctx, d)
 	})
 	onSpokes(false)
+}
+
+// startAudited starts a hub running Flotilla and API-only spokes with audit logs, joined, and
+// returns the fleet, a client of the hub and one of each spoke.
+func startAudited(t *testing.T, names ...string) (*localfleet.Fleet, client.Client, map[string]client.Client) {
+	t.Helper()
+	specs := []localfleet.PlaneSpec{fleettest.Hub()}
+	for _, name := range names {
+		s := fleettest.APIOnlySpoke(name)
+		s.AuditLog = true
+		specs = append(specs, s)
+	}
+	fleet := fleettest.Start(t, specs...)
+	c := hubtest.Install(t, fleet)
+	hubtest.Run(t, fleet)
+	spokes := map[string]client.Client{}
+	for _, s := range fleet.Spokes() {
+		if err := membership.Join(context.Background(), c, membership.JoinOptions{Name: s.Name(), Spoke: s.RESTConfig()}); err != nil {
+			t.Fatal(err)
+		}
+		cl, err := client.New(s.RESTConfig(), client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spokes[s.Name()] = cl
+	}
+	return fleet, c, spokes
 }
