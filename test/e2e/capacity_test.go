@@ -13,7 +13,8 @@ import (
 // Packed puts all 12 on the biggest spoke, and 16 fill it and put the rest on the next biggest.
 // Weighted evenly, 24 replicas ask 8 of every spoke: the pods the scheduler of the smaller spokes
 // cannot place stay Unschedulable, and moves.unschedulableAfter places them on the others until
-// every spoke runs what it has room for, 4, 8 and 12, all Available.
+// every spoke runs what it has room for, 4, 8 and 12, all Available. A placement limit of 6 cpus
+// on spoke-3 then holds 16 replicas to 4, 6 and 6.
 func TestReplicasFollowTheClustersRoom(t *testing.T) {
 	flotilla := buildFlotilla(t)
 	spoke := func(name string, nodes int) localfleet.PlaneSpec {
@@ -56,4 +57,12 @@ func TestReplicasFollowTheClustersRoom(t *testing.T) {
 	available(map[string]int{"spoke-1": 4, "spoke-2": 8, "spoke-3": 12})
 	eventuallyKubectl(t, hubKC, "4", "get", "delivery", "-n", "room", "-l", "flotilla.dev/cluster=spoke-1",
 		"-o", "jsonpath={.items[0].spec.replicas[0].fits}")
+
+	// spoke-3 admits 6 cpus of Flotilla's placements: 16 replicas run 4 (what spoke-1 fits), 6
+	// and 6, and the Cluster says what is placed against its limit.
+	mustKubectl(t, hubKC, "patch", "cluster", "spoke-3", "--type=merge", "-p", `{"spec":{"placementLimits":{"cpu":"6"}}}`)
+	mustKubectl(t, hubKC, "scale", "deployment", "worker", "-n", "room", "--replicas=16")
+	available(map[string]int{"spoke-1": 4, "spoke-2": 6, "spoke-3": 6})
+	eventuallyKubectl(t, hubKC, "6 6", "get", "cluster", "spoke-3", "-o", "jsonpath={.status.placed.cpu} {.spec.placementLimits.cpu}")
+	eventuallyKubectl(t, hubKC, "Placed", "get", "fprop", "worker", "-n", "room", "-o", `jsonpath={.status.conditions[?(@.type=="ReplicasPlaced")].reason}`)
 }
