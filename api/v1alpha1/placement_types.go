@@ -185,6 +185,8 @@ const (
 // MovePolicy says when divided workloads move off a cluster that is not Ready, or whose
 // replicas stay Unschedulable.
 // +kubebuilder:validation:XValidation:rule="!has(self.failbackAfter) || !has(self.failback) || self.failback == 'Automatic'",message="failbackAfter applies to failback Automatic"
+// +kubebuilder:validation:XValidation:rule="!has(self.progressDeadline) || duration(self.progressDeadline) > duration('0s')",message="progressDeadline must be positive"
+// +kubebuilder:validation:XValidation:rule="!has(self.unschedulableAfter) || duration(self.unschedulableAfter) > duration('0s')",message="unschedulableAfter must be positive"
 type MovePolicy struct {
 	// clusterUnhealthyAfter fails a chosen cluster over when its Ready condition has not been
 	// True for this long: its share of every divided workload goes to the other clusters, which

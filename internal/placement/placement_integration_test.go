@@ -187,6 +187,12 @@ func TestAPIValidation(t *testing.T) {
 			PlacementRef: flotillav1.PlacementRef{Name: "p"}, ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
 			Strategy: flotillav1.PropagationStrategy{IgnoreFields: []flotillav1.IgnoreFields{{Kind: "Deployment", Paths: []string{"/spec/a~2"}}}}}},
 			"spec.strategy.ignoreFields[0].paths[0]"},
+		{&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "bad-tier", Namespace: "default"}, Spec: flotillav1.PlacementSpec{
+			ClusterNames: []string{"a"}, Tiers: []flotillav1.ClusterTier{{Name: "On Prem", ClusterNames: []string{"a"}}}}}, "spec.tiers[0].name"},
+		{&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "bad-order", Namespace: "default"}, Spec: flotillav1.PlacementSpec{
+			ClusterNames: []string{"a"}, Moves: &flotillav1.MovePolicy{Order: "Sideways"}}}, "spec.moves.order"},
+		{&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "bad-deadline", Namespace: "default"}, Spec: flotillav1.PlacementSpec{
+			ClusterNames: []string{"a"}, Moves: &flotillav1.MovePolicy{ProgressDeadline: &metav1.Duration{Duration: -time.Minute}}}}, "progressDeadline must be positive"},
 	} {
 		err := c.Create(ctx, tt.obj)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
