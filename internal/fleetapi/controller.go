@@ -288,7 +288,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	chosen, leaving := splitRecords(records, st.targets)
 	strategy := strategyOf(placer)
 	out := r.fanout.Sync(ctx, fanout.Pass{
-		Owner: ledger.Owner{Owner: owner, APIVersion: kro.GroupVersion.String(), ObjectKind: rgdKind, UID: rgd.UID, Placement: placementKey},
+		Owner:   ledger.Owner{Owner: owner, APIVersion: kro.GroupVersion.String(), ObjectKind: rgdKind, UID: rgd.UID, Placement: placementKey},
 		Records: chosen, Chosen: st.targets, Want: want, Kinds: []string{render.KindString(crdKind)}, Prune: true, Strategy: strategy,
 	})
 	pending, err := r.fanout.Cleanup(ctx, owner, leaving, strategy)

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/labels"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )

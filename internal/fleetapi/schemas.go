@@ -128,4 +128,3 @@ func openAPIPath(gv schema.GroupVersion) string {
 	}
 	return "apis/" + gv.Group + "/" + gv.Version
 }
-
