@@ -9,6 +9,7 @@ import (
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,6 +35,9 @@ var crdKind = extv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
 type clusterPlan struct {
 	row  flotillav1.APIClusterResult
 	want *fanout.Want
+	// connecting says the cluster is Ready on the hub but not engaged yet (just after a start
+	// or a join): its row is not worth publishing for a moment.
+	connecting bool
 }
 
 // planCluster compiles rgd against one cluster's schemas and decides whether its CRD may be
@@ -46,7 +50,7 @@ func (r *Reconciler) planCluster(ctx context.Context, rgd *kro.ResourceGraphDefi
 	engaged, err := r.Clusters.Get(ctx, multicluster.ClusterName(name))
 	if err != nil {
 		row.Phase, row.Reason, row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, "the cluster is not connected to the hub"
-		return clusterPlan{row: row}
+		return clusterPlan{row: row, connecting: r.clusterReady(ctx, name)}
 	}
 	served, err := servedCRD(ctx, engaged, kro.CRDName(rgd))
 	if err != nil {
@@ -82,6 +86,15 @@ func (r *Reconciler) planCluster(ctx context.Context, rgd *kro.ResourceGraphDefi
 	row.Phase = flotillav1.APIDelivering
 	objects := []*unstructured.Unstructured{desired}
 	return clusterPlan{row: row, want: &fanout.Want{Objects: objects, Revision: render.Revision(objects)}}
+}
+
+// clusterReady reports whether the hub's Cluster says the spoke answers.
+func (r *Reconciler) clusterReady(ctx context.Context, name string) bool {
+	cl := &flotillav1.Cluster{}
+	if err := r.Hub.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+		return false
+	}
+	return meta.IsStatusConditionTrue(cl.Status.Conditions, flotillav1.ClusterReady)
 }
 
 // refuseUpdate applies kro's rules to replacing the served CRD: the reason and message of a

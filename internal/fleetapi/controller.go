@@ -57,6 +57,9 @@ const (
 	// the deliverer confirms every CRD within moments, and the status is not rewritten to say
 	// "Delivering" in between.
 	settleTime = 2 * time.Second
+	// connectGrace is how long publishing waits for a cluster the hub's Cluster says is Ready
+	// but that is not engaged yet (just after a start), rather than call it disconnected.
+	connectGrace = 30 * time.Second
 )
 
 // SpokeGetter returns an engaged spoke; the inventory's Provider is one.
@@ -294,7 +297,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	pending, err := r.fanout.Cleanup(ctx, owner, leaving, strategy)
 	err = errors.Join(out.Err, err)
 
-	retry := false
+	retry, connecting := false, false
 	for _, c := range st.targets {
 		p := plans[c]
 		row := p.row
@@ -308,6 +311,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		if row.Phase == flotillav1.APIPending || row.Reason == flotillav1.ReasonSchemaNotFound || row.Reason == flotillav1.ReasonSchemaUnreadable {
 			retry = true
 		}
+		connecting = connecting || p.connecting
 		st.rows = append(st.rows, row)
 	}
 	for _, c := range sortedKeys(pending) {
@@ -316,8 +320,8 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	}
 	sort.SliceStable(st.rows, func(i, j int) bool { return st.rows[i].Cluster < st.rows[j].Cluster })
 
-	if r.settling(rgd.Name, st.targets, want, out.Results) {
-		return reconcile.Result{RequeueAfter: settleTime}, err
+	if r.settling(rgd.Name, st.targets, want, out.Results, connecting) {
+		return reconcile.Result{RequeueAfter: time.Second}, err
 	}
 	r.publish(rgd.Name, st)
 	if retry || len(pending) > 0 {
@@ -427,9 +431,13 @@ func splitRecords(records map[string]*flotillav1.Delivery, chosen []string) (kep
 }
 
 // settling reports whether deliveries of this pass are in flight and younger than settleTime,
-// in which case the pass is not published yet.
-func (r *Reconciler) settling(rgd string, targets []string, want map[string]fanout.Want, results map[string]deliver.Result) bool {
-	inFlight, revisions := false, ""
+// or clusters are connecting and younger than connectGrace, in which case the pass is not
+// published yet.
+func (r *Reconciler) settling(rgd string, targets []string, want map[string]fanout.Want, results map[string]deliver.Result, connecting bool) bool {
+	inFlight, revisions := connecting, ""
+	if connecting {
+		revisions = "connecting;"
+	}
 	for _, c := range targets {
 		w, ok := want[c]
 		if !ok {
@@ -451,7 +459,11 @@ func (r *Reconciler) settling(rgd string, targets []string, want map[string]fano
 		r.pendingSince[rgd] = pendingPass{revisions: revisions, since: time.Now()}
 		return true
 	}
-	return time.Since(p.since) < settleTime
+	bound := settleTime
+	if connecting {
+		bound = connectGrace
+	}
+	return time.Since(p.since) < bound
 }
 
 // publish records an RGD's state and, when it changed, asks for the status of the
