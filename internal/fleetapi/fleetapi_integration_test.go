@@ -400,6 +400,42 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		}
 	})
 
+	t.Run("examples/fleet-api.yaml serves its API everywhere", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join("..", "..", "examples", "fleet-api.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rgd *kro.ResourceGraphDefinition
+		for _, doc := range strings.Split(string(data), "\n---\n") {
+			var typeMeta metav1.TypeMeta
+			if err := yaml.Unmarshal([]byte(doc), &typeMeta); err != nil {
+				t.Fatal(err)
+			}
+			var obj client.Object
+			switch typeMeta.Kind {
+			case "ResourceGraphDefinition":
+				rgd = &kro.ResourceGraphDefinition{}
+				obj = rgd
+			case "Placement":
+				obj = &flotillav1.Placement{}
+			case "APIPropagation":
+				obj = &flotillav1.APIPropagation{}
+			default:
+				t.Fatalf("unexpected %s in the example", typeMeta.Kind)
+			}
+			if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.hub.Create(ctx, obj); err != nil {
+				t.Fatalf("create %s: %v", obj.GetName(), err)
+			}
+		}
+		for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
+			e.served(t, s, "webservices.kro.run", rgd, 1)
+		}
+		e.status(t, "public-apis", "serving on 3 clusters", serving(3))
+	})
+
 	t.Run("with removal Delete, deleting the RGD deletes its CRD everywhere", func(t *testing.T) {
 		if err := e.hub.Create(ctx, &flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "cleanup"}, Spec: flotillav1.APIPropagationSpec{
 			ResourceGraphDefinitions: flotillav1.ResourceGraphDefinitionSelector{Names: []string{unknown.Name}},
