@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -222,11 +223,15 @@ func settle(row flotillav1.APIClusterResult, want *fanout.Want, res deliver.Resu
 	return row
 }
 
-// limit keeps a message within the API's 512 characters.
+// limit keeps a message within the API's 512 characters, cut at a character boundary.
 func limit(s string) string {
 	const max = 512
 	if len(s) <= max {
 		return s
 	}
-	return s[:max-3] + "..."
+	cut := max - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

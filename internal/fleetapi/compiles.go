@@ -56,11 +56,7 @@ func (c *compiles) get(key compileKey, compile func() (*kro.Compiled, error)) (*
 	if !ok {
 		e = &compileEntry{}
 		c.entries[key] = e
-		for k := range c.entries {
-			if k.uid == key.uid && k.generation < key.generation {
-				delete(c.entries, k)
-			}
-		}
+		c.evict(key)
 	}
 	c.mu.Unlock()
 
@@ -75,6 +71,39 @@ func (c *compiles) get(key compileKey, compile func() (*kro.Compiled, error)) (*
 	c.count++
 	c.mu.Unlock()
 	return e.compiled, e.err
+}
+
+// maxCompilesPerRGD bounds the compiles kept for one RGD: one per distinct fingerprint, which a
+// fleet of a few cluster flavours keeps small, but a group-version that keeps changing on a
+// cluster (a chained RGD's kro.run kinds, as other RGDs are served) would grow without it.
+const maxCompilesPerRGD = 32
+
+// evict drops, for key's RGD, the compiles of older generations and, beyond maxCompilesPerRGD,
+// the oldest ones. c.mu is held.
+func (c *compiles) evict(key compileKey) {
+	var kept []compileKey
+	for k := range c.entries {
+		if k.uid != key.uid {
+			continue
+		}
+		if k.generation < key.generation {
+			delete(c.entries, k)
+			continue
+		}
+		if k != key {
+			kept = append(kept, k)
+		}
+	}
+	for len(kept) >= maxCompilesPerRGD {
+		oldest := 0
+		for i := range kept {
+			if c.entries[kept[i]].at.Before(c.entries[kept[oldest]].at) {
+				oldest = i
+			}
+		}
+		delete(c.entries, kept[oldest])
+		kept = append(kept[:oldest], kept[oldest+1:]...)
+	}
 }
 
 // expired says whether a compile's failure is to be retried.

@@ -2,6 +2,7 @@ package fleetapi
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -68,5 +69,20 @@ func TestCompilesAreCachedByKey(t *testing.T) {
 	c.forget("u")
 	if n := len(c.entries); n != 0 {
 		t.Fatalf("%d entries after forget", n)
+	}
+}
+
+func TestCompilesPerRGDAreBounded(t *testing.T) {
+	c := newCompiles()
+	now := time.Now()
+	c.now = func() time.Time { now = now.Add(time.Second); return now }
+	for i := 0; i < 3*maxCompilesPerRGD; i++ {
+		_, _ = c.get(compileKey{uid: "u", generation: 1, fingerprint: fmt.Sprint(i)}, func() (*kro.Compiled, error) { return nil, nil })
+	}
+	if n := len(c.entries); n != maxCompilesPerRGD {
+		t.Fatalf("%d compiles kept, want %d", n, maxCompilesPerRGD)
+	}
+	if _, ok := c.entries[compileKey{uid: "u", generation: 1, fingerprint: fmt.Sprint(3*maxCompilesPerRGD - 1)}]; !ok {
+		t.Fatal("the newest compile was dropped")
 	}
 }
