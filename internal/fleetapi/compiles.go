@@ -67,6 +67,7 @@ func (c *compiles) get(key compileKey, compile func() (*kro.Compiled, error)) (*
 	}
 	e.compiled, e.err = compile()
 	e.done, e.at = true, c.now()
+	countCompile(e.err)
 	c.mu.Lock()
 	c.count++
 	c.mu.Unlock()

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -212,6 +213,44 @@ func (e *env) quiet(t *testing.T, since time.Time) {
 	})
 }
 
+// lastSchemaRead is when Flotilla last read a plane's /openapi/v3 root.
+func (e *env) lastSchemaRead(t *testing.T, plane string) time.Time {
+	t.Helper()
+	events, err := e.fleet.Plane(plane).AuditEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for _, ev := range events {
+		root := ev.RequestURI == "/openapi/v3" || strings.HasPrefix(ev.RequestURI, "/openapi/v3?")
+		if root && strings.HasPrefix(ev.UserAgent, "flotilla") && ev.StageTimestamp.After(last) {
+			last = ev.StageTimestamp
+		}
+	}
+	return last
+}
+
+// compiles is how many RGD compiles the controller has run (flotilla_api_compiles_total).
+func compiles(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() == "flotilla_api_compiles_total" {
+			for _, m := range f.GetMetric() {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	if total == 0 {
+		t.Fatal("no compile is counted")
+	}
+	return total
+}
+
 func (e *env) updateRGD(t *testing.T, name string, mutate func(*kro.ResourceGraphDefinition)) *kro.ResourceGraphDefinition {
 	t.Helper()
 	rgd := &kro.ResourceGraphDefinition{}
@@ -319,8 +358,39 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		}
 	})
 
-	t.Run("steady state writes nothing", func(t *testing.T) {
-		e.quiet(t, time.Now())
+	t.Run("steady state writes nothing and compiles nothing", func(t *testing.T) {
+		// A pass over each RGD (an annotation kro does not read) reads each spoke's schemas
+		// again, once the view read last is older than the few seconds passes share it for,
+		// and finds nothing to compile or write.
+		for spoke := range e.spokes {
+			fleettest.Eventually(t, wait, "the schemas read last from "+spoke+" expire", func() error {
+				if last := e.lastSchemaRead(t, spoke); time.Since(last) < 6*time.Second {
+					return fmt.Errorf("read at %s", last)
+				}
+				return nil
+			})
+		}
+		before, since := compiles(t), time.Now()
+		for _, name := range []string{webapp.Name, unknown.Name} {
+			e.updateRGD(t, name, func(rgd *kro.ResourceGraphDefinition) {
+				if rgd.Annotations == nil {
+					rgd.Annotations = map[string]string{}
+				}
+				rgd.Annotations["example.com/touched"] = "yes"
+			})
+		}
+		for spoke := range e.spokes {
+			fleettest.Eventually(t, wait, "a pass reads the schemas of "+spoke, func() error {
+				if last := e.lastSchemaRead(t, spoke); !last.After(since) {
+					return fmt.Errorf("no read of /openapi/v3 by Flotilla since %s", since)
+				}
+				return nil
+			})
+		}
+		e.quiet(t, since)
+		if after := compiles(t); after != before {
+			t.Errorf("%v compiles in steady state", after-before)
+		}
 	})
 
 	t.Run("a restart writes nothing", func(t *testing.T) {
