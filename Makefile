@@ -70,6 +70,7 @@ build: ## Build bin/flotilla.
 generate: $(BIN)/controller-gen ## Regenerate deepcopy code and CRD manifests from api/.
 	@$(BIN)/controller-gen object paths=./api/...
 	@$(BIN)/controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	@$(BIN)/controller-gen crd paths=github.com/kubernetes-sigs/kro/api/v1alpha1 output:crd:artifacts:config=config/crd/kro
 	@$(BIN)/controller-gen rbac:roleName=flotilla-hub paths=./internal/... output:rbac:artifacts:config=config/rbac
 
 ##@ Run

@@ -9,6 +9,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/transparent"
 )
 
@@ -19,16 +20,17 @@ func newUninstallCommand(hf *hubFlags) *cobra.Command {
 		Short:   "Release the hub objects Flotilla holds, before removing Flotilla",
 		GroupID: groupOperate,
 		Long: `Remove Flotilla's cleanup finalizer (flotilla.dev/cleanup) from every Propagation,
-ClusterPropagation and transparent-mode object (Deployments, StatefulSets, DaemonSets, Jobs,
-ConfigMaps and Services) on the hub, so that they can be deleted without the controller. Other
-finalizers stay. Nothing on the spokes is touched: what Flotilla delivered stays there,
+ClusterPropagation, APIPropagation, kro ResourceGraphDefinition and transparent-mode object
+(Deployments, StatefulSets, DaemonSets, Jobs, ConfigMaps and Services) on the hub, so that they
+can be deleted without the controller. Other finalizers stay. Nothing on the spokes is touched: what Flotilla delivered stays there,
 unmanaged.
 
 Stop the controller first (it adds the finalizer back to the objects it manages). To remove
 what was delivered instead of leaving it, delete the Propagations and remove the
 flotilla.dev/placement labels while the controller still runs, and wait for them to go.
 It ends by printing the kubectl command that removes Flotilla's API (its
-CustomResourceDefinitions, and with them every Cluster, Placement and Delivery record).`,
+CustomResourceDefinitions, and with them every Cluster, Placement and Delivery record). kro's
+ResourceGraphDefinition CRD is not Flotilla's to remove: RGDs are kro's API.`,
 		Example: `  flotilla uninstall --hub-kubeconfig hub.kubeconfig --dry-run
   flotilla uninstall --hub-kubeconfig hub.kubeconfig`,
 		Args: cobra.NoArgs,
@@ -40,6 +42,8 @@ CustomResourceDefinitions, and with them every Cluster, Placement and Delivery r
 			kinds := append([]schema.GroupVersionKind{
 				flotillav1.GroupVersion.WithKind("Propagation"),
 				flotillav1.GroupVersion.WithKind("ClusterPropagation"),
+				flotillav1.GroupVersion.WithKind("APIPropagation"),
+				kro.GroupVersion.WithKind("ResourceGraphDefinition"),
 			}, transparent.Kinds...)
 			out := cmd.OutOrStdout()
 			n, err := install.Release(cmd.Context(), hub, kinds, dryRun, func(line string) { _, _ = fmt.Fprintln(out, line) })

@@ -16,6 +16,7 @@ import (
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/fleetapi"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
@@ -78,11 +79,13 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	cfg.UserAgent = UserAgent
 	scheme := install.Scheme()
 	var deliverer *deliver.Deliverer
+	apis := &fleetapi.Reconciler{AdminNamespaces: opts.AdminNamespaces}
 	inventoryOpts := opts.Inventory
 	inventoryOpts.OnReady = func(cluster string) {
 		if deliverer != nil {
 			deliverer.Retry(cluster)
 		}
+		apis.ClusterReady(cluster)
 	}
 	provider := inventory.New(scheme, inventoryOpts)
 	mgr, err := mcmanager.New(cfg, provider, manager.Options{
@@ -119,7 +122,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
 		return fmt.Errorf("set up placement scheduling: %w", err)
 	}
-	if deliverer, err = setupDelivery(ctx, mgr, provider, opts); err != nil {
+	if deliverer, err = setupDelivery(ctx, mgr, provider, apis, opts); err != nil {
 		return err
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
@@ -144,8 +147,9 @@ func pprofAddr(a string) string {
 }
 
 // setupDelivery creates the deliverer, the one writer to spokes, and the controllers that feed
-// it: Propagations and transparent mode. Delivery results go back to whichever owns them.
-func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *inventory.Provider, opts Options) (*deliver.Deliverer, error) {
+// it: Propagations, transparent mode and fleet APIs. Delivery results go back to whichever owns
+// them.
+func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *inventory.Provider, apis *fleetapi.Reconciler, opts Options) (*deliver.Deliverer, error) {
 	local := mgr.GetLocalManager()
 	prop := &propagation.Reconciler{AdminNamespaces: opts.AdminNamespaces}
 	transparentByKind := map[string]*transparent.Reconciler{}
@@ -154,6 +158,8 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 			prop.Notify(owner)
 		} else if t, ok := transparentByKind[owner.Kind]; ok {
 			t.Notify(owner)
+		} else if owner.Kind == fleetapi.OwnerKind {
+			apis.Notify(owner)
 		}
 	}
 	onDrift := func(owner render.Owner, cluster string, d deliver.Drift) {
@@ -187,6 +193,10 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 			return nil, fmt.Errorf("set up transparent mode for %s: %w", gvk.Kind, err)
 		}
 		transparentByKind[t.OwnerKind()] = t
+	}
+	apis.Deliverer, apis.Clusters, apis.Ledger = d, provider, records
+	if err := apis.SetupWithManager(local); err != nil {
+		return nil, fmt.Errorf("set up fleet APIs: %w", err)
 	}
 	return d, nil
 }

@@ -40,8 +40,9 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
-// Apply server-side applies every CRD to the hub and waits until each is Established. progress
-// receives one line per CRD; it may be nil.
+// Apply server-side applies every CRD to the hub and waits until each is Established, then
+// installs kro's ResourceGraphDefinition CRD unless someone else already did (applyKroCRD).
+// progress receives one line per CRD; it may be nil.
 func Apply(ctx context.Context, cfg *rest.Config, progress func(string)) error {
 	if progress == nil {
 		progress = func(string) {}
@@ -64,7 +65,7 @@ func Apply(ctx context.Context, cfg *rest.Config, progress func(string)) error {
 		}
 		progress(fmt.Sprintf("customresourcedefinition.apiextensions.k8s.io/%s serverside-applied and established", want.Name))
 	}
-	return nil
+	return applyKroCRD(ctx, c, progress)
 }
 
 func waitEstablished(ctx context.Context, c client.Client, name string) error {

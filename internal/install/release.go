@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
@@ -24,6 +25,9 @@ func Release(ctx context.Context, c client.Client, kinds []schema.GroupVersionKi
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := c.List(ctx, list); err != nil {
+			if meta.IsNoMatchError(err) {
+				continue // a kind the hub does not serve (kro's, on a hub installed without it) has no objects
+			}
 			return n, fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		for i := range list.Items {

@@ -86,6 +86,7 @@ var (
 	_ func(*unstructured.Unstructured, bool) metadata.GenericLabeler = metadata.NewInstanceLabeler
 	_ func() metadata.GenericLabeler                                 = metadata.NewNodeLabeler
 	_ func(metav1.ObjectMeta, metav1.ObjectMeta) (bool, bool, bool)  = metadata.CompareRGDOwnership
+	_ func(string, string, string) schema.GroupVersionResource       = metadata.GetResourceGraphDefinitionInstanceGVR
 	_ func(interface {
 		metav1.Object
 		schema.ObjectKind

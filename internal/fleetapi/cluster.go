@@ -1,0 +1,237 @@
+package fleetapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/kro"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// spokeReadTimeout bounds a read of a spoke cache: a cache that cannot sync costs this read,
+// and the cluster is looked at again later.
+const spokeReadTimeout = 10 * time.Second
+
+var crdKind = extv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
+
+// clusterPlan is what one pass decided for one cluster: the row to report unless the delivery
+// says more, and what to deliver (nil: nothing new; the cluster keeps what it serves).
+type clusterPlan struct {
+	row  flotillav1.APIClusterResult
+	want *fanout.Want
+	// connecting says the cluster is Ready on the hub but not engaged yet (just after a start
+	// or a join): its row is not worth publishing for a moment.
+	connecting bool
+}
+
+// planCluster compiles rgd against one cluster's schemas and decides whether its CRD may be
+// delivered there: not when the RGD does not compile there (a kind it uses is missing, say),
+// not when the new CRD would break the one served and the RGD does not allow it, and not when
+// the served CRD of that name is another RGD's. In each of those cases the cluster keeps
+// serving what it serves, and the row says why.
+func (r *Reconciler) planCluster(ctx context.Context, rgd *kro.ResourceGraphDefinition, owner render.Owner, name string) clusterPlan {
+	row := flotillav1.APIClusterResult{Cluster: name, API: rgd.Name}
+	engaged, err := r.Clusters.Get(ctx, multicluster.ClusterName(name))
+	if err != nil {
+		row.Phase, row.Reason, row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, "the cluster is not connected to the hub"
+		return clusterPlan{row: row, connecting: r.clusterReady(ctx, name)}
+	}
+	served, err := servedCRD(ctx, engaged, kro.CRDName(rgd))
+	if err != nil {
+		row.Phase, row.Reason, row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, limit("cannot read the cluster's CRDs: "+err.Error())
+		return clusterPlan{row: row}
+	}
+	row.ServedGeneration = servedGeneration(served, owner)
+
+	view, err := r.schemas.get(name, engaged)
+	if err != nil {
+		row.Phase, row.Reason, row.Message = flotillav1.APICompileFailed, flotillav1.ReasonSchemaUnreadable, limit(err.Error())
+		return clusterPlan{row: row}
+	}
+	key := compileKey{uid: rgd.UID, generation: rgd.Generation, fingerprint: view.fingerprint(kro.ReferencedKinds(rgd))}
+	compiled, err := r.compiles.get(key, func() (*kro.Compiled, error) {
+		return kro.Compile(rgd, view.target(), kro.DefaultConfig())
+	})
+	if err != nil {
+		row.Phase, row.Reason, row.Message = flotillav1.APICompileFailed, compileReason(err), limit(fmt.Sprintf("generation %d: %v", rgd.Generation, err))
+		return clusterPlan{row: row}
+	}
+	desired, err := desiredCRD(compiled, rgd.Generation, owner)
+	if err != nil {
+		row.Phase, row.Reason, row.Message = flotillav1.APIFailed, flotillav1.ReasonInvalidSpec, limit(err.Error())
+		return clusterPlan{row: row}
+	}
+	if served != nil && render.HashOf(served) != render.HashOf(desired) {
+		if reason, msg := r.refuseUpdate(rgd, served, compiled); reason != "" {
+			row.Phase, row.Reason, row.Message = phaseOfRefusal(reason), reason, limit(fmt.Sprintf("generation %d: %s", rgd.Generation, msg))
+			return clusterPlan{row: row}
+		}
+	}
+	row.Phase = flotillav1.APIDelivering
+	objects := []*unstructured.Unstructured{desired}
+	return clusterPlan{row: row, want: &fanout.Want{Objects: objects, Revision: render.Revision(objects)}}
+}
+
+// clusterReady reports whether the hub's Cluster says the spoke answers.
+func (r *Reconciler) clusterReady(ctx context.Context, name string) bool {
+	cl := &flotillav1.Cluster{}
+	if err := r.Hub.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
+		return false
+	}
+	return meta.IsStatusConditionTrue(cl.Status.Conditions, flotillav1.ClusterReady)
+}
+
+// refuseUpdate applies kro's rules to replacing the served CRD: the reason and message of a
+// refusal, or "".
+func (r *Reconciler) refuseUpdate(rgd *kro.ResourceGraphDefinition, served *unstructured.Unstructured, compiled *kro.Compiled) (reason, message string) {
+	var typed extv1.CustomResourceDefinition
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(served.Object, &typed); err != nil {
+		return flotillav1.ReasonApplyFailed, "cannot read the served CRD: " + err.Error()
+	}
+	_, err := kro.CheckCRDUpdate(rgd, &typed, compiled.CRD())
+	var breaking *kro.BreakingChangeError
+	var conflict *kro.CRDConflictError
+	switch {
+	case err == nil:
+		return "", ""
+	case errors.As(err, &breaking):
+		return flotillav1.ReasonBreakingChange, err.Error()
+	case errors.As(err, &conflict):
+		return flotillav1.ReasonConflict, err.Error()
+	}
+	return flotillav1.ReasonApplyFailed, err.Error()
+}
+
+func phaseOfRefusal(reason string) flotillav1.APIPhase {
+	switch reason {
+	case flotillav1.ReasonBreakingChange:
+		return flotillav1.APIBlocked
+	case flotillav1.ReasonConflict:
+		return flotillav1.APIConflict
+	}
+	return flotillav1.APIFailed
+}
+
+// compileReason names a compile failure for status.
+func compileReason(err error) string {
+	var missing *kro.SchemaNotFoundError
+	var target *kro.TargetError
+	var invalid *kro.InvalidGraphError
+	switch {
+	case errors.As(err, &missing):
+		return flotillav1.ReasonSchemaNotFound
+	case errors.As(err, &target):
+		return flotillav1.ReasonSchemaUnreadable
+	case errors.As(err, &invalid):
+		return flotillav1.ReasonInvalidGraph
+	}
+	return flotillav1.ReasonCompileFailed
+}
+
+// desiredCRD is the CRD to serve: kro's generated CRD with kro's labels, the generation it was
+// compiled from, and Flotilla's ownership markers.
+func desiredCRD(compiled *kro.Compiled, generation int64, owner render.Owner) (*unstructured.Unstructured, error) {
+	crd := compiled.CRD()
+	if crd.Annotations == nil {
+		crd.Annotations = map[string]string{}
+	}
+	crd.Annotations[flotillav1.AnnotationRGDGeneration] = strconv.FormatInt(generation, 10)
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetGroupVersionKind(crdKind)
+	return render.Render(u, owner)
+}
+
+// servedCRD reads the CRD of that name from the cluster's cache, which holds only objects
+// Flotilla delivered: nil when there is none of Flotilla's (there may be someone else's; the
+// deliverer reports that as a conflict).
+func servedCRD(ctx context.Context, engaged cluster.Cluster, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(crdKind)
+	ctx, cancel := context.WithTimeout(ctx, spokeReadTimeout)
+	defer cancel()
+	err := engaged.GetCache().Get(ctx, client.ObjectKey{Name: name}, u)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// servedGeneration is the RGD generation a CRD this owner delivered was compiled from, once it
+// is Established; 0 otherwise.
+func servedGeneration(crd *unstructured.Unstructured, owner render.Owner) int64 {
+	if crd == nil || !decide.Owned(crd, owner) || !established(crd) {
+		return 0
+	}
+	g, err := strconv.ParseInt(crd.GetAnnotations()[flotillav1.AnnotationRGDGeneration], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return g
+}
+
+func established(crd *unstructured.Unstructured) bool {
+	conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range conditions {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == string(extv1.Established) && m["status"] == string(extv1.ConditionTrue) {
+			return true
+		}
+	}
+	return false
+}
+
+// settle reads the delivery's latest result into a row that was submitted.
+func settle(row flotillav1.APIClusterResult, want *fanout.Want, res deliver.Result, ok bool, generation int64) flotillav1.APIClusterResult {
+	switch {
+	case ok && res.Disconnected:
+		row.Phase, row.Reason, row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, "the cluster is not connected to the hub"
+	case !ok || res.Revision != want.Revision:
+		row.Phase, row.Message = flotillav1.APIDelivering, fmt.Sprintf("delivering the CRD of generation %d", generation)
+	case res.Conflict:
+		row.Phase, row.Reason, row.Message = flotillav1.APIConflict, flotillav1.ReasonConflict, limit(res.Message)
+	case !res.Complete && (res.Failed > 0 || res.Message != ""):
+		row.Phase, row.Reason, row.Message = flotillav1.APIFailed, flotillav1.ReasonApplyFailed, limit(res.Message)
+	case !res.Complete || res.Ready < res.Applied:
+		row.Phase, row.Message = flotillav1.APIDelivering, limit("waiting for the CRD to be Established: "+res.NotReady)
+	default:
+		row.Phase, row.Reason, row.Message, row.ServedGeneration = flotillav1.APIServing, "", "", generation
+	}
+	return row
+}
+
+// limit keeps a message within the API's 512 characters, cut at a character boundary.
+func limit(s string) string {
+	const max = 512
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}

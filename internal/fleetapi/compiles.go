@@ -1,0 +1,141 @@
+package fleetapi
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/flotilla-dev/flotilla/internal/kro"
+)
+
+// missingKindRetry is how long a compile that found a kind missing is trusted for an unchanged
+// fingerprint. The fingerprint changes when the missing CRD is installed, but discovery (which
+// the REST mapping comes from) may show the CRD a moment after /openapi/v3 does: the compile
+// that raced it is retried after this, even if nothing else changes.
+const missingKindRetry = 30 * time.Second
+
+// compileKey identifies a compile: an RGD at one generation against one cluster view's
+// fingerprint for it. Identical clusters share a compile; a cluster whose referenced kinds
+// differ gets its own.
+type compileKey struct {
+	uid         types.UID
+	generation  int64
+	fingerprint string
+}
+
+// compiles caches compiles by key, so that a steady fleet compiles nothing: each key is
+// compiled once (concurrent callers wait for the one compile), a failure too, except one that
+// could not read the cluster (retried at once) and a missing kind (retried after
+// missingKindRetry). Only the newest generation of each RGD is kept.
+type compiles struct {
+	mu      sync.Mutex
+	entries map[compileKey]*compileEntry
+	now     func() time.Time
+	// count is how many compiles ran, for tests.
+	count int
+}
+
+type compileEntry struct {
+	mu       sync.Mutex
+	done     bool
+	at       time.Time
+	compiled *kro.Compiled
+	err      error
+}
+
+func newCompiles() *compiles {
+	return &compiles{entries: map[compileKey]*compileEntry{}, now: time.Now}
+}
+
+// get returns the compile of key, running compile if it has not run or its failure has expired.
+func (c *compiles) get(key compileKey, compile func() (*kro.Compiled, error)) (*kro.Compiled, error) {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	if !ok {
+		e = &compileEntry{}
+		c.entries[key] = e
+		c.evict(key)
+	}
+	c.mu.Unlock()
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done && !c.expired(e) {
+		return e.compiled, e.err
+	}
+	e.compiled, e.err = compile()
+	e.done, e.at = true, c.now()
+	countCompile(e.err)
+	c.mu.Lock()
+	c.count++
+	c.mu.Unlock()
+	return e.compiled, e.err
+}
+
+// maxCompilesPerRGD bounds the compiles kept for one RGD: one per distinct fingerprint, which a
+// fleet of a few cluster flavours keeps small, but a group-version that keeps changing on a
+// cluster (a chained RGD's kro.run kinds, as other RGDs are served) would grow without it.
+const maxCompilesPerRGD = 32
+
+// evict drops, for key's RGD, the compiles of older generations and, beyond maxCompilesPerRGD,
+// the oldest ones. c.mu is held.
+func (c *compiles) evict(key compileKey) {
+	var kept []compileKey
+	for k := range c.entries {
+		if k.uid != key.uid {
+			continue
+		}
+		if k.generation < key.generation {
+			delete(c.entries, k)
+			continue
+		}
+		if k != key {
+			kept = append(kept, k)
+		}
+	}
+	for len(kept) >= maxCompilesPerRGD {
+		oldest := 0
+		for i := range kept {
+			if c.entries[kept[i]].at.Before(c.entries[kept[oldest]].at) {
+				oldest = i
+			}
+		}
+		delete(c.entries, kept[oldest])
+		kept = append(kept[:oldest], kept[oldest+1:]...)
+	}
+}
+
+// expired says whether a compile's failure is to be retried.
+func (c *compiles) expired(e *compileEntry) bool {
+	var target *kro.TargetError
+	var missing *kro.SchemaNotFoundError
+	switch {
+	case e.err == nil:
+		return false
+	case errors.As(e.err, &target):
+		return true
+	case errors.As(e.err, &missing):
+		return c.now().Sub(e.at) >= missingKindRetry
+	}
+	return false
+}
+
+// forget drops every compile of an RGD.
+func (c *compiles) forget(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.entries {
+		if k.uid == uid {
+			delete(c.entries, k)
+		}
+	}
+}
+
+// ran is how many compiles have run.
+func (c *compiles) ran() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.count
+}

@@ -1,0 +1,498 @@
+package fleetapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/kro"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// OwnerKind is the owner kind of the CRDs Flotilla serves from RGDs: the RGD is their owner, not
+// the APIPropagation, so moving an RGD from one APIPropagation to another never recreates its
+// CRD.
+const OwnerKind = "ResourceGraphDefinition." + kroGroup
+
+const (
+	kroGroup = "kro.run"
+	rgdKind  = "ResourceGraphDefinition"
+)
+
+// Timing of passes over an RGD.
+const (
+	// retryInterval is how soon a cluster that is not connected, or where the RGD did not
+	// compile for want of a kind or of readable schemas, is looked at again: installing the
+	// missing CRD there serves the API within about this long, with no change on the hub.
+	retryInterval = 5 * time.Second
+	// resync is how often a served RGD is looked at when nothing happens, to notice a changed
+	// schema of a kind it uses on a cluster (one /openapi/v3 root read per cluster; nothing is
+	// compiled or written unless that schema changed).
+	resync = 5 * time.Minute
+	// settleTime is how long publishing a pass waits for deliveries in flight: after a restart
+	// the deliverer confirms every CRD within moments, and the status is not rewritten to say
+	// "Delivering" in between.
+	settleTime = 2 * time.Second
+	// connectGrace is how long publishing waits for a cluster the hub's Cluster says is Ready
+	// but that is not engaged yet (just after a start), rather than call it disconnected.
+	connectGrace = 30 * time.Second
+)
+
+// SpokeGetter returns an engaged spoke; the inventory's Provider is one.
+type SpokeGetter interface {
+	Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error)
+}
+
+// Reconciler serves placed RGDs on their clusters: one pass per RGD compiles it against each
+// chosen cluster, delivers the CRD where it may, and records where it stands for the status of
+// the APIPropagation serving it (status.go).
+type Reconciler struct {
+	// Hub reads RGDs, APIPropagations, Placements and Clusters through the hub cache, and
+	// patches finalizers and APIPropagation status.
+	Hub       client.Client
+	Deliverer *deliver.Deliverer
+	// Clusters returns engaged spokes, whose schemas each RGD is compiled against.
+	Clusters SpokeGetter
+	Ledger   *ledger.Ledger
+	// AdminNamespaces are the namespaces whose Placements APIPropagations may use; empty
+	// means flotilla-system only.
+	AdminNamespaces []string
+
+	fanout   *fanout.Fanout
+	schemas  *snapshots
+	compiles *compiles
+	states   *states
+	notifier deliver.Notifier // RGD passes
+	status   *statusReconciler
+
+	mu           sync.Mutex
+	pendingSince map[string]pendingPass // by RGD
+}
+
+// pendingPass is a pass whose deliveries are in flight, and since when.
+type pendingPass struct {
+	revisions string
+	since     time.Time
+}
+
+// Kro's RGDs are read, and carry Flotilla's finalizer while their CRDs are to be deleted with
+// them; APIPropagations carry it likewise, and their status is Flotilla's.
+// +kubebuilder:rbac:groups=kro.run,resources=resourcegraphdefinitions,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=flotilla.dev,resources=apipropagations,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=flotilla.dev,resources=apipropagations/status,verbs=patch
+
+// workers is how many RGDs are compiled and delivered at once. Compiling is CPU work; a few
+// workers keep one slow cluster read from holding up the other RGDs.
+const workers = 2
+
+// SetupWithManager registers the RGD controller and the APIPropagation status controller. On a
+// hub without kro's ResourceGraphDefinition CRD (`flotilla install` adds it) it registers
+// nothing and says so: fleet APIs are off until the controller restarts with the CRD there.
+func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
+	log := ctrl.Log.WithName("fleetapi")
+	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: kroGroup, Kind: rgdKind}, kro.GroupVersion.Version); err != nil {
+		if meta.IsNoMatchError(err) {
+			log.Info("Fleet APIs are off: kro's ResourceGraphDefinition CRD is not installed on the hub; run `flotilla install` and restart the controller")
+			return nil
+		}
+		return fmt.Errorf("look up kro's ResourceGraphDefinition on the hub: %w", err)
+	}
+	r.Hub = mgr.GetClient()
+	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
+	r.schemas = newSnapshots()
+	r.compiles = newCompiles()
+	r.states = newStates()
+	r.pendingSince = map[string]pendingPass{}
+	r.status = &statusReconciler{hub: r.Hub, ledger: r.Ledger, states: r.states, adminNamespaces: r.AdminNamespaces}
+
+	specChanged := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+		predicate.AnnotationChangedPredicate{}, deletionChanged())
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("fleetapi-rgd").
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		For(&kro.ResourceGraphDefinition{}, builder.WithPredicates(specChanged)).
+		Watches(&flotillav1.APIPropagation{}, handler.EnqueueRequestsFromMapFunc(r.rgdsOfPropagation), builder.WithPredicates(specChanged)).
+		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.rgdsOfPlacement)).
+		// A record deleted by someone else, or by the garbage collector with its RGD.
+		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
+			return o.APIVersion == kro.GroupVersion.String() && o.Kind == rgdKind
+		})), builder.WithPredicates(ledger.Changed())).
+		WatchesRawSource(r.notifier.Source()).
+		Complete(r)
+	if err != nil {
+		return err
+	}
+	return r.status.setup(mgr)
+}
+
+// deletionChanged passes an update that starts an object's deletion.
+func deletionChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+	}}
+}
+
+// Notify asks for a pass over the RGD an owner names, after its deliveries changed. It never
+// blocks the deliver worker that calls it.
+func (r *Reconciler) Notify(owner render.Owner) { r.notifier.Notify(owner) }
+
+// ClusterReady asks for a pass over every RGD served on a cluster that has just become
+// reachable, so that it is compiled and served there without waiting for a retry.
+func (r *Reconciler) ClusterReady(name string) {
+	if r.states == nil {
+		return
+	}
+	r.schemas.forget(name)
+	for _, rgd := range r.states.servingOn(name) {
+		r.notifier.Notify(ownerOf(rgd))
+	}
+}
+
+// ownerOf is the owner of an RGD's CRDs.
+func ownerOf(rgd string) render.Owner { return render.Owner{Kind: OwnerKind, Name: rgd} }
+
+func (r *Reconciler) rgdsOfPropagation(ctx context.Context, obj client.Object) []reconcile.Request {
+	p, ok := obj.(*flotillav1.APIPropagation)
+	if !ok {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, n := range r.states.placedBy(p.Name) {
+		names[n] = true // it may no longer choose them: they are released
+	}
+	var rgds kro.ResourceGraphDefinitionList
+	if err := r.Hub.List(ctx, &rgds); err == nil {
+		for i := range rgds.Items {
+			if chooses(p, rgds.Items[i].Name, rgds.Items[i].Labels) {
+				names[rgds.Items[i].Name] = true
+			}
+		}
+	}
+	return requests(names)
+}
+
+func (r *Reconciler) rgdsOfPlacement(ctx context.Context, obj client.Object) []reconcile.Request {
+	var props flotillav1.APIPropagationList
+	if err := r.Hub.List(ctx, &props); err != nil {
+		return nil
+	}
+	names := map[string]bool{}
+	for i := range props.Items {
+		ref := props.Items[i].Spec.PlacementRef
+		if ref.Name == obj.GetName() && ref.Namespace == obj.GetNamespace() {
+			for _, req := range r.rgdsOfPropagation(ctx, &props.Items[i]) {
+				names[req.Name] = true
+			}
+		}
+	}
+	return requests(names)
+}
+
+func requests(names map[string]bool) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(names))
+	for n := range names {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: n}})
+	}
+	return out
+}
+
+// Reconcile serves one RGD where its APIPropagation's Placement says, or stops serving it.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	owner := ownerOf(req.Name)
+	rgd := &kro.ResourceGraphDefinition{}
+	if err := r.Hub.Get(ctx, req.NamespacedName, rgd); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.gone(req.Name)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	var props flotillav1.APIPropagationList
+	if err := r.Hub.List(ctx, &props); err != nil {
+		return reconcile.Result{}, err
+	}
+	placer := placerOf(rgd.Name, rgd.Labels, props.Items)
+	records, err := r.Ledger.Records(ctx, owner)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if placer == nil || !rgd.DeletionTimestamp.IsZero() || !placer.DeletionTimestamp.IsZero() {
+		return r.release(ctx, rgd, placer, records)
+	}
+	return r.serve(ctx, rgd, placer, records)
+}
+
+// serve compiles the RGD for each chosen cluster, delivers its CRD where it may, releases the
+// clusters that left, and publishes where it stands.
+func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, records map[string]*flotillav1.Delivery) (reconcile.Result, error) {
+	st := apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation}
+	if msg := placementRefProblem(placer, r.AdminNamespaces); msg != "" {
+		st.held = msg
+		r.publish(rgd.Name, st)
+		return reconcile.Result{}, nil
+	}
+	placementKey := client.ObjectKey{Namespace: placer.Spec.PlacementRef.Namespace, Name: placer.Spec.PlacementRef.Name}
+	placement := &flotillav1.Placement{}
+	if err := r.Hub.Get(ctx, placementKey, placement); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return reconcile.Result{}, err
+		}
+		// Nothing is delivered or removed while the Placement is missing; its creation
+		// brings the RGD back.
+		st.held = fmt.Sprintf("Placement %s does not exist", placementKey)
+		r.publish(rgd.Name, st)
+		return reconcile.Result{}, nil
+	}
+	if err := r.keepFinalizer(ctx, rgd, placer.Spec.Removal == flotillav1.DeletionDelete); err != nil {
+		return reconcile.Result{}, err
+	}
+	for _, d := range placement.Status.Decisions {
+		st.targets = append(st.targets, d.ClusterName)
+	}
+	sort.Strings(st.targets)
+
+	owner := ownerOf(rgd.Name)
+	plans := map[string]clusterPlan{}
+	want := map[string]fanout.Want{}
+	for _, c := range st.targets {
+		p := r.planCluster(ctx, rgd, owner, c)
+		plans[c] = p
+		if p.want != nil {
+			want[c] = *p.want
+		}
+	}
+	// The clusters that left are released on their own, not after the chosen ones are Ready
+	// (the fan-out's make-before-break is for workloads that move; an API does not move: its
+	// instances on a cluster that leaves stay there, or go with the CRD).
+	chosen, leaving := splitRecords(records, st.targets)
+	strategy := strategyOf(placer)
+	out := r.fanout.Sync(ctx, fanout.Pass{
+		Owner:   ledger.Owner{Owner: owner, APIVersion: kro.GroupVersion.String(), ObjectKind: rgdKind, UID: rgd.UID, Placement: placementKey},
+		Records: chosen, Chosen: st.targets, Want: want, Kinds: []string{render.KindString(crdKind)}, Prune: true, Strategy: strategy,
+	})
+	pending, err := r.fanout.Cleanup(ctx, owner, leaving, strategy)
+	err = errors.Join(out.Err, err)
+
+	retry, connecting := false, false
+	for _, c := range st.targets {
+		p := plans[c]
+		row := p.row
+		switch {
+		case out.Failed[c] != "":
+			row.Phase, row.Reason, row.Message = flotillav1.APIFailed, flotillav1.ReasonApplyFailed, limit(out.Failed[c])
+		case p.want != nil:
+			res, ok := out.Results[c]
+			row = settle(row, p.want, res, ok, rgd.Generation)
+		}
+		if row.Phase == flotillav1.APIPending || row.Reason == flotillav1.ReasonSchemaNotFound || row.Reason == flotillav1.ReasonSchemaUnreadable {
+			retry = true
+		}
+		connecting = connecting || p.connecting
+		st.rows = append(st.rows, row)
+	}
+	for _, c := range sortedKeys(pending) {
+		st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
+			Reason: string(strategy.Deletion), Message: limit(removalMessage(strategy, pending[c]))})
+	}
+	sort.SliceStable(st.rows, func(i, j int) bool { return st.rows[i].Cluster < st.rows[j].Cluster })
+
+	if r.settling(rgd.Name, st.targets, want, out.Results, connecting) {
+		return reconcile.Result{RequeueAfter: time.Second}, err
+	}
+	r.publish(rgd.Name, st)
+	if retry || len(pending) > 0 {
+		return reconcile.Result{RequeueAfter: retryInterval}, err
+	}
+	return reconcile.Result{RequeueAfter: resync}, err
+}
+
+// release stops serving an RGD that no APIPropagation serves any more, or that is being
+// deleted, or whose APIPropagation is: its CRDs are deleted where the APIPropagation's removal
+// is Delete and it or the RGD is being deleted, and left unmanaged otherwise (Orphan).
+func (r *Reconciler) release(ctx context.Context, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, records map[string]*flotillav1.Delivery) (reconcile.Result, error) {
+	owner := ownerOf(rgd.Name)
+	strategy := decide.Strategy{Deletion: flotillav1.DeletionOrphan, Conflict: flotillav1.ConflictReject}
+	deleting := !rgd.DeletionTimestamp.IsZero() || (placer != nil && !placer.DeletionTimestamp.IsZero())
+	if placer != nil && deleting && placer.Spec.Removal == flotillav1.DeletionDelete {
+		strategy = strategyOf(placer)
+	}
+	pending, err := r.fanout.Cleanup(ctx, owner, records, strategy)
+	if len(pending) > 0 || err != nil {
+		if placer != nil {
+			st := apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation}
+			for _, c := range sortedKeys(pending) {
+				st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
+					Reason: string(strategy.Deletion), Message: limit(removalMessage(strategy, pending[c]))})
+			}
+			r.publish(rgd.Name, st)
+		}
+		return reconcile.Result{RequeueAfter: retryInterval}, err
+	}
+	r.Deliverer.ForgetEverywhere(owner)
+	if err := r.keepFinalizer(ctx, rgd, false); err != nil {
+		return reconcile.Result{}, err
+	}
+	if !rgd.DeletionTimestamp.IsZero() {
+		r.compiles.forget(rgd.UID)
+	}
+	r.unpublish(rgd.Name)
+	return reconcile.Result{}, nil
+}
+
+// gone forgets an RGD deleted from the hub. Its records went with it (they are owned by it);
+// with no finalizer of Flotilla's on it, its CRDs stay where they are, unmanaged.
+func (r *Reconciler) gone(name string) {
+	r.Deliverer.ForgetEverywhere(ownerOf(name))
+	if st, ok := r.states.get(name); ok {
+		r.compiles.forget(st.uid)
+	}
+	r.unpublish(name)
+}
+
+// keepFinalizer adds Flotilla's cleanup finalizer to the RGD when its CRDs are to be deleted
+// with it, and removes it otherwise. The RGD's other finalizers (kro's, if a kro controller
+// runs on the hub) are not touched, and the patch fails rather than overwrite a concurrent
+// change of the list.
+func (r *Reconciler) keepFinalizer(ctx context.Context, rgd *kro.ResourceGraphDefinition, want bool) error {
+	if controllerutil.ContainsFinalizer(rgd, flotillav1.FinalizerCleanup) == want {
+		return nil
+	}
+	before := rgd.DeepCopy()
+	if want {
+		controllerutil.AddFinalizer(rgd, flotillav1.FinalizerCleanup)
+	} else {
+		controllerutil.RemoveFinalizer(rgd, flotillav1.FinalizerCleanup)
+	}
+	return client.IgnoreNotFound(r.Hub.Patch(ctx, rgd, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
+}
+
+// strategyOf is how an APIPropagation's CRDs are delivered: never taking over a CRD that is not
+// Flotilla's, and removed as its removal says. A CRD that still has instances is deleted only
+// once the flotilla.dev/confirm-prune annotation confirms it (the deliverer's rule for objects
+// whose deletion takes other data along).
+func strategyOf(p *flotillav1.APIPropagation) decide.Strategy {
+	deletion := p.Spec.Removal
+	if deletion == "" {
+		deletion = flotillav1.DeletionOrphan
+	}
+	return decide.Strategy{Deletion: deletion, Conflict: flotillav1.ConflictReject, PruneConfirmed: p.Annotations[flotillav1.AnnotationConfirmPrune]}
+}
+
+func removalMessage(s decide.Strategy, res deliver.Result) string {
+	msg := "releasing the CRD: it stays on the cluster, unmanaged"
+	if s.Deletion == flotillav1.DeletionDelete {
+		msg = "deleting the CRD"
+	}
+	if res.Message != "" {
+		msg += ": " + res.Message
+	}
+	return msg
+}
+
+// splitRecords separates the records of chosen clusters from those of clusters that left.
+func splitRecords(records map[string]*flotillav1.Delivery, chosen []string) (kept, left map[string]*flotillav1.Delivery) {
+	isChosen := map[string]bool{}
+	for _, c := range chosen {
+		isChosen[c] = true
+	}
+	kept, left = map[string]*flotillav1.Delivery{}, map[string]*flotillav1.Delivery{}
+	for c, rec := range records {
+		if isChosen[c] {
+			kept[c] = rec
+		} else {
+			left[c] = rec
+		}
+	}
+	return kept, left
+}
+
+// settling reports whether deliveries of this pass are in flight and younger than settleTime,
+// or clusters are connecting and younger than connectGrace, in which case the pass is not
+// published yet.
+func (r *Reconciler) settling(rgd string, targets []string, want map[string]fanout.Want, results map[string]deliver.Result, connecting bool) bool {
+	inFlight, revisions := connecting, ""
+	if connecting {
+		revisions = "connecting;"
+	}
+	for _, c := range targets {
+		w, ok := want[c]
+		if !ok {
+			continue
+		}
+		revisions += c + "=" + w.Revision + ";"
+		if res, ok := results[c]; !ok || (res.Revision != w.Revision && !res.Disconnected && res.Message == "") {
+			inFlight = true
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !inFlight {
+		delete(r.pendingSince, rgd)
+		return false
+	}
+	p, ok := r.pendingSince[rgd]
+	if !ok || p.revisions != revisions {
+		r.pendingSince[rgd] = pendingPass{revisions: revisions, since: time.Now()}
+		return true
+	}
+	bound := settleTime
+	if connecting {
+		bound = connectGrace
+	}
+	return time.Since(p.since) < bound
+}
+
+// publish records an RGD's state and, when it changed, asks for the status of the
+// APIPropagations concerned.
+func (r *Reconciler) publish(rgd string, st apiState) {
+	changed, previous := r.states.set(rgd, st)
+	if !changed {
+		return
+	}
+	r.status.notify(st.placer)
+	if previous != "" && previous != st.placer {
+		r.status.notify(previous)
+	}
+}
+
+func (r *Reconciler) unpublish(rgd string) {
+	r.mu.Lock()
+	delete(r.pendingSince, rgd)
+	r.mu.Unlock()
+	if st, ok := r.states.drop(rgd); ok {
+		r.status.notify(st.placer)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,71 @@
+// Package fleetapi serves kro ResourceGraphDefinitions (RGDs) of the hub as APIs on spokes: the
+// CRD an RGD generates is compiled for each cluster an APIPropagation's Placement chooses,
+// against that cluster's own schemas, and delivered there (milestone M1 of fleet APIs).
+// Instances of the served kinds are M2 (see below).
+//
+// The user API is kro's RGD, unchanged, plus a cluster-scoped flotilla.dev APIPropagation that
+// chooses RGDs (by name or label) and names a Placement in an admin namespace. The RGD is only
+// read: Flotilla writes neither its spec nor its status, so a kro controller running on the hub
+// is never fought; its only write to an RGD is the cleanup finalizer while the RGD's
+// APIPropagation says removal: Delete. Where each API stands is in the APIPropagation's status.
+//
+// One pass over one RGD (controller.go):
+//
+//   - The RGD's APIPropagation is the one choosing it whose name sorts first (placer.go); the
+//     others show it as served elsewhere. None: the RGD is released (below).
+//   - For each chosen cluster (cluster.go): read its schemas (schemas.go: one /openapi/v3 root
+//     per cluster per few seconds, the group-versions' documents only when a compile needs
+//     them), fingerprint what the RGD uses of them, and compile with internal/kro, cached by
+//     (RGD uid, generation, fingerprint) (compiles.go): identical clusters share a compile, and
+//     a steady fleet compiles nothing. A compile error is that cluster's (CompileFailed,
+//     SchemaNotFound naming the resource and kind); the cluster keeps whatever it served, is
+//     looked at again every few seconds, and serves the API as soon as the missing CRD is
+//     installed there, with no change on the hub.
+//   - Before a served CRD is replaced, kro's compatibility rules (kro.CheckCRDUpdate) refuse a
+//     breaking change unless the RGD carries kro.run/allow-breaking-changes: "true" (Blocked),
+//     and a CRD of another RGD is a Conflict.
+//   - What may be delivered goes through the same fan-out as every owner (package fanout): a
+//     Delivery record written ahead, one deliver.Job per cluster whose owner is the RGD
+//     (OwnerKind), the CRD with kro's labels, the generation it was compiled from
+//     (flotilla.dev/rgd-generation) and Flotilla's markers. The deliverer applies CRDs first and
+//     its Result says when the CRD is Established (kstatus): the cluster is then Serving.
+//     An unchanged CRD is not written again, so a steady fleet sees no writes.
+//   - Clusters that left the Placement are released at once (an API does not move, so there
+//     is no make-before-break): with removal Orphan (default) the CRD stays there, unmanaged,
+//     as kro keeps CRDs; with Delete it is deleted, and one that still has instances waits for
+//     flotilla.dev/confirm-prune: removed on the APIPropagation (the deliverer's cascade rule).
+//   - The pass is published to an in-memory table (states.go), from which the status controller
+//     (status.go) writes each APIPropagation's status: counts, status.apis, a bounded
+//     status.clusterResults (failures first) and the Accepted and Serving conditions. It writes
+//     only when the status changes, and after a restart only once every RGD has been through a
+//     pass, so a restart writes nothing either.
+//
+// A released RGD (unchosen, deleted, or its APIPropagation deleted) has its records removed and
+// its deliveries forgotten; its CRDs are deleted only when its APIPropagation's removal is
+// Delete and the RGD or the APIPropagation is being deleted (both then carry Flotilla's
+// finalizer until it is done). Unchoosing an RGD by editing the APIPropagation always orphans.
+//
+// # How M2 (instances) plugs in
+//
+// M2 watches instances of the served kinds on spokes, expands them with kro's runtime and
+// delivers their children; internal/kro's package comment describes the instance reconciler.
+// What it needs from this package, and where it goes:
+//
+//   - The served graph per (RGD, cluster): a cluster is Serving generation g when its row says
+//     so (servedGeneration), and the compile of g for that cluster is in the compile cache
+//     under (uid, g, fingerprint). M2 asks for it through a lookup added here, Served(rgd,
+//     cluster) (*kro.Compiled, generation), filled from the same pass that publishes the row;
+//     a cluster held on an older generation (Blocked, or a newer generation that does not
+//     compile there) needs that generation's spec, which M2 keeps as a revision of the RGD
+//     (internal/revisions, one per spec change) so it can compile it again after a restart.
+//   - When to start and stop watching a kind on a cluster: the row's transition into Serving
+//     (an Established CRD) and out of it (released, cluster gone). publish already notifies on
+//     every change; M2 adds a second listener beside the status controller's.
+//   - Fleet health: the status controller builds status from apiState; M2 adds per-cluster
+//     instance counts (total, ready, by kro state, the first not-Ready ones) to apiState's
+//     rows, and APIClusterResult and APIResult gain the fields (instances, ready, notReady).
+//     buildStatus sums them; nothing else here changes.
+//   - Removal Delete with instances: before the CRD's delete, M2 deletes every instance in
+//     order (their children wave by wave) while the kind is still served, then this package
+//     submits the removal as now.
+package fleetapi

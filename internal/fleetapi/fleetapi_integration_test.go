@@ -1,0 +1,551 @@
+package fleetapi_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/yaml"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
+	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/kro"
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+	"github.com/flotilla-dev/flotilla/internal/membership"
+)
+
+const wait = 60 * time.Second
+
+func TestMain(m *testing.M) {
+	fleettest.SetControllerLogger()
+	os.Exit(m.Run())
+}
+
+// env is a hub running the controller and three API-only spokes with audit logs; spokes join
+// when a test says so.
+type env struct {
+	t          *testing.T // the test the controller lives as long as
+	fleet      *localfleet.Fleet
+	hub        client.Client
+	spokes     map[string]client.Client
+	controller *hubtest.Controller
+}
+
+func startEnv(t *testing.T, spokes ...string) *env {
+	t.Helper()
+	specs := []localfleet.PlaneSpec{{Name: "hub", Role: localfleet.RoleHub, AuditLog: true}}
+	for _, name := range spokes {
+		s := fleettest.APIOnlySpoke(name)
+		s.AuditLog = true
+		specs = append(specs, s)
+	}
+	fleet := fleettest.Start(t, specs...)
+	e := &env{t: t, fleet: fleet, hub: hubtest.Install(t, fleet), spokes: map[string]client.Client{}}
+	e.controller = hubtest.Run(t, fleet)
+	for _, name := range spokes {
+		c, err := client.New(fleet.Plane(name).RESTConfig(), client.Options{Scheme: install.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.spokes[name] = c
+	}
+	return e
+}
+
+func (e *env) join(t *testing.T, name string) {
+	t.Helper()
+	err := membership.Join(context.Background(), e.hub, membership.JoinOptions{Name: name, Spoke: e.fleet.Plane(name).RESTConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kroFile reads a file of the pinned kro module (its examples and test fixtures).
+func kroFile(t *testing.T, rel string, into any) {
+	t.Helper()
+	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", kro.ModulePath).Output()
+	if err != nil {
+		t.Fatalf("go list -m %s: %v", kro.ModulePath, err)
+	}
+	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(dir)), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, into); err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+}
+
+// installAllowUnknown installs, on a spoke, the CRD kro's check-unknown-fields RGD needs.
+func (e *env) installAllowUnknown(t *testing.T, spoke string) {
+	t.Helper()
+	crd := &extv1.CustomResourceDefinition{}
+	kroFile(t, "test/e2e/chainsaw/check-unknown-fields/allow-unknown-crd.yaml", crd)
+	if err := e.spokes[spoke].Create(context.Background(), crd); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// served waits until a spoke has the CRD Established, compiled from that RGD generation, with
+// kro's labels.
+func (e *env) served(t *testing.T, spoke, crdName string, rgd *kro.ResourceGraphDefinition, generation int64) {
+	t.Helper()
+	fleettest.Eventually(t, wait, fmt.Sprintf("CRD %s of generation %d Established on %s", crdName, generation, spoke), func() error {
+		crd := &extv1.CustomResourceDefinition{}
+		if err := e.spokes[spoke].Get(context.Background(), client.ObjectKey{Name: crdName}, crd); err != nil {
+			return err
+		}
+		if got := crd.Annotations[flotillav1.AnnotationRGDGeneration]; got != fmt.Sprint(generation) {
+			return fmt.Errorf("generation %q", got)
+		}
+		want := map[string]string{kro.OwnedLabel: "true", kro.VersionLabel: kro.Version, kro.RGDNameLabel: rgd.Name, kro.RGDIDLabel: string(rgd.UID)}
+		for k, v := range want {
+			if crd.Labels[k] != v {
+				return fmt.Errorf("label %s=%q, want %q", k, crd.Labels[k], v)
+			}
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == extv1.Established && c.Status == extv1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("not Established: %+v", crd.Status.Conditions)
+	})
+}
+
+func (e *env) absent(t *testing.T, spoke, crdName string) {
+	t.Helper()
+	err := e.spokes[spoke].Get(context.Background(), client.ObjectKey{Name: crdName}, &extv1.CustomResourceDefinition{})
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("CRD %s on %s: %v, want none", crdName, spoke, err)
+	}
+}
+
+// status waits until the APIPropagation's status passes check, at its current generation.
+func (e *env) status(t *testing.T, name, what string, check func(*flotillav1.APIPropagation) error) *flotillav1.APIPropagation {
+	t.Helper()
+	p := &flotillav1.APIPropagation{}
+	fleettest.Eventually(t, wait, "APIPropagation "+name+": "+what, func() error {
+		if err := e.hub.Get(context.Background(), client.ObjectKey{Name: name}, p); err != nil {
+			return err
+		}
+		if p.Status.ObservedGeneration != p.Generation {
+			return fmt.Errorf("observed generation %d of %d", p.Status.ObservedGeneration, p.Generation)
+		}
+		if err := check(p); err != nil {
+			return fmt.Errorf("%w; status %+v", err, p.Status)
+		}
+		return nil
+	})
+	return p
+}
+
+func serving(clusters int32) func(*flotillav1.APIPropagation) error {
+	return func(p *flotillav1.APIPropagation) error {
+		c := meta.FindStatusCondition(p.Status.Conditions, flotillav1.APIPropagationServing)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("Serving %+v", c)
+		}
+		if p.Status.ServingClusters != clusters || p.Status.TargetClusters != clusters {
+			return fmt.Errorf("serving %d of %d clusters, want %d", p.Status.ServingClusters, p.Status.TargetClusters, clusters)
+		}
+		return nil
+	}
+}
+
+func resultOf(p *flotillav1.APIPropagation, cluster, api string) *flotillav1.APIClusterResult {
+	for i := range p.Status.ClusterResults {
+		if r := &p.Status.ClusterResults[i]; r.Cluster == cluster && r.API == api {
+			return r
+		}
+	}
+	return nil
+}
+
+// flotillaWrites counts the mutating requests Flotilla made to a plane since a time that match.
+func (e *env) flotillaWrites(t *testing.T, plane string, since time.Time, match func(localfleet.AuditEvent) bool) []string {
+	t.Helper()
+	events, err := e.fleet.Plane(plane).AuditEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes []string
+	for _, ev := range events {
+		if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") && !ev.StageTimestamp.Before(since) && match(ev) {
+			writes = append(writes, ev.Verb+" "+ev.RequestURI)
+		}
+	}
+	return writes
+}
+
+// quiet checks that over a few seconds Flotilla writes nothing to the spokes, and nothing of
+// fleet APIs to the hub (the APIPropagation's status, Delivery records, RGDs).
+func (e *env) quiet(t *testing.T, since time.Time) {
+	t.Helper()
+	fleettest.Consistently(t, 6*time.Second, "no writes in steady state", func() error {
+		for spoke := range e.spokes {
+			if w := e.flotillaWrites(t, spoke, since, func(localfleet.AuditEvent) bool { return true }); len(w) > 0 {
+				return fmt.Errorf("writes to %s: %s", spoke, strings.Join(w, "; "))
+			}
+		}
+		fleetAPIs := func(ev localfleet.AuditEvent) bool {
+			return slices.Contains([]string{"apipropagations", "deliveries", "resourcegraphdefinitions"}, ev.ObjectRef.Resource)
+		}
+		if w := e.flotillaWrites(t, "hub", since, fleetAPIs); len(w) > 0 {
+			return fmt.Errorf("writes to the hub: %s", strings.Join(w, "; "))
+		}
+		return nil
+	})
+}
+
+// lastSchemaRead is when Flotilla last read a plane's /openapi/v3 root.
+func (e *env) lastSchemaRead(t *testing.T, plane string) time.Time {
+	t.Helper()
+	events, err := e.fleet.Plane(plane).AuditEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for _, ev := range events {
+		root := ev.RequestURI == "/openapi/v3" || strings.HasPrefix(ev.RequestURI, "/openapi/v3?")
+		if root && strings.HasPrefix(ev.UserAgent, "flotilla") && ev.StageTimestamp.After(last) {
+			last = ev.StageTimestamp
+		}
+	}
+	return last
+}
+
+// compiles is how many RGD compiles the controller has run (flotilla_api_compiles_total).
+func compiles(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() == "flotilla_api_compiles_total" {
+			for _, m := range f.GetMetric() {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	if total == 0 {
+		t.Fatal("no compile is counted")
+	}
+	return total
+}
+
+func (e *env) updateRGD(t *testing.T, name string, mutate func(*kro.ResourceGraphDefinition)) *kro.ResourceGraphDefinition {
+	t.Helper()
+	rgd := &kro.ResourceGraphDefinition{}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		*rgd = kro.ResourceGraphDefinition{}
+		if err := e.hub.Get(context.Background(), client.ObjectKey{Name: name}, rgd); err != nil {
+			return err
+		}
+		mutate(rgd)
+		return e.hub.Update(context.Background(), rgd)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rgd
+}
+
+// TestServeRGDsOnSpokes serves kro's webapp example and its check-unknown-fields fixture on
+// three spokes: one that joins after the RGDs are placed, and one that lacks a CRD the second
+// RGD needs until it is installed there.
+func TestServeRGDsOnSpokes(t *testing.T) {
+	e := startEnv(t, "spoke-a", "spoke-b", "spoke-c")
+	ctx := context.Background()
+	e.join(t, "spoke-a")
+	e.join(t, "spoke-b")
+	e.installAllowUnknown(t, "spoke-a")
+	e.installAllowUnknown(t, "spoke-b")
+
+	webapp, unknown := &kro.ResourceGraphDefinition{}, &kro.ResourceGraphDefinition{}
+	kroFile(t, "examples/kubernetes/webapp/rg.yaml", webapp)
+	kroFile(t, "test/e2e/chainsaw/check-unknown-fields/rgd.yaml", unknown)
+	for _, obj := range []client.Object{
+		&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: membership.Namespace},
+			Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}},
+		webapp, unknown,
+		&flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "platform"}, Spec: flotillav1.APIPropagationSpec{
+			ResourceGraphDefinitions: flotillav1.ResourceGraphDefinitionSelector{Names: []string{webapp.Name, unknown.Name}},
+			PlacementRef:             flotillav1.PlacementRef{Name: "fleet", Namespace: membership.Namespace},
+		}},
+	} {
+		if err := e.hub.Create(ctx, obj); err != nil {
+			t.Fatalf("create %s: %v", obj.GetName(), err)
+		}
+	}
+	webappCRD, unknownCRD := kro.CRDName(webapp), kro.CRDName(unknown)
+
+	t.Run("the CRDs are Established on every chosen spoke with kro's labels", func(t *testing.T) {
+		for _, s := range []string{"spoke-a", "spoke-b"} {
+			e.served(t, s, webappCRD, webapp, 1)
+			e.served(t, s, unknownCRD, unknown, 1)
+		}
+		p := e.status(t, "platform", "serving on 2 clusters", serving(2))
+		if p.Status.APICount != 2 {
+			t.Errorf("apiCount %d", p.Status.APICount)
+		}
+		// The audit filter the steady-state checks rely on sees Flotilla's writes.
+		created := e.flotillaWrites(t, "spoke-a", time.Time{}, func(ev localfleet.AuditEvent) bool {
+			return ev.Verb != "delete" && ev.ObjectRef.Resource == "customresourcedefinitions" && ev.ObjectRef.Name == webappCRD
+		})
+		if len(created) == 0 {
+			t.Error("no write of the webapp CRD to spoke-a is audited")
+		}
+	})
+
+	t.Run("a spoke that joins later gets the CRD; one it cannot compile there fails there only", func(t *testing.T) {
+		e.join(t, "spoke-c")
+		e.served(t, "spoke-c", webappCRD, webapp, 1)
+		p := e.status(t, "platform", "check-unknown-fields fails on spoke-c", func(p *flotillav1.APIPropagation) error {
+			if r := resultOf(p, "spoke-c", webapp.Name); r == nil || r.Phase != flotillav1.APIServing || r.ServedGeneration != 1 {
+				return fmt.Errorf("webapp on spoke-c: %+v", r)
+			}
+			r := resultOf(p, "spoke-c", unknown.Name)
+			if r == nil || r.Phase != flotillav1.APICompileFailed || r.Reason != flotillav1.ReasonSchemaNotFound {
+				return fmt.Errorf("spoke-c: %+v", r)
+			}
+			if !strings.Contains(r.Message, "AllowUnknown") || !strings.Contains(r.Message, `"example"`) {
+				return fmt.Errorf("the message does not name the kind and the resource: %s", r.Message)
+			}
+			if p.Status.TargetClusters != 3 || p.Status.ServingClusters != 2 || p.Status.FailedClusters != 1 {
+				return fmt.Errorf("counts %d/%d/%d", p.Status.TargetClusters, p.Status.ServingClusters, p.Status.FailedClusters)
+			}
+			if c := meta.FindStatusCondition(p.Status.Conditions, flotillav1.APIPropagationServing); c == nil || c.Reason != flotillav1.ReasonCompileFailed {
+				return fmt.Errorf("Serving %+v", c)
+			}
+			return nil
+		})
+		e.absent(t, "spoke-c", unknownCRD)
+		for _, s := range []string{"spoke-a", "spoke-b"} {
+			if r := resultOf(p, s, unknown.Name); r == nil || r.Phase != flotillav1.APIServing {
+				t.Errorf("check-unknown-fields on %s: %+v", s, r)
+			}
+		}
+	})
+
+	t.Run("installing the missing CRD on the spoke serves the API there, with no change on the hub", func(t *testing.T) {
+		before := &flotillav1.APIPropagation{}
+		if err := e.hub.Get(ctx, client.ObjectKey{Name: "platform"}, before); err != nil {
+			t.Fatal(err)
+		}
+		e.installAllowUnknown(t, "spoke-c")
+		e.served(t, "spoke-c", unknownCRD, unknown, 1)
+		p := e.status(t, "platform", "serving on 3 clusters", serving(3))
+		if p.Generation != before.Generation {
+			t.Errorf("the APIPropagation changed: generation %d, was %d", p.Generation, before.Generation)
+		}
+	})
+
+	t.Run("steady state writes nothing and compiles nothing", func(t *testing.T) {
+		// A pass over each RGD (an annotation kro does not read) reads each spoke's schemas
+		// again, once the view read last is older than the few seconds passes share it for,
+		// and finds nothing to compile or write.
+		for spoke := range e.spokes {
+			fleettest.Eventually(t, wait, "the schemas read last from "+spoke+" expire", func() error {
+				if last := e.lastSchemaRead(t, spoke); time.Since(last) < 6*time.Second {
+					return fmt.Errorf("read at %s", last)
+				}
+				return nil
+			})
+		}
+		before, since := compiles(t), time.Now()
+		for _, name := range []string{webapp.Name, unknown.Name} {
+			e.updateRGD(t, name, func(rgd *kro.ResourceGraphDefinition) {
+				if rgd.Annotations == nil {
+					rgd.Annotations = map[string]string{}
+				}
+				rgd.Annotations["example.com/touched"] = "yes"
+			})
+		}
+		for spoke := range e.spokes {
+			fleettest.Eventually(t, wait, "a pass reads the schemas of "+spoke, func() error {
+				if last := e.lastSchemaRead(t, spoke); !last.After(since) {
+					return fmt.Errorf("no read of /openapi/v3 by Flotilla since %s", since)
+				}
+				return nil
+			})
+		}
+		e.quiet(t, since)
+		if after := compiles(t); after != before {
+			t.Errorf("%v compiles in steady state", after-before)
+		}
+	})
+
+	t.Run("a restart writes nothing", func(t *testing.T) {
+		e.controller.Stop()
+		restarted := time.Now()
+		e.controller = hubtest.Run(e.t, e.fleet)
+		e.quiet(t, restarted)
+		e.quiet(t, restarted) // the first passes after the restart are within these 12 seconds
+	})
+
+	t.Run("a breaking change is refused until the RGD allows it", func(t *testing.T) {
+		// A new required field without a default breaks every existing instance.
+		changed := e.updateRGD(t, webapp.Name, func(rgd *kro.ResourceGraphDefinition) {
+			var spec map[string]any
+			if err := yaml.Unmarshal(rgd.Spec.Schema.Spec.Raw, &spec); err != nil {
+				t.Fatal(err)
+			}
+			spec["owner"] = "string | required=true"
+			raw, err := yaml.Marshal(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rgd.Spec.Schema.Spec.Raw, err = yaml.YAMLToJSON(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+		e.status(t, "platform", "webapp blocked everywhere", func(p *flotillav1.APIPropagation) error {
+			for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
+				r := resultOf(p, s, webapp.Name)
+				if r == nil || r.Phase != flotillav1.APIBlocked || r.Reason != flotillav1.ReasonBreakingChange || r.ServedGeneration != 1 {
+					return fmt.Errorf("%s: %+v", s, r)
+				}
+			}
+			if c := meta.FindStatusCondition(p.Status.Conditions, flotillav1.APIPropagationServing); c == nil || c.Reason != flotillav1.ReasonBlocked {
+				return fmt.Errorf("Serving %+v", c)
+			}
+			return nil
+		})
+		for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
+			e.served(t, s, webappCRD, webapp, 1)
+		}
+		e.updateRGD(t, webapp.Name, func(rgd *kro.ResourceGraphDefinition) {
+			if rgd.Annotations == nil {
+				rgd.Annotations = map[string]string{}
+			}
+			rgd.Annotations[kro.AllowBreakingChangesAnnotation] = "true"
+		})
+		for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
+			e.served(t, s, webappCRD, changed, changed.Generation)
+		}
+		e.status(t, "platform", "serving generation 2 on 3 clusters", serving(3))
+	})
+
+	t.Run("deleting the APIPropagation leaves the CRDs on the spokes (Orphan)", func(t *testing.T) {
+		if err := e.hub.Delete(ctx, &flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "platform"}}); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, wait, "the RGDs' Delivery records removed", func() error {
+			var records flotillav1.DeliveryList
+			if err := e.hub.List(ctx, &records, client.InNamespace(membership.Namespace)); err != nil {
+				return err
+			}
+			for _, r := range records.Items {
+				if r.Spec.Owner.Kind == "ResourceGraphDefinition" {
+					return fmt.Errorf("record %s remains", r.Name)
+				}
+			}
+			return nil
+		})
+		for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
+			for _, name := range []string{webappCRD, unknownCRD} {
+				if err := e.spokes[s].Get(ctx, client.ObjectKey{Name: name}, &extv1.CustomResourceDefinition{}); err != nil {
+					t.Errorf("CRD %s on %s: %v", name, s, err)
+				}
+			}
+		}
+	})
+
+	t.Run("examples/fleet-api.yaml serves its API everywhere", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join("..", "..", "examples", "fleet-api.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rgd *kro.ResourceGraphDefinition
+		for _, doc := range strings.Split(string(data), "\n---\n") {
+			var typeMeta metav1.TypeMeta
+			if err := yaml.Unmarshal([]byte(doc), &typeMeta); err != nil {
+				t.Fatal(err)
+			}
+			var obj client.Object
+			switch typeMeta.Kind {
+			case "ResourceGraphDefinition":
+				rgd = &kro.ResourceGraphDefinition{}
+				obj = rgd
+			case "Placement":
+				obj = &flotillav1.Placement{}
+			case "APIPropagation":
+				obj = &flotillav1.APIPropagation{}
+			default:
+				t.Fatalf("unexpected %s in the example", typeMeta.Kind)
+			}
+			if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.hub.Create(ctx, obj); err != nil {
+				t.Fatalf("create %s: %v", obj.GetName(), err)
+			}
+		}
+		for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
+			e.served(t, s, "webservices.kro.run", rgd, 1)
+		}
+		e.status(t, "public-apis", "serving on 3 clusters", serving(3))
+	})
+
+	t.Run("with removal Delete, deleting the RGD deletes its CRD everywhere", func(t *testing.T) {
+		if err := e.hub.Create(ctx, &flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "cleanup"}, Spec: flotillav1.APIPropagationSpec{
+			ResourceGraphDefinitions: flotillav1.ResourceGraphDefinitionSelector{Names: []string{unknown.Name}},
+			PlacementRef:             flotillav1.PlacementRef{Name: "fleet", Namespace: membership.Namespace},
+			Removal:                  flotillav1.DeletionDelete,
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		e.status(t, "cleanup", "serving on 3 clusters", serving(3))
+		fleettest.Eventually(t, wait, "the RGD carries Flotilla's finalizer", func() error {
+			rgd := &kro.ResourceGraphDefinition{}
+			if err := e.hub.Get(ctx, client.ObjectKey{Name: unknown.Name}, rgd); err != nil {
+				return err
+			}
+			if !slices.Contains(rgd.Finalizers, flotillav1.FinalizerCleanup) {
+				return fmt.Errorf("finalizers %v", rgd.Finalizers)
+			}
+			return nil
+		})
+		if err := e.hub.Delete(ctx, &kro.ResourceGraphDefinition{ObjectMeta: metav1.ObjectMeta{Name: unknown.Name}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
+			fleettest.Eventually(t, wait, "CRD "+unknownCRD+" deleted on "+s, func() error {
+				err := e.spokes[s].Get(ctx, client.ObjectKey{Name: unknownCRD}, &extv1.CustomResourceDefinition{})
+				if apierrors.IsNotFound(err) {
+					return nil
+				}
+				return fmt.Errorf("still there (%v)", err)
+			})
+			if err := e.spokes[s].Get(ctx, client.ObjectKey{Name: webappCRD}, &extv1.CustomResourceDefinition{}); err != nil {
+				t.Errorf("the orphaned webapp CRD on %s: %v", s, err)
+			}
+		}
+		fleettest.Eventually(t, wait, "the RGD gone from the hub", func() error {
+			err := e.hub.Get(ctx, client.ObjectKey{Name: unknown.Name}, &kro.ResourceGraphDefinition{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("still there (%v)", err)
+		})
+	})
+}

@@ -1,0 +1,82 @@
+package fleetapi
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+// chooses reports whether an APIPropagation chooses an RGD of that name and labels: by name, or
+// by its label selector. A malformed selector chooses nothing (the APIPropagation reports it).
+func chooses(p *flotillav1.APIPropagation, name string, rgdLabels map[string]string) bool {
+	sel := p.Spec.ResourceGraphDefinitions
+	if slices.Contains(sel.Names, name) {
+		return true
+	}
+	if sel.LabelSelector == nil {
+		return false
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel.LabelSelector)
+	return err == nil && s.Matches(labels.Set(rgdLabels))
+}
+
+// placerOf returns the APIPropagation that serves an RGD, among all of them: of those that
+// choose it, the one whose name sorts first, and one being deleted only when no other chooses
+// it (so that deleting one of two hands the RGD over instead of removing it). nil when none
+// chooses it.
+func placerOf(name string, rgdLabels map[string]string, props []flotillav1.APIPropagation) *flotillav1.APIPropagation {
+	var live, deleting []*flotillav1.APIPropagation
+	for i := range props {
+		p := &props[i]
+		if !chooses(p, name, rgdLabels) {
+			continue
+		}
+		if p.DeletionTimestamp.IsZero() {
+			live = append(live, p)
+		} else {
+			deleting = append(deleting, p)
+		}
+	}
+	for _, group := range [][]*flotillav1.APIPropagation{live, deleting} {
+		if len(group) > 0 {
+			sort.Slice(group, func(i, j int) bool { return group[i].Name < group[j].Name })
+			return group[0]
+		}
+	}
+	return nil
+}
+
+// selectorProblem says why an APIPropagation's RGD label selector is unusable, or "".
+func selectorProblem(p *flotillav1.APIPropagation) string {
+	if p.Spec.ResourceGraphDefinitions.LabelSelector == nil {
+		return ""
+	}
+	if _, err := metav1.LabelSelectorAsSelector(p.Spec.ResourceGraphDefinitions.LabelSelector); err != nil {
+		return "spec.resourceGraphDefinitions.labelSelector: " + err.Error()
+	}
+	return ""
+}
+
+// defaultAdminNamespace is where APIPropagations' Placements live unless the hub is told
+// otherwise, as for ClusterPropagations.
+const defaultAdminNamespace = "flotilla-system"
+
+// placementRefProblem says why an APIPropagation may not use the Placement it names, or "". A
+// served API is a cluster-wide CRD on every chosen cluster: whoever may edit the Placement
+// steers where it goes, or removes it, so only a Placement in an admin namespace will do.
+func placementRefProblem(p *flotillav1.APIPropagation, admin []string) string {
+	if len(admin) == 0 {
+		admin = []string{defaultAdminNamespace}
+	}
+	if slices.Contains(admin, p.Spec.PlacementRef.Namespace) {
+		return ""
+	}
+	return fmt.Sprintf("placementRef.namespace %q is not an admin namespace (%s): an APIPropagation may use only Placements that cluster administrators control; move the Placement, or start the hub with --admin-namespace=%s if only administrators write there",
+		p.Spec.PlacementRef.Namespace, strings.Join(admin, ", "), p.Spec.PlacementRef.Namespace)
+}
