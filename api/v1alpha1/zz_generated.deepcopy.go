@@ -740,7 +740,7 @@ func (in *MovePolicy) DeepCopyInto(out *MovePolicy) {
 	}
 	if in.ProgressDeadline != nil {
 		in, out := &in.ProgressDeadline, &out.ProgressDeadline
-		*out = new(metav1.Duration)
+		*out = new(v1.Duration)
 		**out = **in
 	}
 }
