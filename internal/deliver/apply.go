@@ -54,6 +54,11 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	errs := make([]error, len(job.Objects))
 	drifts := make([]*Drift, len(job.Objects))
 	ids := identify(job.Objects)
+	// An owner on a spoke records what it delivers on its own object before delivering it.
+	metaHash, metaErr := "", error(nil)
+	if m := job.OwnerMeta; m != nil && !m.Release {
+		metaHash, metaErr = w.keepOwnerMeta(ctx, cl, job.Owner, m, prev.StatusOf(ownerMetaKey(m)))
+	}
 	// Phases run in order (CRDs, Namespaces, the rest); objects within a phase in parallel.
 	for start := 0; start < len(job.Objects); {
 		end := start
@@ -71,6 +76,10 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 			todo = append(todo, i)
 		}
 		one := func(i int) {
+			if metaErr != nil {
+				errs[i] = errAwaitingOwnerMeta
+				return
+			}
 			drifts[i], errs[i] = w.applyOne(ctx, cl, live, job.Objects[i], job, prev.Known(ids[i].key))
 		}
 		// The first object of each namespace goes ahead: if the namespace is missing, it is
@@ -83,12 +92,18 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	statuses, statusErrs := w.writeStatuses(ctx, cl, job, prev)
 	var failures []string
 	res.Permanent = true
+	if metaErr != nil {
+		res.Permanent = permanent(metaErr)
+		failures = append(failures, metaErr.Error())
+	}
 	for _, err := range append(errs, statusErrs...) {
 		if err != nil {
 			res.Failed++
 			res.Conflict = res.Conflict || errors.Is(err, decide.ErrConflict)
-			res.Permanent = res.Permanent && permanent(err)
-			failures = append(failures, err.Error())
+			if !errors.Is(err, errAwaitingOwnerMeta) {
+				res.Permanent = res.Permanent && permanent(err)
+				failures = append(failures, err.Error())
+			}
 			continue
 		}
 		res.Applied++
@@ -116,12 +131,20 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 			}
 		}
 	}
+	if m := job.OwnerMeta; m != nil && m.Release && len(failures) == 0 && (pruned || !job.Prune) {
+		if metaHash, metaErr = w.keepOwnerMeta(ctx, cl, job.Owner, m, prev.StatusOf(ownerMetaKey(m))); metaErr != nil {
+			failures = append(failures, metaErr.Error())
+		}
+	}
 	res.Complete = len(failures) == 0
 	res.Permanent = res.Permanent && !res.Complete
 	res.Message = joinBounded(failures)
 	next := observe.NewConfirmed()
 	next.Pruned = pruned && res.Complete
 	next.Status = statuses
+	if metaHash != "" && metaErr == nil {
+		next.Status[ownerMetaKey(job.OwnerMeta)] = metaHash
+	}
 	for i := range job.Objects {
 		if errs[i] != nil {
 			continue
@@ -342,7 +365,7 @@ func parallel(n, limit int, fn func(i int)) {
 // permanent reports whether the spoke will refuse the same object again: retrying it soon
 // would only add load.
 func permanent(err error) bool {
-	return errors.Is(err, decide.ErrConflict) || errors.Is(err, decide.ErrOutOfScope) || errors.Is(err, errStatusTarget) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+	return errors.Is(err, decide.ErrConflict) || errors.Is(err, decide.ErrOutOfScope) || errors.Is(err, errStatusTarget) || errors.Is(err, errOwnerMetaTarget) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsForbidden(err)
 }
 

@@ -112,7 +112,8 @@ func (d *Deliverer) refuse(job Job, why string) {
 func sameJob(a, b Job) bool {
 	return a.Prune == b.Prune && a.Deletion == b.Deletion && a.Conflict == b.Conflict && reflect.DeepEqual(a.PruneKinds, b.PruneKinds) &&
 		a.Mode == b.Mode && a.Drift == b.Drift && reflect.DeepEqual(a.Ignore, b.Ignore) &&
-		a.PruneBudget == b.PruneBudget && a.PruneConfirmed == b.PruneConfirmed && reflect.DeepEqual(a.Status, b.Status)
+		a.PruneBudget == b.PruneBudget && a.PruneConfirmed == b.PruneConfirmed && reflect.DeepEqual(a.Status, b.Status) &&
+		reflect.DeepEqual(a.OwnerMeta, b.OwnerMeta) && a.PruneOrder == b.PruneOrder
 }
 
 // Retry queues at once every delivery to a cluster, for example when the cluster has just
