@@ -54,6 +54,9 @@ type Plan struct {
 	Status map[string]any
 	// Instance is the metadata the instance must carry before its children are applied.
 	Instance InstanceMetadata
+
+	// authorConditions says the RGD declares status.conditions (see Hold).
+	authorConditions bool
 }
 
 // Child is one object to apply.
@@ -123,7 +126,7 @@ func Evaluate(c *Compiled, instance *unstructured.Unstructured, observer Observe
 			State:      v1alpha1.InstanceStateInProgress,
 			NodeStates: map[string]*instancectrl.NodeState{},
 		},
-		plan: &Plan{},
+		plan: &Plan{authorConditions: c.HasAuthorConditions()},
 	}
 	e.plan.Instance.Labels = c.InstanceLabels()
 	e.plan.Instance.Labels[ApplySetIDLabel] = e.applySetID
