@@ -55,10 +55,8 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	drifts := make([]*Drift, len(job.Objects))
 	ids := identify(job.Objects)
 	// An owner on a spoke records what it delivers on its own object before delivering it.
-	metaHash, metaErr := "", error(nil)
-	if m := job.OwnerMeta; m != nil && !m.Release {
-		metaHash, metaErr = w.keepOwnerMeta(ctx, cl, job.Owner, m, prev.StatusOf(ownerMetaKey(m)))
-	}
+	metaKnown := job.OwnerMeta != nil && prev.StatusOf(ownerMetaKey(job.OwnerMeta)) == ownerMetaHash(job.OwnerMeta)
+	metaErr := w.ownerMetaBefore(ctx, cl, job.Owner, job.OwnerMeta, metaKnown)
 	// Phases run in order (CRDs, Namespaces, the rest); objects within a phase in parallel.
 	for start := 0; start < len(job.Objects); {
 		end := start
@@ -131,8 +129,9 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 			}
 		}
 	}
-	if m := job.OwnerMeta; m != nil && m.Release && len(failures) == 0 && (pruned || !job.Prune) {
-		if metaHash, metaErr = w.keepOwnerMeta(ctx, cl, job.Owner, m, prev.StatusOf(ownerMetaKey(m))); metaErr != nil {
+	metaDone := false
+	if len(failures) == 0 {
+		if metaDone, metaErr = w.ownerMetaAfter(ctx, cl, job, pruned, metaKnown); metaErr != nil {
 			failures = append(failures, metaErr.Error())
 		}
 	}
@@ -142,8 +141,8 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	next := observe.NewConfirmed()
 	next.Pruned = pruned && res.Complete
 	next.Status = statuses
-	if metaHash != "" && metaErr == nil {
-		next.Status[ownerMetaKey(job.OwnerMeta)] = metaHash
+	if job.OwnerMeta != nil && metaDone && metaErr == nil {
+		next.Status[ownerMetaKey(job.OwnerMeta)] = ownerMetaHash(job.OwnerMeta)
 	}
 	for i := range job.Objects {
 		if errs[i] != nil {

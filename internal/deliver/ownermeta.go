@@ -20,13 +20,17 @@ import (
 )
 
 // OwnerMeta is metadata an owner on a spoke keeps on its own object (Job.OwnerMeta): an
-// instance of a fleet API carries a finalizer, labels and an inventory of what it delivered,
-// and these must be on it before its objects are.
+// instance of a fleet API carries a finalizer, labels and an inventory of the kinds it
+// delivered, and these must be on it before its objects are.
 type OwnerMeta struct {
 	// Object names the owner object (apiVersion, kind, namespace, name) and carries the labels
 	// and annotations it must have, other keys being left as they are, and the finalizers it
 	// must have.
 	Object *unstructured.Unstructured
+	// AnnotationsAfterPrune, when set, replace Object's annotations once the delivery has
+	// pruned: an inventory grows before the objects it lists are applied, and shrinks only once
+	// what it no longer lists is gone.
+	AnnotationsAfterPrune map[string]string
 	// Release removes Object's finalizers instead of adding them, once the delivery has applied
 	// and pruned everything: the owner is being deleted, and its objects are gone.
 	Release bool
@@ -45,62 +49,88 @@ func ownerMetaKey(m *OwnerMeta) string { return render.Key(m.Object) + "#metadat
 
 // ownerMetaHash identifies what OwnerMeta asks for.
 func ownerMetaHash(m *OwnerMeta) string {
-	raw, _ := json.Marshal([]any{m.Object.GetLabels(), m.Object.GetAnnotations(), m.Object.GetFinalizers(), m.Release})
+	raw, _ := json.Marshal([]any{m.Object.GetLabels(), m.Object.GetAnnotations(), m.Object.GetFinalizers(), m.AnnotationsAfterPrune, m.Release})
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:8])
 }
 
-// keepOwnerMeta makes the owner object carry m, unless an earlier delivery confirmed it
-// (known). The owner is read from the API server (the spoke cache holds only Flotilla's
-// objects, and users create owners on spokes) and written only when it lacks something, with
-// a JSON merge patch carrying the resourceVersion it was read at: the write never creates the
-// owner, never undoes a change made in between, and can take away a finalizer whoever added
-// it, which a server-side apply could not.
-func (w *clusterWorker) keepOwnerMeta(ctx context.Context, cl cluster.Cluster, owner render.Owner, m *OwnerMeta, known string) (string, error) {
-	hash := ownerMetaHash(m)
-	if known == hash {
-		return hash, nil
+// ownerMetaBefore makes the owner carry its metadata before a delivery applies anything,
+// unless an earlier delivery confirmed it (known).
+func (w *clusterWorker) ownerMetaBefore(ctx context.Context, cl cluster.Cluster, owner render.Owner, m *OwnerMeta, known bool) error {
+	if m == nil || m.Release || known {
+		return nil
 	}
-	if !isOwnerObject(owner, w.name, m.Object) {
-		return "", fmt.Errorf("metadata of %s: %w", decide.Describe(m.Object), errOwnerMetaTarget)
+	return w.keepOwnerMeta(ctx, cl, owner, m.Object, false)
+}
+
+// ownerMetaAfter completes the owner's metadata once a delivery has applied everything and,
+// if it prunes, pruned: the inventory shrinks, or the finalizers go. It reports whether the
+// metadata is now as asked, for the delivery's record.
+func (w *clusterWorker) ownerMetaAfter(ctx context.Context, cl cluster.Cluster, job Job, pruned, known bool) (bool, error) {
+	m := job.OwnerMeta
+	done := pruned || !job.Prune
+	switch {
+	case m == nil || known:
+		return true, nil
+	case !done:
+		return !m.Release && m.AnnotationsAfterPrune == nil, nil
+	case m.Release:
+		return true, w.keepOwnerMeta(ctx, cl, job.Owner, m.Object, true)
+	case m.AnnotationsAfterPrune != nil && job.Prune:
+		shrunk := m.Object.DeepCopy()
+		shrunk.SetAnnotations(m.AnnotationsAfterPrune)
+		return true, w.keepOwnerMeta(ctx, cl, job.Owner, shrunk, false)
+	}
+	return true, nil
+}
+
+// keepOwnerMeta makes the owner object carry want's labels, annotations and finalizers, or
+// with release lack its finalizers. The owner is read from the API server (the spoke cache
+// holds only Flotilla's objects, and users create owners on spokes) and written only when it
+// lacks something, with a JSON merge patch carrying the resourceVersion it was read at: the
+// write never creates the owner, never undoes a change made in between, and can take away a
+// finalizer whoever added it, which a server-side apply could not.
+func (w *clusterWorker) keepOwnerMeta(ctx context.Context, cl cluster.Cluster, owner render.Owner, want *unstructured.Unstructured, release bool) error {
+	if !isOwnerObject(owner, w.name, want) {
+		return fmt.Errorf("metadata of %s: %w", decide.Describe(want), errOwnerMetaTarget)
 	}
 	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(m.Object.GroupVersionKind())
-	if err := cl.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(m.Object), live); err != nil {
-		if m.Release && apierrors.IsNotFound(err) {
-			return hash, nil // gone: nothing holds it any more
+	live.SetGroupVersionKind(want.GroupVersionKind())
+	if err := cl.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(want), live); err != nil {
+		if release && apierrors.IsNotFound(err) {
+			return nil // gone: nothing holds it any more
 		}
-		return "", fmt.Errorf("metadata of %s: read: %w", decide.Describe(m.Object), w.explainForbidden(err))
+		return fmt.Errorf("metadata of %s: read: %w", decide.Describe(want), w.explainForbidden(err))
 	}
-	patch, needed := ownerMetaPatch(m, live)
+	patch, needed := ownerMetaPatch(want, release, live)
 	if !needed {
-		return hash, nil
+		return nil
 	}
 	raw, err := json.Marshal(patch)
 	if err != nil {
-		return "", err
+		return err
 	}
 	err = cl.GetClient().Patch(ctx, live, client.RawPatch(types.MergePatchType, raw), client.FieldOwner(FieldManager))
 	countWrite(w.name, "metadata", err)
 	if err != nil {
-		return "", fmt.Errorf("metadata of %s: %w", decide.Describe(m.Object), w.explainForbidden(err))
+		return fmt.Errorf("metadata of %s: %w", decide.Describe(want), w.explainForbidden(err))
 	}
-	return hash, nil
+	return nil
 }
 
 // ownerMetaPatch is the merge patch that makes live carry m, and whether live needs it.
-func ownerMetaPatch(m *OwnerMeta, live *unstructured.Unstructured) (map[string]any, bool) {
+func ownerMetaPatch(want *unstructured.Unstructured, release bool, live *unstructured.Unstructured) (map[string]any, bool) {
 	md := map[string]any{"resourceVersion": live.GetResourceVersion()}
 	finalizers := live.GetFinalizers()
 	changed := false
-	if m.Release {
-		kept := slices.DeleteFunc(slices.Clone(finalizers), func(f string) bool { return slices.Contains(m.Object.GetFinalizers(), f) })
+	if release {
+		kept := slices.DeleteFunc(slices.Clone(finalizers), func(f string) bool { return slices.Contains(want.GetFinalizers(), f) })
 		if len(kept) != len(finalizers) {
 			md["finalizers"], changed = stringsAny(kept), true
 		}
 		return map[string]any{"metadata": md}, changed
 	}
-	for _, f := range m.Object.GetFinalizers() {
+	for _, f := range want.GetFinalizers() {
 		if !slices.Contains(finalizers, f) {
 			finalizers, changed = append(finalizers, f), true
 		}
@@ -108,10 +138,10 @@ func ownerMetaPatch(m *OwnerMeta, live *unstructured.Unstructured) (map[string]a
 	if changed {
 		md["finalizers"] = stringsAny(finalizers)
 	}
-	if diff := missing(m.Object.GetLabels(), live.GetLabels()); diff != nil {
+	if diff := missing(want.GetLabels(), live.GetLabels()); diff != nil {
 		md["labels"], changed = diff, true
 	}
-	if diff := missing(m.Object.GetAnnotations(), live.GetAnnotations()); diff != nil {
+	if diff := missing(want.GetAnnotations(), live.GetAnnotations()); diff != nil {
 		md["annotations"], changed = diff, true
 	}
 	return map[string]any{"metadata": md}, changed

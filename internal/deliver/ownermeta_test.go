@@ -43,7 +43,7 @@ func TestOwnerMetaPatch(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			patch, needed := ownerMetaPatch(c.meta, c.live)
+			patch, needed := ownerMetaPatch(c.meta.Object, c.meta.Release, c.live)
 			if needed != c.needed {
 				t.Fatalf("needed = %v, want %v (patch %v)", needed, c.needed, patch)
 			}
@@ -54,6 +54,9 @@ func TestOwnerMetaPatch(t *testing.T) {
 	}
 	if ownerMetaHash(want) == ownerMetaHash(&OwnerMeta{Object: want.Object, Release: true}) {
 		t.Error("a release hashes like the metadata it releases")
+	}
+	if ownerMetaHash(want) == ownerMetaHash(&OwnerMeta{Object: want.Object, AnnotationsAfterPrune: map[string]string{"inv": ""}}) {
+		t.Error("the inventory after the prune is not part of the hash")
 	}
 }
 

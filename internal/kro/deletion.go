@@ -21,9 +21,17 @@ func DeletionInventory(instance *unstructured.Unstructured) ([]schema.GroupKind,
 	if err := applyset.ValidateParentInventory(instance); err != nil {
 		return nil, fmt.Errorf("validate deletion inventory: %w", err)
 	}
-	md, err := applyset.New(applyset.Config{ParentNamespace: instance.GetNamespace()}, instance).Project(nil)
+	return InventoryKinds(instance.GetAnnotations())
+}
+
+// InventoryKinds returns the group-kinds ApplySet annotations list (an instance's, or
+// Plan.Instance.Annotations), sorted.
+func InventoryKinds(annotations map[string]string) ([]schema.GroupKind, error) {
+	parent := &unstructured.Unstructured{}
+	parent.SetAnnotations(annotations)
+	md, err := applyset.New(applyset.Config{}, parent).Project(nil)
 	if err != nil {
-		return nil, fmt.Errorf("project deletion inventory: %w", err)
+		return nil, fmt.Errorf("read the ApplySet inventory: %w", err)
 	}
 	out := md.GroupKinds.UnsortedList()
 	slices.SortFunc(out, func(a, b schema.GroupKind) int {

@@ -19,9 +19,9 @@ import (
 // the instance's persisted ApplySet inventory and apply-order waves, never the graph.
 var ErrInstanceDeleting = errors.New("instance is being deleted")
 
-// errInventory marks an instance kro refuses to manage because its ApplySet metadata is
-// partial or inconsistent.
-var errInventory = errors.New("cannot install finalizer with invalid ApplySet inventory")
+// ErrInvalidInventory marks an instance kro refuses to manage because its ApplySet metadata is
+// partial or inconsistent (Plan.Err): its finalizer and metadata must not be written either.
+var ErrInvalidInventory = errors.New("cannot install finalizer with invalid ApplySet inventory")
 
 // Plan is what kro would do for one instance in one pass, given what exists on its cluster:
 // the children to apply, whether pruning is safe, the instance's metadata and the status it

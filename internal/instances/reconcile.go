@@ -1,0 +1,74 @@
+package instances
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/flotilla-dev/flotilla/internal/kro"
+)
+
+// reconcile expands one instance on one cluster: it reads the instance from its informer and
+// its children from the spoke cache, evaluates it with kro, and submits the result to the
+// deliverer, which writes only what differs. It never writes to the spoke itself.
+func (c *Controller) reconcile(ctx context.Context, req request) error {
+	cluster := string(req.ClusterName)
+	s := c.spoke(cluster)
+	if s == nil {
+		return nil // not engaged: engaging it lists every instance again
+	}
+	g, served := c.graphs.Graph(cluster, req.Request.Kind)
+	if !served {
+		return nil // stopped being served: sync stopped its jobs
+	}
+	instance, watched, err := s.instance(req.Request.Kind, req.Request.Namespace, req.Request.Name)
+	if err != nil || !watched {
+		return err // not watched yet: its informer's events bring the instance
+	}
+	owner := ownerOf(req)
+	if instance == nil {
+		c.forget(owner)
+		return nil
+	}
+	kindOf := spokeKinds(s)
+	if instance.GetDeletionTimestamp() != nil {
+		if !hasFinalizer(instance) {
+			c.forget(owner) // not Flotilla's to clean up, or cleaned up already
+			return nil
+		}
+		job, err := deletionJob(owner, instance, g.Compiled.HasAuthorConditions(), kindOf)
+		if err != nil {
+			return err
+		}
+		c.submit(req, job)
+		return nil
+	}
+	plan, err := kro.Evaluate(g.Compiled, instance, cacheObserver{ctx: ctx, cl: s.cl})
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	previous, hasPrevious := c.deliverer.Result(owner, cluster)
+	job, err := expansion{owner: owner, instance: instance, childKinds: childKinds(g.Compiled), plan: plan,
+		previous: previous, hasPrevious: hasPrevious, kindOf: kindOf}.job()
+	if err != nil {
+		return err
+	}
+	c.submit(req, job)
+	return nil
+}
+
+// spokeKinds maps group-kinds to the version the spoke prefers, through its REST mapper.
+func spokeKinds(s *spoke) kindOf {
+	return func(gk schema.GroupKind) (schema.GroupVersionKind, bool, error) {
+		m, err := s.cl.GetRESTMapper().RESTMapping(gk)
+		switch {
+		case meta.IsNoMatchError(err):
+			return schema.GroupVersionKind{}, false, nil
+		case err != nil:
+			return schema.GroupVersionKind{}, false, err
+		}
+		return m.GroupVersionKind, true, nil
+	}
+}
