@@ -57,8 +57,16 @@
 // its children wave by wave, the highest first, each gone before the next; then it releases
 // the finalizer. An instance without the finalizer is not Flotilla's to clean up.
 //
-// Not done here yet: external references are read from the spoke cache like children, which
-// holds only Flotilla's objects, so one to an object Flotilla did not deliver waits; the design
-// has shared watches for them. A kind that stops being served leaves kro's finalizer on its
-// instances (the removal policies of the RGD side will release it).
+// External references (externals.go) are read, never written, from watches shared by the
+// instances of a spoke that refer to the same kind in the same namespace, started by the first
+// and stopped after the last; a change there evaluates those instances again. Under the
+// default tenancy a reference must be in the instance's own namespace (Flotilla reads with its
+// own identity, which may read anything), else the pass stops saying so.
+//
+// A pass kro stopped (a CEL error, a read that failed, a child being deleted) writes its
+// status and is retried with backoff, as kro retries.
+//
+// Not done here yet: a kind that stops being served leaves kro's finalizer on its instances
+// (the removal policies of the RGD side will release it), and the tenancy modes other than the
+// default (cluster-scoped children, cluster-scoped instances).
 package instances

@@ -29,11 +29,13 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 	}
 	owner := ownerOf(req)
 	if instance == nil {
+		s.useExternals(req.Request, nil)
 		c.forget(owner)
 		return nil
 	}
 	kindOf := spokeKinds(s)
 	if instance.GetDeletionTimestamp() != nil {
+		s.useExternals(req.Request, nil) // deletion reads no references
 		if !hasFinalizer(instance) {
 			c.forget(owner) // not Flotilla's to clean up, or cleaned up already
 			return nil
@@ -45,10 +47,16 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		c.submit(req, job)
 		return nil
 	}
-	plan, err := kro.Evaluate(g.Compiled, instance, cacheObserver{ctx: ctx, cl: s.cl})
+	observer := &cacheObserver{ctx: ctx, cl: s.cl, namespace: instance.GetNamespace(), externals: externalKinds(g.Compiled),
+		used: map[externalKey]bool{},
+		external: func(ctx context.Context, key externalKey, resource schema.GroupVersionResource) (*externalWatch, error) {
+			return c.external(ctx, s, key, resource)
+		}}
+	plan, err := kro.Evaluate(g.Compiled, instance, observer)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
+	s.useExternals(req.Request, observer.used)
 	previous, hasPrevious := c.deliverer.Result(owner, cluster)
 	job, err := expansion{owner: owner, instance: instance, childKinds: childKinds(g.Compiled), plan: plan,
 		previous: previous, hasPrevious: hasPrevious, kindOf: kindOf}.job()
@@ -56,6 +64,11 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		return err
 	}
 	c.submit(req, job)
+	if plan.Err != nil {
+		// Its status says why; look again with backoff, as kro does: a read that failed may
+		// succeed later.
+		return fmt.Errorf("the pass stopped: %w", plan.Err)
+	}
 	return nil
 }
 

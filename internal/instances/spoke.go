@@ -30,6 +30,8 @@ type spoke struct {
 	kinds map[schema.GroupVersionKind]*kindWatch
 	// children are the kinds whose changes in the spoke cache are routed to their instances.
 	children map[schema.GroupVersionKind]bool
+	// externals are the shared watches of external references (externals.go).
+	externals map[externalKey]*externalWatch
 }
 
 // kindWatch is the informer over the instances of one served kind.
@@ -47,7 +49,8 @@ func (c *Controller) Engage(ctx context.Context, name multicluster.ClusterName, 
 		return fmt.Errorf("dynamic client for cluster %s: %w", name, err)
 	}
 	s := &spoke{name: string(name), cl: cl, ctx: ctx, dyn: dyn,
-		kinds: map[schema.GroupVersionKind]*kindWatch{}, children: map[schema.GroupVersionKind]bool{}}
+		kinds: map[schema.GroupVersionKind]*kindWatch{}, children: map[schema.GroupVersionKind]bool{},
+		externals: map[externalKey]*externalWatch{}}
 	c.mu.Lock()
 	if old := c.spokes[s.name]; old != nil && old.cl == cl && old.ctx.Err() == nil {
 		c.mu.Unlock()
@@ -96,7 +99,9 @@ func (c *Controller) sync(cluster string) {
 			delete(s.kinds, kind)
 			for _, obj := range kw.informer.GetStore().List() {
 				if u, ok := obj.(*unstructured.Unstructured); ok {
-					c.forget(ownerOf(newRequest(cluster, kind, u.GetNamespace(), u.GetName())))
+					req := newRequest(cluster, kind, u.GetNamespace(), u.GetName())
+					s.useExternalsLocked(req.Request, nil)
+					c.forget(ownerOf(req))
 				}
 			}
 		}
