@@ -102,14 +102,7 @@ func startEnv(t *testing.T, spokes ...string) *env {
 // generated CRD there and waits until it is Established, then registers the graph.
 func (e *env) serve(t *testing.T, spoke string, rgd *kro.ResourceGraphDefinition) *kro.Compiled {
 	t.Helper()
-	target, err := kro.TargetForConfig(e.fleet.Plane(spoke).RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	compiled, err := kro.Compile(rgd, target, kro.DefaultConfig())
-	if err != nil {
-		t.Fatalf("compile %s against %s: %v", rgd.Name, spoke, err)
-	}
+	compiled := e.compile(t, spoke, rgd)
 	crd := compiled.CRD()
 	crd.ResourceVersion = ""
 	if err := e.spokes[spoke].Create(context.Background(), crd); err != nil {
@@ -128,6 +121,26 @@ func (e *env) serve(t *testing.T, spoke string, rgd *kro.ResourceGraphDefinition
 		return fmt.Errorf("not Established")
 	})
 	e.graphs.Serve(spoke, instances.Graph{Compiled: compiled, Revision: compiled.SpecHash()})
+	return compiled
+}
+
+// serveCompiled registers a new revision of an RGD whose CRD the spoke serves already.
+func (e *env) serveCompiled(t *testing.T, spoke string, rgd *kro.ResourceGraphDefinition) {
+	t.Helper()
+	compiled := e.compile(t, spoke, rgd)
+	e.graphs.Serve(spoke, instances.Graph{Compiled: compiled, Revision: compiled.SpecHash()})
+}
+
+func (e *env) compile(t *testing.T, spoke string, rgd *kro.ResourceGraphDefinition) *kro.Compiled {
+	t.Helper()
+	target, err := kro.TargetForConfig(e.fleet.Plane(spoke).RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled, err := kro.Compile(rgd, target, kro.DefaultConfig())
+	if err != nil {
+		t.Fatalf("compile %s against %s: %v", rgd.Name, spoke, err)
+	}
 	return compiled
 }
 

@@ -161,6 +161,28 @@ func TestInstanceExpandedOnItsSpoke(t *testing.T) {
 		}
 	})
 
+	t.Run("a new revision of the graph expands every instance again", func(t *testing.T) {
+		changed := rgd.DeepCopy()
+		for _, r := range changed.Spec.Resources {
+			if r.ID == "config" {
+				r.Template.Raw = []byte(strings.Replace(string(r.Template.Raw), `"message":`, `"revision":"2","message":`, 1))
+			}
+		}
+		e.serveCompiled(t, "spoke-1", changed)
+		for _, name := range []string{"shop-config", "marker-config"} {
+			fleettest.Eventually(t, wait, name+" at the new revision", func() error {
+				cm := &corev1.ConfigMap{}
+				if err := spoke.Get(ctx, client.ObjectKey{Namespace: "team", Name: name}, cm); err != nil {
+					return err
+				}
+				if cm.Data["revision"] != "2" {
+					return fmt.Errorf("data %v", cm.Data)
+				}
+				return nil
+			})
+		}
+	})
+
 	t.Run("deleting the instance removes its children in reverse order, then the finalizer", func(t *testing.T) {
 		since := time.Now()
 		if err := spoke.Delete(ctx, get()); err != nil {
