@@ -119,7 +119,7 @@ func TestOwnerMetadataAndOrderedRemoval(t *testing.T) {
 		release.SetFinalizers([]string{"example.dev/cleanup"})
 		d.Submit(deliver.Job{Owner: owner, Cluster: "a", Revision: render.Revision(nil), Prune: true, PruneOrder: "example.dev/wave",
 			PruneKinds: render.ParseKinds(render.Kinds(objs)),
-			Strategy: decide.Strategy{PruneBudget: decide.Unbudgeted}, OwnerMeta: &deliver.OwnerMeta{Object: release, Release: true}})
+			Strategy:   decide.Strategy{PruneBudget: decide.Unbudgeted}, OwnerMeta: &deliver.OwnerMeta{Object: release, Release: true}})
 		fleettest.Eventually(t, 30*time.Second, "the highest wave terminating", func() error {
 			cm := &corev1.ConfigMap{}
 			if err := admin.Get(ctx, client.ObjectKey{Namespace: "team", Name: "cm-3"}, cm); err != nil {
