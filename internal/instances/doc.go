@@ -66,6 +66,10 @@
 // A pass kro stopped (a CEL error, a read that failed, a child being deleted) writes its
 // status and is retried with backoff, as kro retries.
 //
+// Instances of a cluster-scoped kind are not expanded: the deliverer lets a cluster-scoped owner
+// write anywhere on its cluster, and anyone allowed to create such an instance would get that.
+// They show ERROR saying so, and nothing else is written, not even kro's finalizer.
+//
 // Not done here yet: a kind that stops being served leaves kro's finalizer on its instances
 // (the removal policies of the RGD side will release it), and the tenancy modes other than the
 // default (cluster-scoped children, cluster-scoped instances).

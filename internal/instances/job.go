@@ -29,13 +29,27 @@ type expansion struct {
 	previous    deliver.Result
 	hasPrevious bool
 	kindOf      kindOf
+	// refused, when set, says why the instance is not expanded at all: the job only shows
+	// that on it, with state ERROR, and writes nothing else (not even kro's finalizer).
+	refused string
 }
+
+// clusterScopedRefusal is why a cluster-scoped instance is not expanded: the deliverer lets a
+// cluster-scoped owner write anywhere on its cluster, with Flotilla's identity there, and anyone
+// allowed to create the instance would get that.
+const clusterScopedRefusal = "instances of a cluster-scoped kind are not expanded: their children could go anywhere on the cluster, " +
+	"and only namespaced instances, confined to their namespace, are served"
 
 // job is what the deliverer is asked to do for the pass: apply the children kro resolved
 // (carrying kro's labels, and Flotilla's markers on top), prune only when kro allows it, keep
 // the instance's finalizer, labels and ApplySet inventory, and write its status.
 func (x expansion) job() (deliver.Job, error) {
 	plan := x.plan
+	if x.refused != "" {
+		plan.Hold(x.instance, kro.StateError, x.refused)
+		return deliver.Job{Owner: x.owner, Cluster: x.owner.Cluster, Revision: render.Revision(nil),
+			Status: []*unstructured.Unstructured{withStatus(x.instance, plan.Status)}}, nil
+	}
 	objects := make([]*unstructured.Unstructured, 0, len(plan.Children))
 	var unconfirmed []string
 	for _, child := range plan.Children {

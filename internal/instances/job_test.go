@@ -270,3 +270,22 @@ func TestInstanceOfAChild(t *testing.T) {
 		t.Error("an object Flotilla did not deliver was routed to an instance")
 	}
 }
+
+// A cluster-scoped instance is not expanded (its children could go anywhere): it shows ERROR
+// saying so, and nothing else is written, not even kro's finalizer.
+func TestJobOfARefusedInstance(t *testing.T) {
+	inst := chainInstance()
+	inst.SetNamespace("")
+	clusterOwner := render.Owner{Kind: owner.Kind, Name: "shop", Cluster: "spoke-1"}
+	job, err := expansion{owner: clusterOwner, instance: inst, plan: plan(nil), kindOf: noKinds, refused: clusterScopedRefusal}.job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(job.Objects) != 0 || job.Prune || job.OwnerMeta != nil || len(job.PruneKinds) != 0 {
+		t.Errorf("a refused instance still delivers: %+v", job)
+	}
+	status := job.Status[0].Object["status"].(map[string]any)
+	if status["state"] != kro.StateError || !strings.Contains(fmt.Sprint(status["conditions"]), "cluster-scoped") {
+		t.Errorf("status %v", status)
+	}
+}

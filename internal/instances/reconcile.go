@@ -58,8 +58,12 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 	}
 	s.useExternals(req.Request, observer.used)
 	previous, hasPrevious := c.deliverer.Result(owner, cluster)
-	job, err := expansion{owner: owner, instance: instance, childKinds: childKinds(g.Compiled), plan: plan,
-		previous: previous, hasPrevious: hasPrevious, kindOf: kindOf}.job()
+	x := expansion{owner: owner, instance: instance, childKinds: childKinds(g.Compiled), plan: plan,
+		previous: previous, hasPrevious: hasPrevious, kindOf: kindOf}
+	if !g.Compiled.Namespaced() {
+		x.refused = clusterScopedRefusal
+	}
+	job, err := x.job()
 	if err != nil {
 		return err
 	}
