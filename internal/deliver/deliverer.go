@@ -137,6 +137,24 @@ func (d *Deliverer) Retry(clusterName string) {
 	}
 }
 
+// Recheck delivers an owner's job to a cluster again as if nothing of it had been confirmed
+// there: for an owner that learns from outside the deliverer that what it keeps may have
+// changed (an owner on a spoke whose own object lost the metadata the job keeps on it, which
+// no spoke watch of the deliverer sees). Only what differs is written.
+func (d *Deliverer) Recheck(owner render.Owner, clusterName string) {
+	w, ok := d.existingWorker(clusterName)
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	_, has := w.jobs[owner]
+	w.mu.Unlock()
+	if has {
+		w.seen.Confirm(owner, nil)
+		w.queue.Add(owner)
+	}
+}
+
 // Result returns the latest result of owner on cluster.
 func (d *Deliverer) Result(owner render.Owner, clusterName string) (Result, bool) {
 	w, ok := d.existingWorker(clusterName)

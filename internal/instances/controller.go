@@ -19,6 +19,7 @@ import (
 type Deliverer interface {
 	Submit(deliver.Job)
 	Result(owner render.Owner, cluster string) (deliver.Result, bool)
+	Recheck(owner render.Owner, cluster string)
 	Forget(owner render.Owner, cluster string)
 }
 

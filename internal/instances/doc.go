@@ -38,7 +38,9 @@
 //     an includeWhen turning false is the user's own intent.
 //   - OwnerMeta is kro's instance metadata (finalizer, labels, ApplySet inventory), written by
 //     the deliverer before any child, and the inventory shrunk only after a successful prune.
-//     An instance kro refuses to manage (an invalid inventory) gets none.
+//     An instance kro refuses to manage (an invalid inventory) gets none. Metadata someone
+//     takes away is put back, as kro does: the deliverer cannot see the instance change, so
+//     the reconcile asks it to confirm the job again (Deliverer.Recheck).
 //   - Status is the status kro would write (state, conditions, the RGD's status fields),
 //     written by the deliverer only when it differs from what was last written or found.
 //

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-dev/flotilla/internal/kro"
@@ -159,6 +160,20 @@ func TestInstanceExpandedOnItsSpoke(t *testing.T) {
 		if n := len(e.writes(t, "spoke-2", func(localfleet.AuditEvent) bool { return true })); n != 0 {
 			t.Errorf("%d writes to spoke-2, where no instance exists", n)
 		}
+	})
+
+	t.Run("metadata someone takes away is put back", func(t *testing.T) {
+		patch := []byte(`{"metadata":{"finalizers":null,"labels":{"` + kro.OwnedLabel + `":null}}}`)
+		if err := spoke.Patch(ctx, get(), client.RawPatch(types.MergePatchType, patch)); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, wait, "the finalizer and label back", func() error {
+			u := get()
+			if !slices.Contains(u.GetFinalizers(), kro.Finalizer) || u.GetLabels()[kro.OwnedLabel] != "true" {
+				return fmt.Errorf("finalizers %v labels %v", u.GetFinalizers(), u.GetLabels())
+			}
+			return nil
+		})
 	})
 
 	t.Run("a new revision of the graph expands every instance again", func(t *testing.T) {

@@ -226,3 +226,29 @@ func identity(instance *unstructured.Unstructured) *unstructured.Unstructured {
 func hasFinalizer(obj *unstructured.Unstructured) bool {
 	return slices.Contains(obj.GetFinalizers(), kro.Finalizer)
 }
+
+// lacksMeta reports whether an instance lacks metadata the job keeps on it: a label, an
+// annotation or the finalizer (the inventory may be the one before or after a prune).
+func lacksMeta(instance *unstructured.Unstructured, m *deliver.OwnerMeta) bool {
+	if m == nil {
+		return false
+	}
+	for _, f := range m.Object.GetFinalizers() {
+		if !slices.Contains(instance.GetFinalizers(), f) {
+			return true
+		}
+	}
+	labels := instance.GetLabels()
+	for k, v := range m.Object.GetLabels() {
+		if labels[k] != v {
+			return true
+		}
+	}
+	annotations := instance.GetAnnotations()
+	for k := range m.Object.GetAnnotations() {
+		if _, ok := annotations[k]; !ok {
+			return true
+		}
+	}
+	return false
+}

@@ -289,3 +289,30 @@ func TestJobOfARefusedInstance(t *testing.T) {
 		t.Errorf("status %v", status)
 	}
 }
+
+// An instance lacks its metadata when a label, an annotation key or the finalizer is gone; an
+// inventory value before or after a prune both count as present.
+func TestLacksMeta(t *testing.T) {
+	m := ownerMeta(chainInstance(), plan(nil).Instance)
+	inst := chainInstance()
+	inst.SetLabels(map[string]string{kro.OwnedLabel: "true", "user": "x"})
+	inst.SetAnnotations(map[string]string{"inventory": "exact"})
+	inst.SetFinalizers([]string{"other", kro.Finalizer})
+	if lacksMeta(inst, m) {
+		t.Error("an instance with all its metadata lacks some")
+	}
+	for name, strip := range map[string]func(*unstructured.Unstructured){
+		"finalizer":  func(u *unstructured.Unstructured) { u.SetFinalizers([]string{"other"}) },
+		"label":      func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{kro.OwnedLabel: "false"}) },
+		"annotation": func(u *unstructured.Unstructured) { u.SetAnnotations(nil) },
+	} {
+		u := inst.DeepCopy()
+		strip(u)
+		if !lacksMeta(u, m) {
+			t.Errorf("an instance without its %s does not lack it", name)
+		}
+	}
+	if lacksMeta(inst, nil) {
+		t.Error("a job keeping no metadata finds some lacking")
+	}
+}

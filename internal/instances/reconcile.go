@@ -68,6 +68,11 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		return err
 	}
 	c.submit(req, job)
+	if hasPrevious && previous.Complete && previous.Revision == job.Revision && lacksMeta(instance, job.OwnerMeta) {
+		// Delivered, yet the instance lacks its metadata: someone took it away (kro puts it
+		// back too). The deliverer confirmed it before and would not look again.
+		c.deliverer.Recheck(owner, cluster)
+	}
 	if plan.Err != nil {
 		// Its status says why; look again with backoff, as kro does: a read that failed may
 		// succeed later.
