@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
@@ -50,6 +53,17 @@ type Controller struct {
 	// kinds remembers the kind of every owner with a job, so that a deliverer result, which
 	// names the owner only by "Kind.group", finds its instance.
 	kinds map[render.Owner]schema.GroupVersionKind
+	// shown is the status last submitted for each instance (by uid): what the instance shows,
+	// or soon will (the deliverer is the only writer of its status), so that a pass made
+	// before the informer has caught up computes its conditions' transitions from it, not
+	// from an older status, and does not write them again with new times.
+	shown map[render.Owner]shownStatus
+}
+
+// shownStatus is a status submitted for an instance.
+type shownStatus struct {
+	uid    types.UID
+	status any
 }
 
 var _ mcmanager.Runnable = (*Controller)(nil)
@@ -71,6 +85,7 @@ func New(graphs Graphs, d Deliverer, opts Options) *Controller {
 			workqueue.TypedRateLimitingQueueConfig[request]{Name: "instances"}),
 		spokes: map[string]*spoke{},
 		kinds:  map[render.Owner]schema.GroupVersionKind{},
+		shown:  map[render.Owner]shownStatus{},
 	}
 	graphs.Subscribe(c.sync)
 	return c
@@ -132,12 +147,32 @@ func (c *Controller) enqueue(cluster string, kind schema.GroupVersionKind, names
 	c.queue.Add(newRequest(cluster, kind, namespace, name))
 }
 
-// submit hands a job to the deliverer, remembering the owner's kind for its results.
-func (c *Controller) submit(req request, job deliver.Job) {
+// submit hands a job for an instance to the deliverer, remembering the owner's kind for its
+// results and the status it is to show.
+func (c *Controller) submit(req request, instance *unstructured.Unstructured, job deliver.Job) {
 	c.mu.Lock()
 	c.kinds[job.Owner] = req.Request.Kind
+	for _, target := range job.Status {
+		if target.GetName() == instance.GetName() && target.GetNamespace() == instance.GetNamespace() && target.GetKind() == instance.GetKind() {
+			c.shown[job.Owner] = shownStatus{uid: instance.GetUID(), status: target.Object["status"]}
+		}
+	}
 	c.mu.Unlock()
 	c.deliverer.Submit(job)
+}
+
+// withShownStatus is the instance as it shows, or is about to show, the status last submitted
+// for it: the informer may not have caught up with the deliverer's write yet.
+func (c *Controller) withShownStatus(owner render.Owner, instance *unstructured.Unstructured) *unstructured.Unstructured {
+	c.mu.Lock()
+	shown, ok := c.shown[owner]
+	c.mu.Unlock()
+	if !ok || shown.uid != instance.GetUID() {
+		return instance
+	}
+	view := instance.DeepCopy()
+	view.Object["status"] = runtime.DeepCopyJSONValue(shown.status)
+	return view
 }
 
 // forget drops an instance that is gone: its job stops, and nothing more is deleted.
@@ -145,6 +180,7 @@ func (c *Controller) forget(owner render.Owner) {
 	c.mu.Lock()
 	_, had := c.kinds[owner]
 	delete(c.kinds, owner)
+	delete(c.shown, owner)
 	c.mu.Unlock()
 	if had {
 		c.deliverer.Forget(owner, owner.Cluster)

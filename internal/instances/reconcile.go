@@ -34,6 +34,7 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		return nil
 	}
 	kindOf := spokeKinds(s)
+	instance = c.withShownStatus(owner, instance)
 	if instance.GetDeletionTimestamp() != nil {
 		s.useExternals(req.Request, nil) // deletion reads no references
 		if !hasFinalizer(instance) {
@@ -44,7 +45,7 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		if err != nil {
 			return err
 		}
-		c.submit(req, job)
+		c.submit(req, instance, job)
 		return nil
 	}
 	observer := &cacheObserver{ctx: ctx, cl: s.cl, namespace: instance.GetNamespace(), externals: externalKinds(g.Compiled),
@@ -67,7 +68,7 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 	if err != nil {
 		return err
 	}
-	c.submit(req, job)
+	c.submit(req, instance, job)
 	if hasPrevious && previous.Complete && previous.Revision == job.Revision && lacksMeta(instance, job.OwnerMeta) {
 		// Delivered, yet the instance lacks its metadata: someone took it away (kro puts it
 		// back too). The deliverer confirmed it before and would not look again.
