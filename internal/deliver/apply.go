@@ -54,6 +54,9 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	errs := make([]error, len(job.Objects))
 	drifts := make([]*Drift, len(job.Objects))
 	ids := identify(job.Objects)
+	// An owner on a spoke records what it delivers on its own object before delivering it.
+	metaKnown := job.OwnerMeta != nil && prev.StatusOf(ownerMetaKey(job.OwnerMeta)) == ownerMetaHash(job.OwnerMeta)
+	metaErr := w.ownerMetaBefore(ctx, cl, job.Owner, job.OwnerMeta, metaKnown)
 	// Phases run in order (CRDs, Namespaces, the rest); objects within a phase in parallel.
 	for start := 0; start < len(job.Objects); {
 		end := start
@@ -71,6 +74,10 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 			todo = append(todo, i)
 		}
 		one := func(i int) {
+			if metaErr != nil {
+				errs[i] = errAwaitingOwnerMeta
+				return
+			}
 			drifts[i], errs[i] = w.applyOne(ctx, cl, live, job.Objects[i], job, prev.Known(ids[i].key))
 		}
 		// The first object of each namespace goes ahead: if the namespace is missing, it is
@@ -83,12 +90,18 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	statuses, statusErrs := w.writeStatuses(ctx, cl, job, prev)
 	var failures []string
 	res.Permanent = true
+	if metaErr != nil {
+		res.Permanent = permanent(metaErr)
+		failures = append(failures, metaErr.Error())
+	}
 	for _, err := range append(errs, statusErrs...) {
 		if err != nil {
 			res.Failed++
 			res.Conflict = res.Conflict || errors.Is(err, decide.ErrConflict)
-			res.Permanent = res.Permanent && permanent(err)
-			failures = append(failures, err.Error())
+			if !errors.Is(err, errAwaitingOwnerMeta) {
+				res.Permanent = res.Permanent && permanent(err)
+				failures = append(failures, err.Error())
+			}
 			continue
 		}
 		res.Applied++
@@ -116,12 +129,21 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 			}
 		}
 	}
+	metaDone := false
+	if len(failures) == 0 {
+		if metaDone, metaErr = w.ownerMetaAfter(ctx, cl, job, pruned, metaKnown); metaErr != nil {
+			failures = append(failures, metaErr.Error())
+		}
+	}
 	res.Complete = len(failures) == 0
 	res.Permanent = res.Permanent && !res.Complete
 	res.Message = joinBounded(failures)
 	next := observe.NewConfirmed()
 	next.Pruned = pruned && res.Complete
 	next.Status = statuses
+	if job.OwnerMeta != nil && metaDone && metaErr == nil {
+		next.Status[ownerMetaKey(job.OwnerMeta)] = ownerMetaHash(job.OwnerMeta)
+	}
 	for i := range job.Objects {
 		if errs[i] != nil {
 			continue
@@ -342,7 +364,7 @@ func parallel(n, limit int, fn func(i int)) {
 // permanent reports whether the spoke will refuse the same object again: retrying it soon
 // would only add load.
 func permanent(err error) bool {
-	return errors.Is(err, decide.ErrConflict) || errors.Is(err, decide.ErrOutOfScope) || errors.Is(err, errStatusTarget) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+	return errors.Is(err, decide.ErrConflict) || errors.Is(err, decide.ErrOutOfScope) || errors.Is(err, errStatusTarget) || errors.Is(err, errOwnerMetaTarget) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsForbidden(err)
 }
 

@@ -112,7 +112,8 @@ func (d *Deliverer) refuse(job Job, why string) {
 func sameJob(a, b Job) bool {
 	return a.Prune == b.Prune && a.Deletion == b.Deletion && a.Conflict == b.Conflict && reflect.DeepEqual(a.PruneKinds, b.PruneKinds) &&
 		a.Mode == b.Mode && a.Drift == b.Drift && reflect.DeepEqual(a.Ignore, b.Ignore) &&
-		a.PruneBudget == b.PruneBudget && a.PruneConfirmed == b.PruneConfirmed && reflect.DeepEqual(a.Status, b.Status)
+		a.PruneBudget == b.PruneBudget && a.PruneConfirmed == b.PruneConfirmed && reflect.DeepEqual(a.Status, b.Status) &&
+		reflect.DeepEqual(a.OwnerMeta, b.OwnerMeta) && a.PruneOrder == b.PruneOrder
 }
 
 // Retry queues at once every delivery to a cluster, for example when the cluster has just
@@ -132,6 +133,24 @@ func (d *Deliverer) Retry(clusterName string) {
 	}
 	w.mu.Unlock()
 	for _, owner := range owners {
+		w.queue.Add(owner)
+	}
+}
+
+// Recheck delivers an owner's job to a cluster again as if nothing of it had been confirmed
+// there: for an owner that learns from outside the deliverer that what it keeps may have
+// changed (an owner on a spoke whose own object lost the metadata the job keeps on it, which
+// no spoke watch of the deliverer sees). Only what differs is written.
+func (d *Deliverer) Recheck(owner render.Owner, clusterName string) {
+	w, ok := d.existingWorker(clusterName)
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	_, has := w.jobs[owner]
+	w.mu.Unlock()
+	if has {
+		w.seen.Confirm(owner, nil)
 		w.queue.Add(owner)
 	}
 }

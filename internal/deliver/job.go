@@ -34,6 +34,14 @@ type Job struct {
 	// on a spoke reports its state on its own object) or one of Objects, and must exist: a
 	// status write never creates anything. A status the target already shows is not written.
 	Status []*unstructured.Unstructured
+	// OwnerMeta, for an owner on a spoke, is metadata its own object must carry: written
+	// before any of Objects is applied (no object is applied until it is), or, with Release,
+	// its finalizers removed once everything is applied and pruned (ownermeta.go).
+	OwnerMeta *OwnerMeta
+	// PruneOrder, when set, names an annotation holding each object's deletion wave (an
+	// integer; missing or not positive counts as 0): a prune deletes the highest wave first and
+	// waits until its objects are gone, not merely terminating, before it deletes the next.
+	PruneOrder string
 }
 
 // Result is the outcome of the latest delivery of a Job.

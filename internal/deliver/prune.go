@@ -64,9 +64,17 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 			}
 		}
 	}
+	if job.PruneOrder != "" {
+		return w.pruneInWaves(ctx, cl, job.PruneOrder, stale)
+	}
 	render.SortForDeletion(stale)
+	return w.deleteAll(ctx, cl, stale)
+}
+
+// deleteAll deletes objects of the cluster, each only if it is still the object that was read.
+func (w *clusterWorker) deleteAll(ctx context.Context, cl cluster.Cluster, objs []*unstructured.Unstructured) error {
 	var errs []error
-	for _, o := range stale {
+	for _, o := range objs {
 		uid := o.GetUID()
 		err := cl.GetClient().Delete(ctx, o, client.Preconditions{UID: &uid}, client.PropagationPolicy("Background"))
 		countWrite(w.name, "delete", err)

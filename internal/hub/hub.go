@@ -18,6 +18,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/fleetapi"
 	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/placement"
@@ -50,6 +51,9 @@ type Options struct {
 	Inventory inventory.Options
 	// Sources says which importers turn clusters registered elsewhere into Clusters.
 	Sources sources.Options
+	// Graphs says which fleet APIs each spoke serves; their instances there are expanded on
+	// that spoke (internal/instances). Nil turns fleet API instances off.
+	Graphs instances.Graphs
 
 	// newCache builds the hub cache (nil: controller-runtime's); this package's tests wrap it to
 	// see what the controller asks the cache to hold.
@@ -153,8 +157,13 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 	local := mgr.GetLocalManager()
 	prop := &propagation.Reconciler{AdminNamespaces: opts.AdminNamespaces}
 	transparentByKind := map[string]*transparent.Reconciler{}
+	var fleetAPIs *instances.Controller
 	route := func(owner render.Owner) {
-		if propagation.IsOwnerKind(owner.Kind) {
+		if owner.OnSpoke() {
+			if fleetAPIs != nil {
+				fleetAPIs.Notify(owner)
+			}
+		} else if propagation.IsOwnerKind(owner.Kind) {
 			prop.Notify(owner)
 		} else if t, ok := transparentByKind[owner.Kind]; ok {
 			t.Notify(owner)
@@ -163,6 +172,9 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 		}
 	}
 	onDrift := func(owner render.Owner, cluster string, d deliver.Drift) {
+		if owner.OnSpoke() {
+			return // an instance's children: corrected as kro corrects them, and not recorded
+		}
 		if propagation.IsOwnerKind(owner.Kind) {
 			prop.RecordDrift(owner, cluster, d)
 		} else if t, ok := transparentByKind[owner.Kind]; ok {
@@ -175,6 +187,13 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 		return nil, err
 	}
 	prop.Deliverer = d
+	if opts.Graphs != nil {
+		// Instances of fleet APIs on spokes, expanded there through the same deliverer.
+		fleetAPIs = instances.New(opts.Graphs, d, instances.Options{})
+		if err := mgr.Add(fleetAPIs); err != nil {
+			return nil, err
+		}
+	}
 	records := &ledger.Ledger{Hub: local.GetClient()}
 	if err := local.Add(records); err != nil {
 		return nil, err

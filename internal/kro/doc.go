@@ -26,37 +26,15 @@
 // signature assertions in pin_test.go fail when the kro module or the parts of its API used
 // here change: a kro upgrade is a deliberate change.
 //
-// # Design note: how instances will be watched and delivered
+// # How instances are watched and delivered
 //
-// Nothing here is wired into controllers yet. The instance reconciler (a later package) will:
-//
-//   - Watch instances with a multicluster-runtime Aware runnable: per engaged spoke and per kind
-//     served there (once its CRD is Established), a dynamic informer over the instances. The
-//     spoke caches cannot serve: they hold only objects with Flotilla's owner label, and users
-//     create instances without it. A disengaged spoke stops its informers and deletes nothing.
-//   - Evaluate each instance with the Compiled pinned for (RGD revision, spoke). The Observer
-//     answers from the spoke cache, which holds the children because the deliverer labels them
-//     as the instance's (by name for a resource, by kro.run/instance-id and kro.run/node-id
-//     for a forEach), and from shared, reference-counted watches for external references. A
-//     steady-state pass makes no API request.
-//   - Deliver the plan as a deliver.Job whose owner is the instance on its spoke:
-//     render.Owner{Kind: "<Kind>.<group>", Namespace, Name, Cluster: spoke}, Cluster the same
-//     spoke (the deliverer already refuses any other cluster and any other namespace).
-//     Objects are Plan.Children, rendered with Flotilla's markers on top of kro's labels;
-//     PruneKinds are the graph's kinds (Compiled.Nodes) plus those the instance's ApplySet
-//     inventory lists; Prune is Plan.Prune; Status holds the instance with Plan.Status, which
-//     the deliverer writes only when it differs. A plan with Err submits no new objects (kro
-//     applies nothing then) but still its status; a suspended one, only its status.
-//   - Keep the instance's metadata (Plan.Instance: finalizer, labels, ApplySet inventory) with
-//     a metadata-only apply to the owner object before the children, an operation the deliverer
-//     does not have yet; the inventory shrinks to AnnotationsAfterPrune once a Result reports
-//     the prune Complete.
-//   - Trust readiness only at the delivered revision: Evaluate judges readyWhen on what the
-//     cache shows, which just after a spec change is the previous object. Until the job's
-//     Result is Complete at the plan's revision, the reconciler reports IN_PROGRESS rather than
-//     Plan.State's ACTIVE. Deliverer results, instance events, child events (by owner label)
-//     and external-reference events all re-trigger the instance.
-//   - Delete an instance by its persisted inventory, never by the graph: the deliverer's
-//     ordered removal by ApplyOrderAnnotation wave, highest first, each wave gone before the
-//     next, then the finalizer dropped.
+// internal/instances is the instance reconciler built on this package: per engaged spoke and
+// served kind it watches the instances, evaluates each with the Compiled served there (its
+// Observer answers from the spoke cache, and from shared watches for external references),
+// and hands the plan to the deliverer as one job owned by the instance on its spoke: the
+// children, kro's prune decision, the instance's metadata (Plan.Instance, written before the
+// children; the inventory shrinks to AnnotationsAfterPrune only after a prune) and its status.
+// A plan with Err applies nothing but its status. Readiness is trusted only at the delivered
+// revision (Plan.Hold reports IN_PROGRESS meanwhile), and deletion follows the persisted
+// inventory (DeletionInventory, DeletingStatus) in reverse apply order, never the graph.
 package kro

@@ -19,9 +19,9 @@ import (
 // the instance's persisted ApplySet inventory and apply-order waves, never the graph.
 var ErrInstanceDeleting = errors.New("instance is being deleted")
 
-// errInventory marks an instance kro refuses to manage because its ApplySet metadata is
-// partial or inconsistent.
-var errInventory = errors.New("cannot install finalizer with invalid ApplySet inventory")
+// ErrInvalidInventory marks an instance kro refuses to manage because its ApplySet metadata is
+// partial or inconsistent (Plan.Err): its finalizer and metadata must not be written either.
+var ErrInvalidInventory = errors.New("cannot install finalizer with invalid ApplySet inventory")
 
 // Plan is what kro would do for one instance in one pass, given what exists on its cluster:
 // the children to apply, whether pruning is safe, the instance's metadata and the status it
@@ -54,6 +54,9 @@ type Plan struct {
 	Status map[string]any
 	// Instance is the metadata the instance must carry before its children are applied.
 	Instance InstanceMetadata
+
+	// authorConditions says the RGD declares status.conditions (see Hold).
+	authorConditions bool
 }
 
 // Child is one object to apply.
@@ -123,7 +126,7 @@ func Evaluate(c *Compiled, instance *unstructured.Unstructured, observer Observe
 			State:      v1alpha1.InstanceStateInProgress,
 			NodeStates: map[string]*instancectrl.NodeState{},
 		},
-		plan: &Plan{},
+		plan: &Plan{authorConditions: c.HasAuthorConditions()},
 	}
 	e.plan.Instance.Labels = c.InstanceLabels()
 	e.plan.Instance.Labels[ApplySetIDLabel] = e.applySetID

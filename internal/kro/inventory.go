@@ -18,7 +18,7 @@ func (e *evaluation) invalidInventory() error {
 	}
 	if err := applyset.ValidateParentInventory(e.instance); err != nil {
 		return fmt.Errorf("%w; repair the metadata, or remove it only after confirming no managed members remain: %w",
-			errInventory, err)
+			ErrInvalidInventory, err)
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func (e *evaluation) status() error {
 
 	var deleting *ResourceDeletingError
 	switch {
-	case e.plan.Err != nil && errors.Is(e.plan.Err, errInventory):
+	case e.plan.Err != nil && errors.Is(e.plan.Err, ErrInvalidInventory):
 		mark.InstanceNotManaged("finalizer/labeling failed: %v", e.plan.Err)
 	default:
 		mark.InstanceManaged()

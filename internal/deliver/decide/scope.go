@@ -28,13 +28,19 @@ func CheckScope(owner render.Owner, obj *unstructured.Unstructured, scope meta.R
 	if owner.Namespace == "" {
 		return nil // a cluster-scoped owner: an administrator's delivery
 	}
+	// An owner on a spoke (an instance of a fleet API) has no cluster-wide counterpart to
+	// point to: its children stay in its namespace.
+	hint := "; deliver it with a ClusterPropagation"
+	if owner.OnSpoke() {
+		hint = ""
+	}
 	if scope != meta.RESTScopeNameNamespace {
-		return fmt.Errorf("%w: %s is cluster-scoped on this cluster, and %s may deliver only namespaced objects into namespace %s; deliver it with a ClusterPropagation",
-			ErrOutOfScope, obj.GetKind(), owner, owner.Namespace)
+		return fmt.Errorf("%w: %s is cluster-scoped on this cluster, and %s may deliver only namespaced objects into namespace %s%s",
+			ErrOutOfScope, obj.GetKind(), owner, owner.Namespace, hint)
 	}
 	if ns := obj.GetNamespace(); ns != owner.Namespace {
-		return fmt.Errorf("%w: %s may deliver only into its own namespace %s, not %q; deliver it with a ClusterPropagation",
-			ErrOutOfScope, owner, owner.Namespace, ns)
+		return fmt.Errorf("%w: %s may deliver only into its own namespace %s, not %q%s",
+			ErrOutOfScope, owner, owner.Namespace, ns, hint)
 	}
 	return nil
 }

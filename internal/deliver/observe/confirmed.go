@@ -29,6 +29,14 @@ func (c *Confirmed) Unchanged(key, hash string) bool {
 	return c != nil && !c.Stale[key] && c.Hashes[key] == hash
 }
 
+// StatusOf returns the hash recorded under key in Status, "" when none.
+func (c *Confirmed) StatusOf(key string) string {
+	if c == nil {
+		return ""
+	}
+	return c.Status[key]
+}
+
 // Known reports whether an object was confirmed on the cluster before.
 func (c *Confirmed) Known(key string) bool {
 	if c == nil {

@@ -43,14 +43,17 @@ type Controller struct {
 }
 
 // Run starts the hub controller against the fleet's hub; it is stopped when the test ends, or
-// earlier by Stop.
-func Run(t testing.TB, fleet *localfleet.Fleet) *Controller {
+// earlier by Stop. tune changes the test's options (fast probes, no metrics or health servers).
+func Run(t testing.TB, fleet *localfleet.Fleet, tune ...func(*hub.Options)) *Controller {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Controller{t: t, cancel: cancel, done: make(chan error, 1)}
+	opts := hub.Options{MetricsAddr: "0", HealthAddr: "0", Inventory: inventory.Options{ProbeInterval: ProbeInterval}}
+	for _, f := range tune {
+		f(&opts)
+	}
 	go func() {
-		c.done <- hub.Run(ctx, fleet.Hub().RESTConfig(), hub.Options{MetricsAddr: "0", HealthAddr: "0",
-			Inventory: inventory.Options{ProbeInterval: ProbeInterval}})
+		c.done <- hub.Run(ctx, fleet.Hub().RESTConfig(), opts)
 	}()
 	t.Cleanup(c.Stop)
 	return c

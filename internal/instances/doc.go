@@ -1,0 +1,78 @@
+// Package instances expands the instances of fleet APIs on the spokes where they are created:
+// a user creates an instance of a kind an RGD defines on one spoke, and Flotilla creates its
+// children in that same spoke, with kro's semantics, and writes its status there.
+//
+// What is served where comes from a Graphs: for each cluster, the kinds whose CRDs are
+// Established there and the graph (internal/kro.Compiled, compiled against that cluster) each
+// is expanded with, and a notification when that changes. The RGD side (placement, per-spoke
+// compilation, CRD delivery) provides it; Memory is an in-memory one, for tests and for that
+// side to fill. Nothing here reads RGDs.
+//
+// The Controller is a multicluster-runtime runnable (manager.Runnable and multicluster.Aware):
+// the manager engages every spoke into it, current and future.
+//
+//   - Per engaged spoke and served kind, a dynamic informer watches the instances (all of them:
+//     the spoke caches hold only objects carrying Flotilla's owner label, which users do not
+//     put on instances). It starts when the kind becomes served or the spoke is engaged, and
+//     stops when the kind is no longer served (the instances' jobs are forgotten: nothing is
+//     deleted, nothing more enforced) or the spoke is disengaged (nothing happens to anything).
+//     A graph of a new revision makes every instance of its kind be evaluated again.
+//   - Children live in the spoke cache, since the deliverer marks them as the instance's; an
+//     event handler on it routes a child's changes to its instance, named by kro's instance
+//     labels, so readyWhen and status fields follow the children.
+//   - Events feed one queue of mcreconcile.WithCluster[Instance]: the cluster travels in the
+//     request.
+//
+// A reconcile (reconcile.go) reads the instance from its informer and its children from the
+// spoke cache (cacheObserver), runs kro.Evaluate, and submits the outcome to the deliverer as
+// one job whose owner is the instance on its spoke (render.Owner with Cluster): the deliverer
+// stays the only writer to spokes, a namespaced instance's children are confined to its
+// namespace (the deliverer refuses anything else for such an owner), and everything already
+// as desired is skipped, so a steady state costs no write and no API request. The job (job.go):
+//
+//   - Objects are kro's resolved children, in the deliverer's apply order. Dependency order
+//     needs no more than that: kro resolves a resource only once what it depends on exists
+//     and is ready, so a dependent enters a job only after its dependencies are on the spoke.
+//   - Prune is kro's: only when no resource waits on data and none was refused. PruneKinds are
+//     the graph's kinds and those the instance's ApplySet inventory lists. No prune budget:
+//     an includeWhen turning false is the user's own intent.
+//   - OwnerMeta is kro's instance metadata (finalizer, labels, ApplySet inventory), written by
+//     the deliverer before any child, and the inventory shrunk only after a successful prune.
+//     An instance kro refuses to manage (an invalid inventory) gets none. Metadata someone
+//     takes away is put back, as kro does: the deliverer cannot see the instance change, so
+//     the reconcile asks it to confirm the job again (Deliverer.Recheck).
+//   - Status is the status kro would write (state, conditions, the RGD's status fields),
+//     written by the deliverer only when it differs from what was last written or found.
+//
+// Readiness is trusted only for what is delivered. kro judges readyWhen on the objects it has
+// just applied; here the spoke cache may still show the previous ones. So a pass kro finds
+// ACTIVE whose children do not all carry, in the cache, the hash of what is being delivered is
+// reported IN_PROGRESS (kro.Plan.Hold), and a delivery of the current revision that failed is
+// shown on the instance (ERROR when the failure is permanent, such as a child in another
+// namespace), since kro's plan cannot know of it. Deliverer results reach Notify and queue
+// the instance again.
+//
+// Deletion (kro's, from the persisted inventory and never from the graph): an instance being
+// deleted that carries kro's finalizer shows DELETING, and its job has no objects, PruneKinds
+// from its ApplySet inventory (validated as kro validates it; an invalid one blocks deletion,
+// saying why), and Job.PruneOrder on kro's apply-order annotation, so the deliverer removes
+// its children wave by wave, the highest first, each gone before the next; then it releases
+// the finalizer. An instance without the finalizer is not Flotilla's to clean up.
+//
+// External references (externals.go) are read, never written, from watches shared by the
+// instances of a spoke that refer to the same kind in the same namespace, started by the first
+// and stopped after the last; a change there evaluates those instances again. Under the
+// default tenancy a reference must be in the instance's own namespace (Flotilla reads with its
+// own identity, which may read anything), else the pass stops saying so.
+//
+// A pass kro stopped (a CEL error, a read that failed, a child being deleted) writes its
+// status and is retried with backoff, as kro retries.
+//
+// Instances of a cluster-scoped kind are not expanded: the deliverer lets a cluster-scoped owner
+// write anywhere on its cluster, and anyone allowed to create such an instance would get that.
+// They show ERROR saying so, and nothing else is written, not even kro's finalizer.
+//
+// Not done here yet: a kind that stops being served leaves kro's finalizer on its instances
+// (the removal policies of the RGD side will release it), and the tenancy modes other than the
+// default (cluster-scoped children, cluster-scoped instances).
+package instances

@@ -1,0 +1,95 @@
+package instances
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"github.com/flotilla-dev/flotilla/internal/kro"
+)
+
+// cacheObserver answers kro's queries from the spoke cache, which holds every child Flotilla
+// delivered (by name for a resource; by kro's instance and node labels for a forEach): a
+// steady-state reconcile sends no request to the spoke. The cache holds nothing else, so an
+// object Flotilla did not deliver is absent here, and the deliverer refuses to take it over.
+//
+// The kinds of the graph's external references are read from shared watches instead
+// (externals.go), and only in the instance's own namespace.
+type cacheObserver struct {
+	ctx context.Context
+	cl  cluster.Cluster
+	// namespace is the instance's: the only one external references may be read in.
+	namespace string
+	// externals are the graph's external reference kinds; external reads them, and used
+	// records the watches read.
+	externals map[schema.GroupVersionKind]bool
+	external  func(context.Context, externalKey, schema.GroupVersionResource) (*externalWatch, error)
+	used      map[externalKey]bool
+}
+
+var _ kro.Observer = (*cacheObserver)(nil)
+
+// Observe implements kro.Observer. A kind the spoke does not serve has no objects; any other
+// failure to read is an error, which stops kro's walk: the state of the cluster is unknown.
+func (o *cacheObserver) Observe(q kro.Query) ([]*unstructured.Unstructured, error) {
+	if o.externals[q.Kind] {
+		return o.observeExternal(q)
+	}
+	if q.Name != "" {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(q.Kind)
+		err := o.cl.GetCache().Get(o.ctx, client.ObjectKey{Namespace: q.Namespace, Name: q.Name}, u)
+		switch {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("read %s %s from the spoke cache: %w", q.Kind.Kind, q.Name, err)
+		}
+		return []*unstructured.Unstructured{u}, nil
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(q.Kind.GroupVersion().WithKind(q.Kind.Kind + "List"))
+	var opts []client.ListOption
+	if q.Namespace != "" {
+		opts = append(opts, client.InNamespace(q.Namespace))
+	}
+	if q.Selector != nil {
+		opts = append(opts, client.MatchingLabelsSelector{Selector: q.Selector})
+	}
+	err := o.cl.GetCache().List(o.ctx, list, opts...)
+	switch {
+	case meta.IsNoMatchError(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("list %s from the spoke cache: %w", q.Kind.Kind, err)
+	}
+	out := make([]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// observeExternal reads an external reference from its shared watch.
+func (o *cacheObserver) observeExternal(q kro.Query) ([]*unstructured.Unstructured, error) {
+	if q.Namespace != o.namespace {
+		where := fmt.Sprintf("namespace %q", q.Namespace)
+		if q.Namespace == "" {
+			where = "all namespaces or cluster-wide"
+		}
+		return nil, fmt.Errorf("external reference to %s in %s not allowed: an instance may read only its own namespace %q", q.Kind.Kind, where, o.namespace)
+	}
+	key := externalKey{kind: q.Kind, namespace: q.Namespace}
+	w, err := o.external(o.ctx, key, q.Resource)
+	if err != nil {
+		return nil, err
+	}
+	o.used[key] = true
+	return readExternal(w, q), nil
+}
