@@ -36,6 +36,9 @@ var crdKind = extv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
 type clusterPlan struct {
 	row  flotillav1.APIClusterResult
 	want *fanout.Want
+	// compiled is the graph delivered with want: what the cluster's instances are expanded
+	// with once its CRD is served there.
+	compiled *kro.Compiled
 	// connecting says the cluster is Ready on the hub but not engaged yet (just after a start
 	// or a join): its row is not worth publishing for a moment.
 	connecting bool
@@ -86,7 +89,7 @@ func (r *Reconciler) planCluster(ctx context.Context, rgd *kro.ResourceGraphDefi
 	}
 	row.Phase = flotillav1.APIDelivering
 	objects := []*unstructured.Unstructured{desired}
-	return clusterPlan{row: row, want: &fanout.Want{Objects: objects, Revision: render.Revision(objects)}}
+	return clusterPlan{row: row, want: &fanout.Want{Objects: objects, Revision: render.Revision(objects)}, compiled: compiled}
 }
 
 // clusterReady reports whether the hub's Cluster says the spoke answers.

@@ -28,6 +28,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -81,6 +82,10 @@ type Reconciler struct {
 	// AdminNamespaces are the namespaces whose Placements APIPropagations may use; empty
 	// means flotilla-system only.
 	AdminNamespaces []string
+	// Graphs, when set, is told which kinds each cluster serves, with their graphs: a kind
+	// once its CRD is Serving there (at the RGD's generation), until the RGD leaves the
+	// cluster. The instances controller expands instances with them.
+	Graphs *instances.Memory
 
 	fanout   *fanout.Fanout
 	schemas  *snapshots
@@ -249,7 +254,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // serve compiles the RGD for each chosen cluster, delivers its CRD where it may, releases the
 // clusters that left, and publishes where it stands.
 func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, records map[string]*flotillav1.Delivery) (reconcile.Result, error) {
-	st := apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation}
+	st := apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation, kind: kro.InstanceKind(rgd)}
 	if msg := placementRefProblem(placer, r.AdminNamespaces); msg != "" {
 		st.held = msg
 		r.publish(rgd.Name, st)
@@ -319,6 +324,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 			Reason: string(strategy.Deletion), Message: limit(removalMessage(strategy, pending[c]))})
 	}
 	sort.SliceStable(st.rows, func(i, j int) bool { return st.rows[i].Cluster < st.rows[j].Cluster })
+	r.serveGraphs(rgd, st.rows, plans, sortedKeys(leaving))
 
 	if r.settling(rgd.Name, st.targets, want, out.Results, connecting) {
 		return reconcile.Result{RequeueAfter: time.Second}, err
@@ -353,6 +359,7 @@ func (r *Reconciler) release(ctx context.Context, rgd *kro.ResourceGraphDefiniti
 		return reconcile.Result{RequeueAfter: retryInterval}, err
 	}
 	r.Deliverer.ForgetEverywhere(owner)
+	r.unserveGraphs(kro.InstanceKind(rgd), sortedKeys(records))
 	if err := r.keepFinalizer(ctx, rgd, false); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -369,6 +376,7 @@ func (r *Reconciler) gone(name string) {
 	r.Deliverer.ForgetEverywhere(ownerOf(name))
 	if st, ok := r.states.get(name); ok {
 		r.compiles.forget(st.uid)
+		r.unserveGraphs(st.kind, st.targets)
 	}
 	r.unpublish(name)
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -16,6 +17,8 @@ type apiState struct {
 	// placer is the APIPropagation whose pass it was.
 	placer     string
 	generation int64
+	// kind is the kind of the RGD's instances.
+	kind schema.GroupVersionKind
 	// held says why nothing is delivered for the placer (its Placement is missing, or not in
 	// an admin namespace); rows are empty then.
 	held string

@@ -52,7 +52,7 @@ type Options struct {
 	// Sources says which importers turn clusters registered elsewhere into Clusters.
 	Sources sources.Options
 	// Graphs says which fleet APIs each spoke serves; their instances there are expanded on
-	// that spoke (internal/instances). Nil turns fleet API instances off.
+	// that spoke (internal/instances). Nil: what the APIPropagations serve (internal/fleetapi).
 	Graphs instances.Graphs
 
 	// newCache builds the hub cache (nil: controller-runtime's); this package's tests wrap it to
@@ -187,12 +187,16 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 		return nil, err
 	}
 	prop.Deliverer = d
-	if opts.Graphs != nil {
-		// Instances of fleet APIs on spokes, expanded there through the same deliverer.
-		fleetAPIs = instances.New(opts.Graphs, d, instances.Options{})
-		if err := mgr.Add(fleetAPIs); err != nil {
-			return nil, err
-		}
+	graphs := opts.Graphs
+	if graphs == nil {
+		// What the fleet API controller serves where is what the instances controller expands.
+		served := instances.NewMemory()
+		apis.Graphs, graphs = served, served
+	}
+	// Instances of fleet APIs on spokes, expanded there through the same deliverer.
+	fleetAPIs = instances.New(graphs, d, instances.Options{})
+	if err := mgr.Add(fleetAPIs); err != nil {
+		return nil, err
 	}
 	records := &ledger.Ledger{Hub: local.GetClient()}
 	if err := local.Add(records); err != nil {

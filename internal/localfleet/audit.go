@@ -9,11 +9,18 @@ import (
 )
 
 // auditPolicy records every request at Metadata level once it completes: who, what verb, on
-// which object, from which user agent.
+// which object, from which user agent. Writes of Flotilla's Cluster status are recorded with
+// their bodies too: they are rare, and a test that finds one too many can then say what it
+// changed.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived", "ResponseStarted"]
 rules:
+- level: Request
+  verbs: ["patch", "update"]
+  resources:
+  - group: flotilla.dev
+    resources: ["clusters/status"]
 - level: Metadata
 `
 
@@ -35,7 +42,9 @@ type AuditEvent struct {
 		Namespace string `json:"namespace"`
 		Name      string `json:"name"`
 	} `json:"objectRef"`
-	RequestURI     string `json:"requestURI"`
+	RequestURI string `json:"requestURI"`
+	// RequestObject is the request's body, for the requests the policy records it of.
+	RequestObject  json.RawMessage `json:"requestObject,omitempty"`
 	ResponseStatus struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`

@@ -153,7 +153,11 @@ func (e *env) writesSince(t *testing.T, plane string, since time.Time) string {
 	var writes []string
 	for _, ev := range events {
 		if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") && !ev.StageTimestamp.Before(since) {
-			writes = append(writes, ev.Verb+" "+ev.RequestURI)
+			w := ev.Verb + " " + ev.RequestURI
+			if body := string(ev.RequestObject); body != "" {
+				w += " " + body[:min(len(body), 400)]
+			}
+			writes = append(writes, w)
 		}
 	}
 	return strings.Join(writes, "; ")
