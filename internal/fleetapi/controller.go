@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -93,15 +92,7 @@ type Reconciler struct {
 	states   *states
 	notifier deliver.Notifier // RGD passes
 	status   *statusReconciler
-
-	mu           sync.Mutex
-	pendingSince map[string]pendingPass // by RGD
-}
-
-// pendingPass is a pass whose deliveries are in flight, and since when.
-type pendingPass struct {
-	revisions string
-	since     time.Time
+	settle   fanout.Settle[string] // status writes waiting for deliveries in flight, by RGD
 }
 
 // Kro's RGDs are read, and carry Flotilla's finalizer while their CRDs are to be deleted with
@@ -131,7 +122,6 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.schemas = newSnapshots()
 	r.compiles = newCompiles()
 	r.states = newStates()
-	r.pendingSince = map[string]pendingPass{}
 	r.status = &statusReconciler{hub: r.Hub, ledger: r.Ledger, states: r.states, adminNamespaces: r.AdminNamespaces}
 
 	specChanged := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
@@ -456,22 +446,11 @@ func (r *Reconciler) settling(rgd string, targets []string, want map[string]fano
 			inFlight = true
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !inFlight {
-		delete(r.pendingSince, rgd)
-		return false
-	}
-	p, ok := r.pendingSince[rgd]
-	if !ok || p.revisions != revisions {
-		r.pendingSince[rgd] = pendingPass{revisions: revisions, since: time.Now()}
-		return true
-	}
 	bound := settleTime
 	if connecting {
 		bound = connectGrace
 	}
-	return time.Since(p.since) < bound
+	return r.settle.Waiting(rgd, revisions, inFlight, bound)
 }
 
 // publish records an RGD's state and, when it changed, asks for the status of the
@@ -488,9 +467,7 @@ func (r *Reconciler) publish(rgd string, st apiState) {
 }
 
 func (r *Reconciler) unpublish(rgd string) {
-	r.mu.Lock()
-	delete(r.pendingSince, rgd)
-	r.mu.Unlock()
+	r.settle.Forget(rgd)
 	if st, ok := r.states.drop(rgd); ok {
 		r.status.notify(st.placer)
 	}

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubernetes-sigs/kro/api/v1alpha1"
 	"github.com/kubernetes-sigs/kro/pkg/graph"
@@ -253,26 +252,11 @@ func (w *watchedTarget) classify(rgd *ResourceGraphDefinition, err error) error 
 // order and stops at the first failure.
 func resourceWithKind(rgd *ResourceGraphDefinition, gvk schema.GroupVersionKind) string {
 	for _, r := range rgd.Spec.Resources {
-		if r == nil {
+		k, ok := kindOf(r)
+		if !ok || k.Kind != gvk.Kind || k.Group != gvk.Group {
 			continue
 		}
-		var typeMeta struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-		}
-		switch {
-		case r.ExternalRef != nil:
-			typeMeta.APIVersion, typeMeta.Kind = r.ExternalRef.APIVersion, r.ExternalRef.Kind
-		case len(r.Template.Raw) > 0:
-			if yaml.Unmarshal(r.Template.Raw, &typeMeta) != nil {
-				continue
-			}
-		}
-		gv, err := schema.ParseGroupVersion(typeMeta.APIVersion)
-		if err != nil || typeMeta.Kind != gvk.Kind || gv.Group != gvk.Group {
-			continue
-		}
-		if gvk.Version == "" || gv.Version == gvk.Version {
+		if gvk.Version == "" || k.Version == gvk.Version {
 			return r.ID
 		}
 	}

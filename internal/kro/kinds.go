@@ -44,26 +44,9 @@ func InstanceKind(rgd *ResourceGraphDefinition) schema.GroupVersionKind {
 func ReferencedKinds(rgd *ResourceGraphDefinition) []schema.GroupVersionKind {
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, r := range rgd.Spec.Resources {
-		if r == nil {
-			continue
+		if k, ok := kindOf(r); ok {
+			seen[k] = true
 		}
-		var typeMeta struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-		}
-		switch {
-		case r.ExternalRef != nil:
-			typeMeta.APIVersion, typeMeta.Kind = r.ExternalRef.APIVersion, r.ExternalRef.Kind
-		case len(r.Template.Raw) > 0:
-			if yaml.Unmarshal(r.Template.Raw, &typeMeta) != nil {
-				continue
-			}
-		}
-		gv, err := schema.ParseGroupVersion(typeMeta.APIVersion)
-		if err != nil || typeMeta.Kind == "" {
-			continue
-		}
-		seen[gv.WithKind(typeMeta.Kind)] = true
 	}
 	out := make([]schema.GroupVersionKind, 0, len(seen))
 	for gvk := range seen {
@@ -73,4 +56,30 @@ func ReferencedKinds(rgd *ResourceGraphDefinition) []schema.GroupVersionKind {
 		return strings.Compare(a.Group+"/"+a.Version+"/"+a.Kind, b.Group+"/"+b.Version+"/"+b.Kind)
 	})
 	return out
+}
+
+// kindOf reads the kind a resource of an RGD uses: its external reference's, or its template's
+// apiVersion and kind. ok is false for a missing resource or a template that cannot be parsed
+// (Compile reports it).
+func kindOf(r *v1alpha1.Resource) (schema.GroupVersionKind, bool) {
+	if r == nil {
+		return schema.GroupVersionKind{}, false
+	}
+	var typeMeta struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	switch {
+	case r.ExternalRef != nil:
+		typeMeta.APIVersion, typeMeta.Kind = r.ExternalRef.APIVersion, r.ExternalRef.Kind
+	case len(r.Template.Raw) > 0:
+		if yaml.Unmarshal(r.Template.Raw, &typeMeta) != nil {
+			return schema.GroupVersionKind{}, false
+		}
+	}
+	gv, err := schema.ParseGroupVersion(typeMeta.APIVersion)
+	if err != nil || typeMeta.Kind == "" {
+		return schema.GroupVersionKind{}, false
+	}
+	return gv.WithKind(typeMeta.Kind), true
 }

@@ -74,7 +74,7 @@ func (r *Reconciler) forget(owner render.Owner) {
 	r.Revisions.Forget(owner)
 	r.rules.Forget(owner.String())
 	r.mu.Lock()
-	delete(r.pendingSince, owner)
+	r.settle.Forget(owner)
 	delete(r.warned, owner)
 	r.mu.Unlock()
 }

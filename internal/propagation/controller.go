@@ -67,11 +67,11 @@ type Reconciler struct {
 	rules   override.Cache
 
 	// mu guards the maps below: reconciles of different owners run at once (workers).
-	mu           sync.Mutex
-	watched      map[schema.GroupVersionKind]bool
-	pendingSince map[render.Owner]pendingRevision
-	warned       map[render.Owner]map[string]string // the last Warning of each reason, by owner (firstWarning)
-	own          ownWrites                          // recent writes the cache may not show yet
+	mu      sync.Mutex
+	watched map[schema.GroupVersionKind]bool
+	settle  fanout.Settle[render.Owner]        // status writes waiting for deliveries in flight
+	warned  map[render.Owner]map[string]string // the last Warning of each reason, by owner (firstWarning)
+	own     ownWrites                          // recent writes the cache may not show yet
 }
 
 // Every hub write is a merge patch (the finalizer, the status); nothing is updated whole.
@@ -105,7 +105,6 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.watched = map[schema.GroupVersionKind]bool{}
 	r.renders = newRenderCache()
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
-	r.pendingSince = map[render.Owner]pendingRevision{}
 	r.warned = map[render.Owner]map[string]string{}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagation").
@@ -296,24 +295,7 @@ func (r *Reconciler) settling(owner render.Owner, revision string, in statusInpu
 			pending = true
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !pending {
-		delete(r.pendingSince, owner)
-		return false
-	}
-	p, ok := r.pendingSince[owner]
-	if !ok || p.revision != revision {
-		r.pendingSince[owner] = pendingRevision{revision: revision, since: time.Now()}
-		return true
-	}
-	return time.Since(p.since) < settleTime
-}
-
-// pendingRevision is a revision whose deliveries are in flight, and since when.
-type pendingRevision struct {
-	revision string
-	since    time.Time
+	return r.settle.Waiting(owner, revision, pending, settleTime)
 }
 
 // sync selects, renders and submits deliveries, then records the fleet-wide result.
