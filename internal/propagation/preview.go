@@ -98,13 +98,11 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 	if err != nil {
 		return nil, err
 	}
-	div, _ := divisionOf(placement, rendered, records, facts, free, owner, func(have division.Replicas) map[string]map[string]division.Fit {
-		fits := map[string]map[string]division.Fit{}
-		for w := range have {
-			fits[w] = ledger.RecordedFits(records, w)
-		}
-		return fits
-	})
+	fits := map[string]map[string]division.Fit{}
+	for w := range division.Workloads(rendered) {
+		fits[w] = ledger.RecordedFits(records, w)
+	}
+	div, _ := divisionOf(placement, rendered, records, facts, free, fits, owner)
 	pass := division.NewPass(rendered, div.Shares)
 	for _, cl := range *decisions {
 		cd := ClusterDesired{Cluster: cl, Objects: rendered, Revision: revision}

@@ -24,6 +24,8 @@ type target struct {
 	// facts are what override rules and the division see of each chosen cluster, read once
 	// per pass (factsOf).
 	facts map[string]override.Cluster
+	// fits are what the chosen clusters are known to fit of each divided workload (fitsOf).
+	fits map[string]map[string]division.Fit
 }
 
 // factsOf reads what override rules and the division see of each cluster from the hub cache.
@@ -43,6 +45,10 @@ func factsOf(ctx context.Context, hub client.Reader, clusters []string) map[stri
 func (r *Reconciler) wants(ctx context.Context, in *statusInput, t target) map[string]fanout.Want {
 	chosen := in.targets
 	t.facts = factsOf(ctx, r.Hub, chosen)
+	if division.Divides(t.placement.Spec.Replicas, false) {
+		// Read before any admission: it may ask the spokes, and admissions wait for each other.
+		t.fits = r.fitsOf(ctx, in, t, haveOf(t.rendered, in.records))
+	}
 	limits := override.LimitsOf(t.facts)
 	if len(limits) == 0 || !division.Divides(t.placement.Spec.Replicas, false) {
 		return r.wantsWithin(ctx, in, t, nil)
@@ -68,7 +74,7 @@ func (r *Reconciler) wants(ctx context.Context, in *statusInput, t target) map[s
 // wantsWithin is wants with what the placement limits of each limited cluster admit (free).
 func (r *Reconciler) wantsWithin(ctx context.Context, in *statusInput, t target, free map[string]division.Usage) map[string]fanout.Want {
 	chosen := in.targets
-	pass, fits := r.divide(ctx, in, t, free)
+	pass := r.divide(ctx, in, t, free)
 	want := make(map[string]fanout.Want, len(chosen))
 	for _, c := range chosen {
 		w, err := r.wantOn(ctx, in, t, c, pass)
@@ -78,7 +84,7 @@ func (r *Reconciler) wantsWithin(ctx context.Context, in *statusInput, t target,
 			continue
 		}
 		if pass.Replicas != nil {
-			w.Replicas = ledger.Shares(pass.On(c), fitsOn(fits, c))
+			w.Replicas = ledger.Shares(pass.On(c), fitsOn(t.fits, c))
 		}
 		if w.Revision != in.revision {
 			in.clusterRevision(c, w.Revision)
@@ -113,14 +119,10 @@ func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c st
 // divide returns each chosen cluster's replicas of the divided workloads this pass: their
 // division by the Placement's replica policy, with what a cluster that is to run fewer keeps
 // until the clusters that gain are Ready (the move is reported meanwhile).
-func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target, free map[string]division.Usage) (division.Pass, map[string]map[string]division.Fit) {
-	var fits map[string]map[string]division.Fit
-	div, have := divisionOf(t.placement, t.rendered, in.records, t.facts, free, t.owner, func(have division.Replicas) map[string]map[string]division.Fit {
-		fits = r.fitsOf(ctx, in, t, have)
-		return fits
-	})
+func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target, free map[string]division.Usage) division.Pass {
+	div, have := divisionOf(t.placement, t.rendered, in.records, t.facts, free, t.fits, t.owner)
 	if div.Shares == nil {
-		return division.Pass{}, nil
+		return division.Pass{}
 	}
 	for w, msg := range div.Messages {
 		in.unplaced = append(in.unplaced, w+": "+msg)
@@ -142,7 +144,7 @@ func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target, free
 			return ok && res.ReadyAt(w.Revision)
 		}})
 	in.moveStalled = stalled
-	return division.NewPass(t.rendered, replicas), fits
+	return division.NewPass(t.rendered, replicas)
 }
 
 // fitsOn returns what cluster c is known to fit of each divided workload.
@@ -158,12 +160,12 @@ func fitsOn(fits map[string]map[string]division.Fit, c string) map[string]divisi
 
 // divisionOf divides the workloads among rendered over the chosen clusters by the Placement's
 // replica policy, within what the limited clusters admit (free) and what clusters are known to
-// fit (fitsOf, given what runs; nil: nothing known), from what the records say each cluster
-// runs now (also returned). Its shares are nil when the Placement does not divide
+// fit (fits; nil: nothing known), from what the records say each cluster runs now (also
+// returned). Its shares are nil when the Placement does not divide
 // or nothing is divisible.
 func divisionOf(pl *flotillav1.Placement, rendered []*unstructured.Unstructured, records map[string]*flotillav1.Delivery,
-	chosen map[string]override.Cluster, free map[string]division.Usage, owner render.Owner,
-	fitsOf func(have division.Replicas) map[string]map[string]division.Fit) (division.Outcome, division.Replicas) {
+	chosen map[string]override.Cluster, free map[string]division.Usage, fits map[string]map[string]division.Fit,
+	owner render.Owner) (division.Outcome, division.Replicas) {
 	totals := division.Workloads(rendered)
 	if !division.Divides(pl.Spec.Replicas, false) || len(totals) == 0 {
 		return division.Outcome{}, nil
@@ -174,13 +176,16 @@ func divisionOf(pl *flotillav1.Placement, rendered []*unstructured.Unstructured,
 	for c, facts := range chosen {
 		in.Chosen[c], in.Room[c] = facts.Labels, facts.Allocatable
 	}
+	have := haveOf(rendered, records)
+	in.Free, in.Fits, in.Requests, in.Totals, in.Have, in.Seed = free, fits, division.Requests(rendered), totals, have, owner.String()
+	return division.Divide(in), have
+}
+
+// haveOf is what the records say each cluster runs of the divisible workloads among rendered.
+func haveOf(rendered []*unstructured.Unstructured, records map[string]*flotillav1.Delivery) division.Replicas {
 	have := division.Replicas{}
-	for w := range totals {
+	for w := range division.Workloads(rendered) {
 		have[w] = ledger.RecordedShares(records, w)
 	}
-	in.Free, in.Requests, in.Totals, in.Have, in.Seed = free, division.Requests(rendered), totals, have, owner.String()
-	if fitsOf != nil {
-		in.Fits = fitsOf(have)
-	}
-	return division.Divide(in), have
+	return have
 }

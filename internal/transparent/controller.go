@@ -207,8 +207,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	var m moved
 	var want map[string]*unstructured.Unstructured
 	var failures map[string]string
+	now := r.runsOf(ctx, u, rendered, placement, decisions, records, facts)
 	place := func(free map[string]division.Usage) map[string]division.Usage {
-		m = r.divide(ctx, owner, u, rendered, placement, decisions, records, rules, facts, hpas, free)
+		m = r.divide(ctx, owner, u, rendered, placement, decisions, records, rules, facts, hpas, now, free)
 		pass = m.pass
 		if pass.Replicas == nil {
 			if pass, err = r.scaling(ctx, u, placement, decisions); err != nil {

@@ -17,6 +17,42 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
+// runs is what the object's copies run now and fit, read before a division (and before any
+// admission: finding what a cluster fits may ask it).
+type runs struct {
+	// have is what each chosen cluster runs: its record's share, else its copy's replicas.
+	have map[string]int64
+	// fits and recheck are fanout.Fits's.
+	fits    map[string]map[string]division.Fit
+	recheck time.Duration
+}
+
+// runsOf reads what the object's copies on the chosen clusters run now and fit.
+func (r *Reconciler) runsOf(ctx context.Context, u, rendered *unstructured.Unstructured, placement *flotillav1.Placement,
+	decisions []string, records map[string]*flotillav1.Delivery, facts map[string]override.Cluster) runs {
+	key := render.Key(rendered)
+	if _, divisible := division.Workloads([]*unstructured.Unstructured{rendered})[key]; !divisible || !division.Divides(placement.Spec.Replicas, true) {
+		return runs{}
+	}
+	recorded := ledger.RecordedShares(records, key)
+	have := map[string]int64{}
+	var unrecorded []string
+	for _, c := range decisions {
+		if n, ok := recorded[c]; ok {
+			have[c] = n
+		} else if _, delivered := records[c]; delivered {
+			unrecorded = append(unrecorded, c)
+		}
+	}
+	maps.Copy(have, r.replicasOn(ctx, client.ObjectKeyFromObject(u), unrecorded))
+	room := make(map[string]map[string]int64, len(decisions))
+	for _, c := range decisions {
+		room[c] = facts[c].Allocatable
+	}
+	fits, recheck := r.fanout.Fits(ctx, records, division.Replicas{key: have}, []*unstructured.Unstructured{rendered}, room, fanout.UnschedulableAfter(placement))
+	return runs{have: have, fits: fits, recheck: recheck}
+}
+
 // moved is what divide found for one pass.
 type moved struct {
 	// pass is the object's replicas on each chosen cluster (none when it is not divided).
@@ -37,27 +73,18 @@ type moved struct {
 // that left wait for the same (package fanout). Nothing here waits on a timer. What runs where
 // is what the Delivery records say Flotilla wrote there; a record written before records kept
 // shares is completed from the cluster's copy. hpas are the HPAs of the same Placement that
-// scale the object (autoscale.go): they hand its replicas over to the clusters' HPAs. free is
-// what the limited clusters' placement limits admit (nil: no limits).
+// scale the object (autoscale.go): they hand its replicas over to the clusters' HPAs. now is what
+// the copies run and fit (runsOf); free is what the limited clusters' placement limits admit
+// (nil: no limits).
 func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered *unstructured.Unstructured, placement *flotillav1.Placement,
 	decisions []string, records map[string]*flotillav1.Delivery, rules []override.Rule, facts map[string]override.Cluster,
-	hpas []*unstructured.Unstructured, free map[string]division.Usage) moved {
+	hpas []*unstructured.Unstructured, now runs, free map[string]division.Usage) moved {
 	key := render.Key(rendered)
 	total, found := division.Workloads([]*unstructured.Unstructured{rendered})[key]
 	if !found || !division.Divides(placement.Spec.Replicas, true) {
 		return moved{}
 	}
-	recorded := ledger.RecordedShares(records, key)
-	have := map[string]int64{}
-	var unrecorded []string
-	for _, c := range decisions {
-		if n, ok := recorded[c]; ok {
-			have[c] = n
-		} else if _, delivered := records[c]; delivered {
-			unrecorded = append(unrecorded, c)
-		}
-	}
-	maps.Copy(have, r.replicasOn(ctx, client.ObjectKeyFromObject(u), unrecorded))
+	have := now.have
 	in := division.ForPlacement(placement)
 	in.Chosen = make(map[string]map[string]string, len(decisions))
 	in.Room = make(map[string]map[string]int64, len(decisions))
@@ -66,8 +93,7 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 	}
 	in.Free, in.Requests, in.Totals = free, division.Requests([]*unstructured.Unstructured{rendered}), map[string]int64{key: total}
 	in.Have, in.Seed = division.Replicas{key: have}, owner.String()
-	fits, recheck := r.fanout.Fits(ctx, records, in.Have, []*unstructured.Unstructured{rendered}, in.Room, fanout.UnschedulableAfter(placement))
-	in.Fits = fits
+	in.Fits = now.fits
 	div := division.Divide(in)
 	scope := append([]*unstructured.Unstructured{rendered}, hpas...)
 	var heldPass *division.Pass // the pass with every reduction held, made on the first question
@@ -81,7 +107,7 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 			objs, failures, err := r.perCluster(rules, facts, rendered, []string{c}, *heldPass)
 			return err == nil && failures[c] == "" && r.readyAt(owner, c, objs[c])
 		}})
-	return moved{pass: division.NewPass(scope, held), stalled: stalled, unplaced: div.Messages[key], fits: fits[key], recheck: recheck}
+	return moved{pass: division.NewPass(scope, held), stalled: stalled, unplaced: div.Messages[key], fits: now.fits[key], recheck: now.recheck}
 }
 
 // readyAt reports whether a cluster's copy is delivered as obj and Ready there.
