@@ -125,6 +125,59 @@ type APIResult struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	Message string `json:"message,omitempty"`
+
+	// instances counts the API's instances on every cluster where they are watched.
+	// +optional
+	Instances *InstanceCounts `json:"instances,omitempty"`
+
+	// notReady names the first instances that are not ACTIVE, in cluster, namespace and name
+	// order: at most 5.
+	// +optional
+	// +kubebuilder:validation:MaxItems=5
+	NotReady []NotReadyInstance `json:"notReady,omitempty"`
+}
+
+// InstanceCounts counts the instances of a served API by the state kro gives them
+// (status.state). An instance not looked at yet counts as inProgress; total counts every one.
+type InstanceCounts struct {
+	// total is the number of instances.
+	Total int32 `json:"total"`
+	// active is the number of instances that are ACTIVE (ready).
+	Active int32 `json:"active"`
+	// inProgress is the number of instances IN_PROGRESS.
+	InProgress int32 `json:"inProgress"`
+	// error is the number of instances in ERROR.
+	Error int32 `json:"error"`
+	// deleting is the number of instances DELETING.
+	Deleting int32 `json:"deleting"`
+}
+
+// NotReadyInstance is an instance that is not ACTIVE, and why (its Ready condition).
+type NotReadyInstance struct {
+	// cluster is the instance's cluster.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Cluster string `json:"cluster"`
+
+	// instance is namespace/name (name alone for a cluster-scoped kind).
+	// +required
+	// +kubebuilder:validation:MaxLength=507
+	Instance string `json:"instance"`
+
+	// state is kro's state of the instance: IN_PROGRESS, ERROR, DELETING.
+	// +required
+	// +kubebuilder:validation:MaxLength=32
+	State string `json:"state"`
+
+	// reason is the reason of its Ready condition.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+
+	// message is the message of its Ready condition, at most 256 characters.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Message string `json:"message,omitempty"`
 }
 
 // APIClusterResult is one API on one cluster.
@@ -160,6 +213,11 @@ type APIClusterResult struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	Message string `json:"message,omitempty"`
+
+	// instances counts the API's instances on the cluster by kro state, read from the hub's
+	// watch of them; absent while none is known (the API is not served there).
+	// +optional
+	Instances *InstanceCounts `json:"instances,omitempty"`
 }
 
 // APIPropagationStatus is where each chosen API stands on each cluster. It is bounded: at most
@@ -197,6 +255,10 @@ type APIPropagationStatus struct {
 	// failedClusters is the number of target clusters where at least one API failed.
 	// +optional
 	FailedClusters int32 `json:"failedClusters"`
+
+	// instances counts the instances of every API this object serves, on every cluster.
+	// +optional
+	Instances *InstanceCounts `json:"instances,omitempty"`
 
 	// apis has one entry per chosen ResourceGraphDefinition.
 	// +optional
@@ -238,6 +300,8 @@ type APIPropagationStatus struct {
 // +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.targetClusters`
 // +kubebuilder:printcolumn:name="Serving",type=integer,JSONPath=`.status.servingClusters`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
+// +kubebuilder:printcolumn:name="Instances",type=integer,JSONPath=`.status.instances.total`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.instances.active`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Serving")].reason`
 // +kubebuilder:printcolumn:name="Placement",type=string,priority=1,JSONPath=`.spec.placementRef.name`
 // +kubebuilder:printcolumn:name="Removal",type=string,priority=1,JSONPath=`.spec.removal`

@@ -85,6 +85,10 @@ type Reconciler struct {
 	// once its CRD is Serving there (at the RGD's generation), until the RGD leaves the
 	// cluster. The instances controller expands instances with them.
 	Graphs *instances.Memory
+	// Instances, when set, says how the instances of each served API are doing on each
+	// cluster: the APIPropagations' status shows their counts. Tell InstancesChanged when they
+	// change.
+	Instances InstanceCounter
 
 	fanout   *fanout.Fanout
 	schemas  *snapshots
@@ -93,6 +97,8 @@ type Reconciler struct {
 	notifier deliver.Notifier // RGD passes
 	status   *statusReconciler
 	settle   fanout.Settle[string] // status writes waiting for deliveries in flight, by RGD
+	// countsChanged coalesces the instance count changes of each APIPropagation.
+	countsChanged *coalescer
 }
 
 // Kro's RGDs are read, and carry Flotilla's finalizer while their CRDs are to be deleted with
@@ -122,7 +128,8 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.schemas = newSnapshots()
 	r.compiles = newCompiles()
 	r.states = newStates()
-	r.status = &statusReconciler{hub: r.Hub, ledger: r.Ledger, states: r.states, adminNamespaces: r.AdminNamespaces}
+	r.status = &statusReconciler{hub: r.Hub, ledger: r.Ledger, states: r.states, adminNamespaces: r.AdminNamespaces, counter: r.Instances}
+	r.countsChanged = &coalescer{delay: countsDelay, fire: r.status.notify}
 
 	specChanged := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 		predicate.AnnotationChangedPredicate{}, deletionChanged())

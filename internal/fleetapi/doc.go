@@ -61,10 +61,14 @@
 //   - When to start and stop watching a kind on a cluster: the row's transition into Serving
 //     (an Established CRD) and out of it (released, cluster gone). publish already notifies on
 //     every change; M2 adds a second listener beside the status controller's.
-//   - Fleet health: the status controller builds status from apiState; M2 adds per-cluster
-//     instance counts (total, ready, by kro state, the first not-Ready ones) to apiState's
-//     rows, and APIClusterResult and APIResult gain the fields (instances, ready, notReady).
-//     buildStatus sums them; nothing else here changes.
+//   - Fleet health (instances.go): the status controller asks an InstanceCounter (the
+//     instances controller, which counts from its informers: no API request) how the
+//     instances of each row's kind are doing on its cluster, and buildStatus shows them per
+//     row, sums them per API and overall, and names the first five not ACTIVE per API. Where
+//     they are not known now (after a restart, a cluster out of reach) the status keeps what it
+//     showed. The instances controller tells InstancesChanged when counts may have changed;
+//     each APIPropagation concerned is looked at again at most once per countsDelay, and
+//     written only when its status changes.
 //   - Removal Delete with instances: before the CRD's delete, M2 deletes every instance in
 //     order (their children wave by wave) while the kind is still served, then this package
 //     submits the removal as now.

@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -166,6 +168,15 @@ func serving(clusters int32) func(*flotillav1.APIPropagation) error {
 		}
 		return nil
 	}
+}
+
+func apiOf(p *flotillav1.APIPropagation, name string) *flotillav1.APIResult {
+	for i := range p.Status.APIs {
+		if a := &p.Status.APIs[i]; a.Name == name {
+			return a
+		}
+	}
+	return nil
 }
 
 func resultOf(p *flotillav1.APIPropagation, cluster, api string) *flotillav1.APIClusterResult {
@@ -356,6 +367,58 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		if p.Generation != before.Generation {
 			t.Errorf("the APIPropagation changed: generation %d, was %d", p.Generation, before.Generation)
 		}
+	})
+
+	t.Run("the hub counts the instances on each spoke by state", func(t *testing.T) {
+		spoke := e.spokes["spoke-a"]
+		shop := &unstructured.Unstructured{}
+		shop.SetGroupVersionKind(kro.InstanceKind(webapp))
+		shop.SetNamespace("default")
+		shop.SetName("shop")
+		shop.Object["spec"] = map[string]any{"name": "shop"}
+		if err := spoke.Create(ctx, shop); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, wait, "the Deployment of the instance", func() error {
+			return spoke.Get(ctx, client.ObjectKey{Namespace: "default", Name: "shop"}, &appsv1.Deployment{})
+		})
+		e.status(t, "platform", "one instance not ready on spoke-a, named", func(p *flotillav1.APIPropagation) error {
+			r := resultOf(p, "spoke-a", webapp.Name)
+			if r == nil || r.Instances == nil || r.Instances.Total != 1 || r.Instances.Active != 0 {
+				return fmt.Errorf("spoke-a: %+v", r)
+			}
+			api := apiOf(p, webapp.Name)
+			if api == nil || len(api.NotReady) != 1 || api.NotReady[0].Cluster != "spoke-a" || api.NotReady[0].Instance != "default/shop" {
+				return fmt.Errorf("apis[webapp]: %+v", api)
+			}
+			return nil
+		})
+		fleettest.MarkAvailable(t, spoke, client.ObjectKey{Namespace: "default", Name: "shop"})
+		e.status(t, "platform", "the instance ACTIVE on spoke-a", func(p *flotillav1.APIPropagation) error {
+			want := flotillav1.InstanceCounts{Total: 1, Active: 1}
+			if r := resultOf(p, "spoke-a", webapp.Name); r == nil || r.Instances == nil || *r.Instances != want {
+				return fmt.Errorf("spoke-a: %+v", r)
+			}
+			if r := resultOf(p, "spoke-b", webapp.Name); r == nil || r.Instances == nil || *r.Instances != (flotillav1.InstanceCounts{}) {
+				return fmt.Errorf("spoke-b: %+v", r)
+			}
+			if api := apiOf(p, webapp.Name); api == nil || api.Instances == nil || *api.Instances != want || len(api.NotReady) != 0 {
+				return fmt.Errorf("apis[webapp]: %+v", api)
+			}
+			if p.Status.Instances == nil || *p.Status.Instances != want {
+				return fmt.Errorf("status.instances %+v", p.Status.Instances)
+			}
+			return nil
+		})
+		if err := spoke.Delete(ctx, shop); err != nil {
+			t.Fatal(err)
+		}
+		e.status(t, "platform", "no instance left", func(p *flotillav1.APIPropagation) error {
+			if p.Status.Instances == nil || p.Status.Instances.Total != 0 {
+				return fmt.Errorf("status.instances %+v", p.Status.Instances)
+			}
+			return nil
+		})
 	})
 
 	t.Run("steady state writes nothing and compiles nothing", func(t *testing.T) {

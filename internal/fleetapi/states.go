@@ -94,3 +94,25 @@ func (s *states) placedBy(placer string) []string {
 	}
 	return out
 }
+
+// placersOf lists the APIPropagations whose latest pass over an RGD of a kind has a row for a
+// cluster: those whose status shows the kind's instances there.
+func (s *states) placersOf(cluster string, kind schema.GroupVersionKind) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, st := range s.byRGD {
+		if st.kind != kind || seen[st.placer] {
+			continue
+		}
+		for _, row := range st.rows {
+			if row.Cluster == cluster {
+				seen[st.placer] = true
+				out = append(out, st.placer)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -20,6 +20,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -41,6 +42,8 @@ type statusReconciler struct {
 	states          *states
 	adminNamespaces []string
 	notifier        deliver.Notifier
+	// counter counts the instances of each API on each cluster; nil: none are shown.
+	counter InstanceCounter
 }
 
 func (s *statusReconciler) setup(mgr manager.Manager) error {
@@ -114,6 +117,8 @@ func (s *statusReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 type apiView struct {
 	result flotillav1.APIResult
 	state  *apiState
+	// instances is how its instances are doing, by cluster, where that is known.
+	instances map[string]clusterInstances
 }
 
 // views gathers the RGDs p chooses. complete is false while one p serves has not been through a
@@ -142,6 +147,7 @@ func (s *statusReconciler) views(p *flotillav1.APIPropagation, rgds []kro.Resour
 				continue
 			}
 			v.state = &st
+			v.instances = s.instancesOf(p, rgd.Name, &st)
 		}
 		views = append(views, v)
 	}
@@ -206,6 +212,13 @@ func buildStatus(p *flotillav1.APIPropagation, problem *condition, views []apiVi
 		res := v.result
 		if v.state != nil {
 			for _, row := range v.state.rows {
+				if inst, ok := v.instances[row.Cluster]; ok {
+					counts := inst.counts
+					row.Instances = &counts
+					addCounts(&res.Instances, counts)
+					addCounts(&st.Instances, counts)
+					res.NotReady = append(res.NotReady, inst.notReady...)
+				}
 				rows = append(rows, row)
 				if !targets[row.Cluster] {
 					continue
@@ -220,6 +233,9 @@ func buildStatus(p *flotillav1.APIPropagation, problem *condition, views []apiVi
 					failedAny[row.Cluster] = true
 				}
 			}
+		}
+		if len(res.NotReady) > instances.MaxNotReady {
+			res.NotReady = res.NotReady[:instances.MaxNotReady]
 		}
 		apis = append(apis, res)
 	}

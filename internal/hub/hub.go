@@ -195,6 +195,9 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 	}
 	// Instances of fleet APIs on spokes, expanded there through the same deliverer.
 	fleetAPIs = instances.New(graphs, d, instances.Options{})
+	// The APIPropagations' status counts the instances the instances controller watches.
+	apis.Instances = fleetAPIs
+	fleetAPIs.SubscribeCounts(apis.InstancesChanged)
 	if err := mgr.Add(fleetAPIs); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,8 @@ type Controller struct {
 	// before the informer has caught up computes its conditions' transitions from it, not
 	// from an older status, and does not write them again with new times.
 	shown map[render.Owner]shownStatus
+	// countSubscribers are told when the counts of a kind on a cluster may have changed.
+	countSubscribers []func(cluster string, kind schema.GroupVersionKind)
 }
 
 // shownStatus is a status submitted for an instance.

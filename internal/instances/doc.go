@@ -72,6 +72,11 @@
 // write anywhere on its cluster, and anyone allowed to create such an instance would get that.
 // They show ERROR saying so, and nothing else is written, not even kro's finalizer.
 //
+// Counts (counts.go) says how the instances of a kind on a cluster are doing, by kro state,
+// naming the first few not ACTIVE with their Ready condition, read from the informer: the hub's
+// status of fleet APIs shows them. SubscribeCounts is told when they may have changed: an
+// instance added or gone, or its state or reason changed, not every status write.
+//
 // Not done here yet: a kind that stops being served leaves kro's finalizer on its instances
 // (the removal policies of the RGD side will release it), and the tenancy modes other than the
 // default (cluster-scoped children, cluster-scoped instances).

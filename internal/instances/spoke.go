@@ -97,6 +97,7 @@ func (c *Controller) sync(cluster string) {
 		if _, ok := want[kind]; !ok {
 			kw.stop()
 			delete(s.kinds, kind)
+			go c.countsChanged(cluster, kind) // not under s.mu: subscribers may ask for Counts
 			for _, obj := range kw.informer.GetStore().List() {
 				if u, ok := obj.(*unstructured.Unstructured); ok {
 					req := newRequest(cluster, kind, u.GetNamespace(), u.GetName())
@@ -138,13 +139,32 @@ func (c *Controller) watchInstances(s *spoke, g Graph) *kindWatch {
 			c.enqueue(s.name, kind, u.GetNamespace(), u.GetName())
 		}
 	}
+	// The counts change with an instance's arrival, departure, state or reason, not with
+	// every write of its status; the initial list is one change, told once synced.
+	counted := func(obj any) {
+		if informer.HasSynced() {
+			c.countsChanged(s.name, kind)
+		}
+	}
 	_, _ = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    queue,
-		UpdateFunc: func(_, obj any) { queue(obj) },
-		DeleteFunc: queue,
+		AddFunc: func(obj any) { queue(obj); counted(obj) },
+		UpdateFunc: func(old, obj any) {
+			queue(obj)
+			o, ok1 := old.(*unstructured.Unstructured)
+			n, ok2 := obj.(*unstructured.Unstructured)
+			if ok1 && ok2 && summarize(o) != summarize(n) {
+				counted(obj)
+			}
+		},
+		DeleteFunc: func(obj any) { queue(obj); counted(obj) },
 	})
 	ctx, stop := context.WithCancel(s.ctx)
 	go informer.RunWithContext(ctx)
+	go func() {
+		if toolscache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+			c.countsChanged(s.name, kind)
+		}
+	}()
 	return &kindWatch{informer: informer, stop: stop, revision: g.Revision}
 }
 
