@@ -298,14 +298,25 @@ func TestPropagation(t *testing.T) {
 		if got := spokeAfter - spokeBefore; got != 1 {
 			t.Errorf("Flotilla made %d writes to the spoke across a restart, want exactly 1 (the new marker)", got)
 		}
+		// A probe of a spoke may find something changed there at any time (under load, say):
+		// the inventory records it with a new lastProbeTime. Such a write is an observation of
+		// the spoke, not something the restart caused; it is logged, not counted.
+		probeFinding := func(ev localfleet.AuditEvent) bool {
+			return !ev.StageTimestamp.Before(hubStart) && ev.ObjectRef.Resource == "clusters" &&
+				strings.Contains(string(ev.RequestObject), `"lastProbeTime"`)
+		}
+		findings := e.countWrites(t, "hub", probeFinding)
+		if findings > 0 {
+			t.Logf("%d probe findings recorded across the restart: %s", findings, e.writesSince(t, "hub", hubStart))
+		}
 		notMarker := func(ev localfleet.AuditEvent) bool {
-			return !ev.StageTimestamp.Before(hubStart) && ev.ObjectRef.Resource != "events" &&
+			return !ev.StageTimestamp.Before(hubStart) && ev.ObjectRef.Resource != "events" && !probeFinding(ev) &&
 				ev.ObjectRef.Name != "marker" && !strings.HasPrefix(ev.ObjectRef.Name, "propagation.marker.") &&
 				!(ev.Verb == "create" && ev.ObjectRef.Resource == "controllerrevisions") &&
 				!(ev.ObjectRef.Resource == "clusters" && ev.ObjectRef.Name == "spoke-a")
 		}
 		if got := e.countWrites(t, "hub", func(ev localfleet.AuditEvent) bool {
-			return !ev.StageTimestamp.Before(hubStart) && ev.ObjectRef.Resource == "clusters"
+			return !ev.StageTimestamp.Before(hubStart) && ev.ObjectRef.Resource == "clusters" && !probeFinding(ev)
 		}); got > 1 {
 			t.Errorf("%d writes of Clusters across a restart, want at most one (spoke-a's count of placements, for the marker): %s",
 				got, e.writesSince(t, "hub", hubStart))
@@ -314,7 +325,7 @@ func TestPropagation(t *testing.T) {
 			t.Errorf("Flotilla made %d writes to the hub across a restart other than for the new marker: %s",
 				got, e.writesSince(t, "hub", hubStart))
 		}
-		if got := e.flotillaWrites(t, "hub") - hubBefore; got > 7 {
+		if got := e.flotillaWrites(t, "hub") - hubBefore - findings; got > 7 {
 			t.Errorf("Flotilla made %d writes to the hub across a restart, want at most 7: %s", got, e.writesSince(t, "hub", hubStart))
 		}
 	})
