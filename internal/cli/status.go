@@ -18,21 +18,29 @@ import (
 func newStatusCommand(hf *hubFlags) *cobra.Command {
 	namespace := "default"
 	cmd := &cobra.Command{
-		Use:     "status [propagation/]NAME | clusterpropagation/NAME | placement/NAME",
-		Short:   "Show where a Propagation is delivered, or what a Placement decided, cluster by cluster",
+		Use:     "status [propagation/]NAME | clusterpropagation/NAME | placement/NAME | rgd/NAME | apipropagation/NAME",
+		Short:   "Show where a Propagation is delivered, what a Placement decided, or where an API is served, cluster by cluster",
 		GroupID: groupFleet,
 		Long: `Show a Propagation's or ClusterPropagation's conditions and one line per cluster: the
 revision delivered, how many objects are applied and ready, and what failed.
 
 For a Placement, show one line per chosen cluster: its tier, its state (Active, FailedOver,
 Returning) and since when, the cluster it stands in for (clusterCount), and the replicas each
-divided workload of the Placement's owners runs there.`,
+divided workload of the Placement's owners runs there.
+
+For a kro ResourceGraphDefinition (rgd/NAME), show the APIPropagation serving it, how its
+instances in the fleet are doing (by kro state, the first ones not ready named), and one line
+per cluster: the phase of its API there (Serving, CompileFailed, Blocked, ...), the RGD
+generation served there, the instances there by state, and why it is not serving. For an
+APIPropagation (apipropagation/NAME or fapi/NAME), the same for every API it chooses.`,
 		Example: `  flotilla status web -n web-demo
   flotilla status clusterpropagation/backups
-  flotilla status placement/weighted -n web-demo`,
+  flotilla status placement/weighted -n web-demo
+  flotilla status rgd/webservice.kro.run
+  flotilla status fapi/public-apis`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageError(fmt.Errorf("status takes one propagation, got %d arguments", len(args)))
+				return usageError(fmt.Errorf("status takes one object (propagation/NAME, placement/NAME, rgd/NAME, ...), got %d arguments", len(args)))
 			}
 			return nil
 		},
@@ -41,7 +49,17 @@ divided workload of the Placement's owners runs there.`,
 			if err != nil {
 				return err
 			}
-			if kind, name, _ := strings.Cut(args[0], "/"); isPlacementKind(kind) {
+			kind, name, _ := strings.Cut(args[0], "/")
+			switch {
+			case isRGDKind(kind):
+				return printRGDStatus(cmd.Context(), cmd.OutOrStdout(), hub, name)
+			case isAPIPropagationKind(kind):
+				p := &flotillav1.APIPropagation{}
+				if err := hub.Get(cmd.Context(), client.ObjectKey{Name: name}, p); err != nil {
+					return fmt.Errorf("apipropagation %s: %w", name, err)
+				}
+				return printAPIPropagationStatus(cmd.OutOrStdout(), p)
+			case isPlacementKind(kind):
 				p := &flotillav1.Placement{}
 				if err := hub.Get(cmd.Context(), client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
 					return fmt.Errorf("placement %s/%s: %w", namespace, name, err)
@@ -65,7 +83,7 @@ divided workload of the Placement's owners runs there.`,
 			return printPropagationStatus(cmd.OutOrStdout(), title, status)
 		},
 	}
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", namespace, "namespace of the Propagation or Placement")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", namespace, "namespace of the Propagation or Placement (RGDs and APIPropagations are cluster-scoped)")
 	return cmd
 }
 
@@ -112,7 +130,7 @@ func getPropagator(ctx context.Context, hub client.Client, arg, namespace string
 		}
 		return p, nil
 	}
-	return nil, usageError(fmt.Errorf("%q: want propagation/NAME, clusterpropagation/NAME or placement/NAME", arg))
+	return nil, usageError(fmt.Errorf("%q: want propagation/NAME, clusterpropagation/NAME, placement/NAME, rgd/NAME or apipropagation/NAME", arg))
 }
 
 // isPlacementKind reports whether a kind written on the command line names Placements.
