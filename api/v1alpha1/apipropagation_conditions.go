@@ -34,3 +34,9 @@ const (
 // metadata.generation it was compiled from: what the cluster serves, readable on the cluster
 // and after a restart of the hub controller.
 const AnnotationRGDGeneration = "flotilla.dev/rgd-generation"
+
+// AnnotationAPIRevision on such a CRD names the revision of the ResourceGraphDefinition it was
+// compiled from: a ControllerRevision in the admin namespace that keeps that RGD spec. A
+// cluster where a newer spec does not compile, or would break the CRD, keeps serving this
+// revision, and its instances are expanded with it, across restarts of the hub controller.
+const AnnotationAPIRevision = "flotilla.dev/api-revision"

@@ -92,6 +92,9 @@ const (
 	ReasonBreakingChange = "BreakingChange"
 	// ReasonDisconnected: the cluster is not connected to the hub now.
 	ReasonDisconnected = "Disconnected"
+	// ReasonRevisionNotKept: the cluster's Delivery record pins a revision of the RGD that is
+	// not kept (kubectl get controllerrevisions -n flotilla-system -l flotilla.dev/owner=...).
+	ReasonRevisionNotKept = "RevisionNotKept"
 )
 
 // APIResult is one ResourceGraphDefinition this APIPropagation chooses.

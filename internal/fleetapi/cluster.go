@@ -36,60 +36,116 @@ var crdKind = extv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
 type clusterPlan struct {
 	row  flotillav1.APIClusterResult
 	want *fanout.Want
-	// compiled is the graph delivered with want: what the cluster's instances are expanded
-	// with once its CRD is served there.
-	compiled *kro.Compiled
+	// compiled is the graph delivered with want, of generation: what the cluster's instances
+	// are expanded with once its CRD is served there.
+	compiled   *kro.Compiled
+	generation int64
+	// held is the graph of the revision the cluster keeps serving when want is nil because
+	// the revision it should get does not compile there or is refused (nil when it serves
+	// none, or the revision cannot be compiled again): its instances are expanded with it.
+	held *kro.Compiled
+	// pinned is the revision the cluster's record pins it to, when that is not the newest.
+	pinned string
+	// served is the revision the cluster's CRD names ("" when unknown): it stays in the
+	// history while the cluster serves it.
+	served string
 	// connecting says the cluster is Ready on the hub but not engaged yet (just after a start
 	// or a join): its row is not worth publishing for a moment.
 	connecting bool
 }
 
-// planCluster compiles rgd against one cluster's schemas and decides whether its CRD may be
-// delivered there: not when the RGD does not compile there (a kind it uses is missing, say),
-// not when the new CRD would break the one served and the RGD does not allow it, and not when
-// the served CRD of that name is another RGD's. In each of those cases the cluster keeps
-// serving what it serves, and the row says why.
-func (r *Reconciler) planCluster(ctx context.Context, rgd *kro.ResourceGraphDefinition, owner render.Owner, name string) clusterPlan {
-	row := flotillav1.APIClusterResult{Cluster: name, API: rgd.Name}
+// planCluster compiles the revision a cluster should serve (the newest, or the one its record
+// pins) against that cluster's schemas and decides whether its CRD may be delivered there: not
+// when it does not compile there (a kind it uses is missing, say), not when the new CRD would
+// break the one served and the RGD does not allow it, and not when the served CRD of that name
+// is another RGD's. In each of those cases the cluster keeps serving what it serves, with its
+// instances expanded by the revision served (held), and the row says why.
+func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner render.Owner, name string, rec *flotillav1.Delivery) clusterPlan {
+	p := clusterPlan{row: flotillav1.APIClusterResult{Cluster: name, API: newest.rgd.Name}}
 	engaged, err := r.Clusters.Get(ctx, multicluster.ClusterName(name))
 	if err != nil {
-		row.Phase, row.Reason, row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, "the cluster is not connected to the hub"
-		return clusterPlan{row: row, connecting: r.clusterReady(ctx, name)}
+		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, "the cluster is not connected to the hub"
+		p.connecting = r.clusterReady(ctx, name)
+		return p
 	}
-	served, err := servedCRD(ctx, engaged, kro.CRDName(rgd))
+	served, err := servedCRD(ctx, engaged, kro.CRDName(newest.rgd))
 	if err != nil {
-		row.Phase, row.Reason, row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, limit("cannot read the cluster's CRDs: "+err.Error())
-		return clusterPlan{row: row}
+		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, limit("cannot read the cluster's CRDs: "+err.Error())
+		return p
 	}
-	row.ServedGeneration = servedGeneration(served, owner)
+	p.row.ServedGeneration, p.served = servedGeneration(served, owner), servedRevision(served, owner)
 
 	view, err := r.schemas.get(name, engaged)
 	if err != nil {
-		row.Phase, row.Reason, row.Message = flotillav1.APICompileFailed, flotillav1.ReasonSchemaUnreadable, limit(err.Error())
-		return clusterPlan{row: row}
+		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APICompileFailed, flotillav1.ReasonSchemaUnreadable, limit(err.Error())
+		return p
 	}
-	key := compileKey{uid: rgd.UID, generation: rgd.Generation, fingerprint: view.fingerprint(kro.ReferencedKinds(rgd))}
-	compiled, err := r.compiles.get(key, func() (*kro.Compiled, error) {
-		return kro.Compile(rgd, view.target(), kro.DefaultConfig())
-	})
-	if err != nil {
-		row.Phase, row.Reason, row.Message = flotillav1.APICompileFailed, compileReason(err), limit(fmt.Sprintf("generation %d: %v", rgd.Generation, err))
-		return clusterPlan{row: row}
+	target := newest
+	if pin := pinOf(rec); pin != "" && pin != newest.name {
+		if target, err = r.loadRevision(ctx, owner, pin); err != nil {
+			p.row.Phase, p.row.Reason = flotillav1.APIFailed, flotillav1.ReasonRevisionNotKept
+			p.row.Message = limit(fmt.Sprintf("the Delivery record pins revision %s: %v", pin, err))
+			return r.hold(ctx, p, owner, view, "")
+		}
+		p.pinned = pin
 	}
-	desired, err := desiredCRD(compiled, rgd.Generation, owner)
+	rgd := target.rgd
+	compiled, err := r.compile(rgd, view)
 	if err != nil {
-		row.Phase, row.Reason, row.Message = flotillav1.APIFailed, flotillav1.ReasonInvalidSpec, limit(err.Error())
-		return clusterPlan{row: row}
+		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APICompileFailed, compileReason(err), limit(fmt.Sprintf("generation %d: %v", rgd.Generation, err))
+		return r.hold(ctx, p, owner, view, target.name)
+	}
+	desired, err := desiredCRD(compiled, target, owner)
+	if err != nil {
+		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIFailed, flotillav1.ReasonInvalidSpec, limit(err.Error())
+		return r.hold(ctx, p, owner, view, target.name)
 	}
 	if served != nil && render.HashOf(served) != render.HashOf(desired) {
 		if reason, msg := r.refuseUpdate(rgd, served, compiled); reason != "" {
-			row.Phase, row.Reason, row.Message = phaseOfRefusal(reason), reason, limit(fmt.Sprintf("generation %d: %s", rgd.Generation, msg))
-			return clusterPlan{row: row}
+			p.row.Phase, p.row.Reason, p.row.Message = phaseOfRefusal(reason), reason, limit(fmt.Sprintf("generation %d: %s", rgd.Generation, msg))
+			return r.hold(ctx, p, owner, view, target.name)
 		}
 	}
-	row.Phase = flotillav1.APIDelivering
+	p.row.Phase = flotillav1.APIDelivering
 	objects := []*unstructured.Unstructured{desired}
-	return clusterPlan{row: row, want: &fanout.Want{Objects: objects, Revision: render.Revision(objects)}, compiled: compiled}
+	p.want = &fanout.Want{Objects: objects, Revision: render.Revision(objects)}
+	p.compiled, p.generation = compiled, rgd.Generation
+	return p
+}
+
+// compile compiles an RGD against a cluster view, once per (RGD, generation, what the RGD
+// uses of the view's schemas).
+func (r *Reconciler) compile(rgd *kro.ResourceGraphDefinition, view *snapshot) (*kro.Compiled, error) {
+	key := compileKey{uid: rgd.UID, generation: rgd.Generation, fingerprint: view.fingerprint(kro.ReferencedKinds(rgd))}
+	return r.compiles.get(key, func() (*kro.Compiled, error) {
+		return kro.Compile(rgd, view.target(), kro.DefaultConfig())
+	})
+}
+
+// hold finds the graph of the revision a cluster keeps serving, refused aside (the revision
+// that just failed there): its instances are expanded with it. A CRD delivered without
+// history, or a revision no longer kept, leaves the cluster without one; its row says why.
+func (r *Reconciler) hold(ctx context.Context, p clusterPlan, owner render.Owner, view *snapshot, refused string) clusterPlan {
+	name := p.served
+	if name == "" || name == refused {
+		return p
+	}
+	rev, err := r.loadRevision(ctx, owner, name)
+	if err == nil {
+		p.held, err = r.compile(rev.rgd, view)
+	}
+	if err != nil {
+		p.row.Message = limit(fmt.Sprintf("%s; the revision served here (%s) cannot be compiled again, so its instances wait: %v", p.row.Message, name, err))
+	}
+	return p
+}
+
+// pinOf is the revision a cluster's record pins it to, if any.
+func pinOf(rec *flotillav1.Delivery) string {
+	if rec == nil {
+		return ""
+	}
+	return rec.Spec.Revision
 }
 
 // clusterReady reports whether the hub's Cluster says the spoke answers.
@@ -148,14 +204,17 @@ func compileReason(err error) string {
 	return flotillav1.ReasonCompileFailed
 }
 
-// desiredCRD is the CRD to serve: kro's generated CRD with kro's labels, the generation it was
-// compiled from, and Flotilla's ownership markers.
-func desiredCRD(compiled *kro.Compiled, generation int64, owner render.Owner) (*unstructured.Unstructured, error) {
+// desiredCRD is the CRD to serve: kro's generated CRD with kro's labels, the generation and the
+// revision it was compiled from, and Flotilla's ownership markers.
+func desiredCRD(compiled *kro.Compiled, rev rgdRevision, owner render.Owner) (*unstructured.Unstructured, error) {
 	crd := compiled.CRD()
 	if crd.Annotations == nil {
 		crd.Annotations = map[string]string{}
 	}
-	crd.Annotations[flotillav1.AnnotationRGDGeneration] = strconv.FormatInt(generation, 10)
+	crd.Annotations[flotillav1.AnnotationRGDGeneration] = strconv.FormatInt(rev.rgd.Generation, 10)
+	if rev.name != "" {
+		crd.Annotations[flotillav1.AnnotationAPIRevision] = rev.name
+	}
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
 	if err != nil {
 		return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)

@@ -10,6 +10,11 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/kro"
 )
 
+// olderKept is how long a compile of an older generation than an RGD's newest is kept unused: a
+// cluster held on an older revision (the newest does not compile there) uses it at every pass
+// over the RGD, at least every resync.
+const olderKept = 2 * resync
+
 // missingKindRetry is how long a compile that found a kind missing is trusted for an unchanged
 // fingerprint. The fingerprint changes when the missing CRD is installed, but discovery (which
 // the REST mapping comes from) may show the CRD a moment after /openapi/v3 does: the compile
@@ -28,7 +33,8 @@ type compileKey struct {
 // compiles caches compiles by key, so that a steady fleet compiles nothing: each key is
 // compiled once (concurrent callers wait for the one compile), a failure too, except one that
 // could not read the cluster (retried at once) and a missing kind (retried after
-// missingKindRetry). Only the newest generation of each RGD is kept.
+// missingKindRetry). Older generations than the newest compiled are kept while they are used
+// (olderKept): a cluster held on an older revision serves its instances with one.
 type compiles struct {
 	mu      sync.Mutex
 	entries map[compileKey]*compileEntry
@@ -41,6 +47,7 @@ type compileEntry struct {
 	mu       sync.Mutex
 	done     bool
 	at       time.Time
+	used     time.Time // guarded by compiles.mu
 	compiled *kro.Compiled
 	err      error
 }
@@ -58,6 +65,7 @@ func (c *compiles) get(key compileKey, compile func() (*kro.Compiled, error)) (*
 		c.entries[key] = e
 		c.evict(key)
 	}
+	e.used = c.now()
 	c.mu.Unlock()
 
 	e.mu.Lock()
@@ -79,15 +87,15 @@ func (c *compiles) get(key compileKey, compile func() (*kro.Compiled, error)) (*
 // cluster (a chained RGD's kro.run kinds, as other RGDs are served) would grow without it.
 const maxCompilesPerRGD = 32
 
-// evict drops, for key's RGD, the compiles of older generations and, beyond maxCompilesPerRGD,
-// the oldest ones. c.mu is held.
+// evict drops, for key's RGD, the compiles of older generations unused for olderKept and,
+// beyond maxCompilesPerRGD, the oldest ones. c.mu is held.
 func (c *compiles) evict(key compileKey) {
 	var kept []compileKey
 	for k := range c.entries {
 		if k.uid != key.uid {
 			continue
 		}
-		if k.generation < key.generation {
+		if k.generation < key.generation && c.now().Sub(c.entries[k].used) >= olderKept {
 			delete(c.entries, k)
 			continue
 		}

@@ -63,8 +63,13 @@ func TestCompilesAreCachedByKey(t *testing.T) {
 	}
 
 	_, _ = c.get(compileKey{uid: "u", generation: 2, fingerprint: "f"}, compile(nil))
-	if n := len(c.entries); n != 1 {
-		t.Fatalf("%d entries after generation 2; older generations are dropped", n)
+	if _, ok := c.entries[invalid]; !ok || len(c.entries) != 2 {
+		t.Fatalf("%d entries after generation 2: the older generation used a moment ago (a held cluster's) is dropped, or unused ones are kept", len(c.entries))
+	}
+	now = now.Add(olderKept)
+	_, _ = c.get(compileKey{uid: "u", generation: 2, fingerprint: "g"}, compile(nil))
+	if _, ok := c.entries[invalid]; ok || len(c.entries) != 2 {
+		t.Fatalf("%d entries: an older generation unused for %s is kept", len(c.entries), olderKept)
 	}
 	c.forget("u")
 	if n := len(c.entries); n != 0 {

@@ -31,6 +31,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // OwnerKind is the owner kind of the CRDs Flotilla serves from RGDs: the RGD is their owner, not
@@ -85,6 +86,10 @@ type Reconciler struct {
 	// once its CRD is Serving there (at the RGD's generation), until the RGD leaves the
 	// cluster. The instances controller expands instances with them.
 	Graphs *instances.Memory
+	// Revisions, when set, keeps each RGD's distinct specs (revisions.go): a cluster held on an
+	// older one expands its instances with it after a restart too, and a Delivery record may pin
+	// its cluster to one. Without it RGDs are served without history.
+	Revisions *revisions.Store
 	// Instances, when set, says how the instances of each served API are doing on each
 	// cluster: the APIPropagations' status shows their counts. Tell InstancesChanged when they
 	// change.
@@ -278,14 +283,32 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	sort.Strings(st.targets)
 
 	owner := ownerOf(rgd.Name)
+	ledgerOwner := ledger.Owner{Owner: owner, APIVersion: kro.GroupVersion.String(), ObjectKind: rgdKind, UID: rgd.UID, Placement: placementKey}
+	newest, hash, kept, err := r.newestRevision(rgd, owner)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	plans := map[string]clusterPlan{}
 	want := map[string]fanout.Want{}
+	keep := map[string]bool{}
 	for _, c := range st.targets {
-		p := r.planCluster(ctx, rgd, owner, c)
+		p := r.planCluster(ctx, newest, owner, c, records[c])
 		plans[c] = p
 		if p.want != nil {
 			want[c] = *p.want
 		}
+		if p.served != "" {
+			keep[p.served] = true
+		}
+	}
+	for _, rec := range records {
+		if rec.Spec.Revision != "" {
+			keep[rec.Spec.Revision] = true
+		}
+	}
+	// The newest revision is kept before a CRD naming it is delivered.
+	if err := r.saveRevision(ctx, ledgerOwner, hash, kept, keep); err != nil {
+		return reconcile.Result{}, err
 	}
 	// The clusters that left are released on their own, not after the chosen ones are Ready
 	// (the fan-out's make-before-break is for workloads that move; an API does not move: its
@@ -293,7 +316,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	chosen, leaving := splitRecords(records, st.targets)
 	strategy := strategyOf(placer)
 	out := r.fanout.Sync(ctx, fanout.Pass{
-		Owner:   ledger.Owner{Owner: owner, APIVersion: kro.GroupVersion.String(), ObjectKind: rgdKind, UID: rgd.UID, Placement: placementKey},
+		Owner:   ledgerOwner,
 		Records: chosen, Chosen: st.targets, Want: want, Kinds: []string{render.KindString(crdKind)}, Prune: true, Strategy: strategy,
 	})
 	pending, err := r.fanout.Cleanup(ctx, owner, leaving, strategy)
@@ -308,7 +331,10 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 			row.Phase, row.Reason, row.Message = flotillav1.APIFailed, flotillav1.ReasonApplyFailed, limit(out.Failed[c])
 		case p.want != nil:
 			res, ok := out.Results[c]
-			row = settle(row, p.want, res, ok, rgd.Generation)
+			row = settle(row, p.want, res, ok, p.generation)
+			if p.pinned != "" && row.Phase == flotillav1.APIServing {
+				row.Message = fmt.Sprintf("pinned by its Delivery record to revision %s (generation %d)", p.pinned, p.generation)
+			}
 		}
 		if row.Phase == flotillav1.APIPending || row.Reason == flotillav1.ReasonSchemaNotFound || row.Reason == flotillav1.ReasonSchemaUnreadable {
 			retry = true

@@ -51,13 +51,15 @@
 // delivers their children; internal/kro's package comment describes the instance reconciler.
 // What it needs from this package, and where it goes:
 //
-//   - The served graph per (RGD, cluster): a cluster is Serving generation g when its row says
-//     so (servedGeneration), and the compile of g for that cluster is in the compile cache
-//     under (uid, g, fingerprint). M2 asks for it through a lookup added here, Served(rgd,
-//     cluster) (*kro.Compiled, generation), filled from the same pass that publishes the row;
-//     a cluster held on an older generation (Blocked, or a newer generation that does not
-//     compile there) needs that generation's spec, which M2 keeps as a revision of the RGD
-//     (internal/revisions, one per spec change) so it can compile it again after a restart.
+//   - The served graph per (RGD, cluster) (graphs.go): a cluster Serving the revision it was to
+//     get expands its instances with the graph compiled for it; a cluster held on an older
+//     revision (the newest does not compile there, or is Blocked) with that revision's graph,
+//     compiled from the RGD spec the revision keeps (revisions.go). Each distinct RGD spec is a
+//     revision kept through internal/revisions (a ControllerRevision in the admin namespace,
+//     owned by the RGD), and each CRD names the revision it was compiled from
+//     (flotilla.dev/api-revision), so after a restart what a cluster serves is read from the
+//     cluster. A Delivery record's spec.revision pins its cluster to a kept revision, as for
+//     every owner: the seam a staged rollout drives.
 //   - When to start and stop watching a kind on a cluster: the row's transition into Serving
 //     (an Established CRD) and out of it (released, cluster gone). publish already notifies on
 //     every change; M2 adds a second listener beside the status controller's.

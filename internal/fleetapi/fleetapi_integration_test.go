@@ -130,6 +130,86 @@ func (e *env) served(t *testing.T, spoke, crdName string, rgd *kro.ResourceGraph
 	})
 }
 
+// instanceExpanded creates an instance of rgd's kind on a spoke, waits for the hub to expand it
+// (its Deployment there), deletes it and waits until it is gone.
+func (e *env) instanceExpanded(t *testing.T, spoke string, rgd *kro.ResourceGraphDefinition, name string) {
+	t.Helper()
+	ctx := context.Background()
+	c := e.spokes[spoke]
+	instance := &unstructured.Unstructured{}
+	instance.SetGroupVersionKind(kro.InstanceKind(rgd))
+	instance.SetNamespace("default")
+	instance.SetName(name)
+	instance.Object["spec"] = map[string]any{"name": name}
+	if err := c.Create(ctx, instance); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, wait, fmt.Sprintf("the Deployment of instance %s on %s", name, spoke), func() error {
+		return c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &appsv1.Deployment{})
+	})
+	if err := c.Delete(ctx, instance); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, wait, fmt.Sprintf("instance %s gone from %s", name, spoke), func() error {
+		err := c.Get(ctx, client.ObjectKeyFromObject(instance), instance.DeepCopy())
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+}
+
+// pin sets the revision an RGD's Delivery record for a cluster pins it to ("" follows the RGD).
+func (e *env) pin(t *testing.T, rgd, cluster, revision string) {
+	t.Helper()
+	records := &flotillav1.DeliveryList{}
+	if err := e.hub.List(context.Background(), records, client.InNamespace(membership.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range records.Items {
+		rec := &records.Items[i]
+		if rec.Spec.Owner.Name != rgd || rec.Spec.Cluster != cluster {
+			continue
+		}
+		before := rec.DeepCopy()
+		rec.Spec.Revision = revision
+		if err := e.hub.Patch(context.Background(), rec, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Fatalf("no Delivery record of %s on %s", rgd, cluster)
+}
+
+// revisionsKept checks that the hub keeps n revisions of an RGD and that every spoke's CRD
+// names one of them.
+func (e *env) revisionsKept(t *testing.T, rgd, crdName string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	list := &appsv1.ControllerRevisionList{}
+	if err := e.hub.List(ctx, list, client.InNamespace(membership.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]bool{}
+	for _, cr := range list.Items {
+		if strings.Contains(cr.Annotations[flotillav1.AnnotationOwner], rgd) {
+			kept[cr.Name] = true
+		}
+	}
+	if len(kept) != n {
+		t.Errorf("%d revisions of %s kept, want %d: %v", len(kept), rgd, n, kept)
+	}
+	for name, c := range e.spokes {
+		crd := &extv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: crdName}, crd); err != nil {
+			continue
+		}
+		if rev := crd.Annotations[flotillav1.AnnotationAPIRevision]; !kept[rev] {
+			t.Errorf("the CRD on %s names revision %q, which is not kept", name, rev)
+		}
+	}
+}
+
 func (e *env) absent(t *testing.T, spoke, crdName string) {
 	t.Helper()
 	err := e.spokes[spoke].Get(context.Background(), client.ObjectKey{Name: crdName}, &extv1.CustomResourceDefinition{})
@@ -496,6 +576,11 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
 			e.served(t, s, webappCRD, webapp, 1)
 		}
+		// Held on generation 1, a cluster expands instances with generation 1's graph, compiled
+		// again after a restart from the revision its CRD names.
+		e.controller.Stop()
+		e.controller = hubtest.Run(e.t, e.fleet)
+		e.instanceExpanded(t, "spoke-b", webapp, "held")
 		e.updateRGD(t, webapp.Name, func(rgd *kro.ResourceGraphDefinition) {
 			if rgd.Annotations == nil {
 				rgd.Annotations = map[string]string{}
@@ -506,6 +591,51 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 			e.served(t, s, webappCRD, changed, changed.Generation)
 		}
 		e.status(t, "platform", "serving generation 2 on 3 clusters", serving(3))
+		e.revisionsKept(t, webapp.Name, webappCRD, 2)
+	})
+
+	t.Run("a Delivery record pins its cluster to a kept revision", func(t *testing.T) {
+		crd := &extv1.CustomResourceDefinition{}
+		if err := e.spokes["spoke-c"].Get(ctx, client.ObjectKey{Name: webappCRD}, crd); err != nil {
+			t.Fatal(err)
+		}
+		pinned, generation := crd.Annotations[flotillav1.AnnotationAPIRevision], crd.Annotations[flotillav1.AnnotationRGDGeneration]
+		e.pin(t, webapp.Name, "spoke-c", pinned)
+		// A compatible change: an optional field with a default.
+		changed := e.updateRGD(t, webapp.Name, func(rgd *kro.ResourceGraphDefinition) {
+			var spec map[string]any
+			if err := yaml.Unmarshal(rgd.Spec.Schema.Spec.Raw, &spec); err != nil {
+				t.Fatal(err)
+			}
+			spec["team"] = `string | default="platform"`
+			raw, err := yaml.Marshal(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rgd.Spec.Schema.Spec.Raw, err = yaml.YAMLToJSON(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+		for _, s := range []string{"spoke-a", "spoke-b"} {
+			e.served(t, s, webappCRD, changed, changed.Generation)
+		}
+		e.status(t, "platform", "spoke-c serving its pin", func(p *flotillav1.APIPropagation) error {
+			r := resultOf(p, "spoke-c", webapp.Name)
+			if r == nil || r.Phase != flotillav1.APIServing || fmt.Sprint(r.ServedGeneration) != generation || !strings.Contains(r.Message, pinned) {
+				return fmt.Errorf("spoke-c: %+v", r)
+			}
+			return nil
+		})
+		if err := e.spokes["spoke-c"].Get(ctx, client.ObjectKey{Name: webappCRD}, crd); err != nil {
+			t.Fatal(err)
+		}
+		if got := crd.Annotations[flotillav1.AnnotationAPIRevision]; got != pinned {
+			t.Errorf("spoke-c serves revision %s, pinned to %s", got, pinned)
+		}
+		e.revisionsKept(t, webapp.Name, webappCRD, 3)
+		e.pin(t, webapp.Name, "spoke-c", "")
+		e.served(t, "spoke-c", webappCRD, changed, changed.Generation)
 	})
 
 	t.Run("deleting the APIPropagation leaves the CRDs on the spokes (Orphan)", func(t *testing.T) {

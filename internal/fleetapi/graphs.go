@@ -10,20 +10,24 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/kro"
 )
 
-// serveGraphs tells Graphs what a pass over an RGD found: a cluster whose CRD is Serving at the
-// RGD's generation expands its instances with the graph compiled for it; a cluster that keeps
-// an older CRD (the new generation does not compile there, or is blocked) keeps the graph it
-// had; clusters that left the Placement serve the kind no more.
+// serveGraphs tells Graphs what a pass over an RGD found: a cluster whose CRD is Serving the
+// revision it was to get expands its instances with the graph compiled for it; a cluster that
+// keeps an older CRD (the revision it was to get does not compile there, or is refused)
+// expands them with the graph of the revision it serves, compiled again from the kept spec
+// (after a restart too); clusters that left the Placement serve the kind no more.
 func (r *Reconciler) serveGraphs(rgd *kro.ResourceGraphDefinition, rows []flotillav1.APIClusterResult, plans map[string]clusterPlan, leaving []string) {
 	if r.Graphs == nil {
 		return
 	}
 	for _, row := range rows {
 		p, planned := plans[row.Cluster]
-		if !planned || p.compiled == nil || row.Phase != flotillav1.APIServing {
-			continue
+		switch {
+		case !planned:
+		case p.compiled != nil && row.Phase == flotillav1.APIServing:
+			r.Graphs.Serve(row.Cluster, instances.Graph{Compiled: p.compiled, Revision: strconv.FormatInt(p.generation, 10)})
+		case p.held != nil && row.ServedGeneration > 0:
+			r.Graphs.Serve(row.Cluster, instances.Graph{Compiled: p.held, Revision: strconv.FormatInt(row.ServedGeneration, 10)})
 		}
-		r.Graphs.Serve(row.Cluster, instances.Graph{Compiled: p.compiled, Revision: strconv.FormatInt(rgd.Generation, 10)})
 	}
 	r.unserveGraphs(kro.InstanceKind(rgd), leaving)
 }

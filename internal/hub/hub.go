@@ -220,7 +220,7 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 		}
 		transparentByKind[t.OwnerKind()] = t
 	}
-	apis.Deliverer, apis.Clusters, apis.Ledger = d, provider, records
+	apis.Deliverer, apis.Clusters, apis.Ledger, apis.Revisions = d, provider, records, prop.Revisions
 	if err := apis.SetupWithManager(local); err != nil {
 		return nil, fmt.Errorf("set up fleet APIs: %w", err)
 	}

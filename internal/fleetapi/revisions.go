@@ -1,0 +1,104 @@
+package fleetapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/kro"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
+)
+
+// An RGD's revisions are its distinct specs, kept the way every owner's revisions are kept
+// (package revisions: one ControllerRevision per spec in the admin namespace, owned by the RGD,
+// a bounded history that never drops a revision a cluster serves or a record pins). The CRD
+// compiled from a revision names it (flotilla.dev/api-revision), so what a cluster serves is
+// read from the cluster itself, and a cluster held on an older revision (the newest does not
+// compile there, or would break its CRD) has its instances expanded with that revision's
+// graph, compiled again from the kept spec after a restart.
+
+// rgdRevision is one revision of an RGD: the spec it was, and the name it is kept under ("" when
+// the RGD is served without history).
+type rgdRevision struct {
+	name string
+	rgd  *kro.ResourceGraphDefinition
+}
+
+// newestRevision is the RGD as it is now, named as its revision will be.
+func (r *Reconciler) newestRevision(rgd *kro.ResourceGraphDefinition, owner render.Owner) (rgdRevision, string, *unstructured.Unstructured, error) {
+	if r.Revisions == nil {
+		return rgdRevision{rgd: rgd}, "", nil, nil
+	}
+	obj, hash, err := revisionObject(rgd)
+	if err != nil {
+		return rgdRevision{}, "", nil, err
+	}
+	return rgdRevision{name: revisions.Name(owner, hash), rgd: rgd}, hash, obj, nil
+}
+
+// revisionObject is what a revision keeps of an RGD (its identity, generation, labels,
+// annotations and spec; not its status), and its hash: the spec's alone, so a spec changed
+// back is the revision it was.
+func revisionObject(rgd *kro.ResourceGraphDefinition) (*unstructured.Unstructured, string, error) {
+	kept := &kro.ResourceGraphDefinition{Spec: rgd.Spec}
+	kept.SetGroupVersionKind(kro.GroupVersion.WithKind(rgdKind))
+	kept.Name, kept.UID, kept.Generation = rgd.Name, rgd.UID, rgd.Generation
+	kept.Labels, kept.Annotations = rgd.Labels, rgd.Annotations
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(kept)
+	if err != nil {
+		return nil, "", fmt.Errorf("revision of %s: %w", rgd.Name, err)
+	}
+	spec := &unstructured.Unstructured{Object: map[string]any{"spec": obj["spec"]}}
+	hash, err := render.Hash(spec)
+	if err != nil {
+		return nil, "", err
+	}
+	return &unstructured.Unstructured{Object: obj}, hash, nil
+}
+
+// saveRevision keeps the newest revision, with every revision in keep. A revision too large to
+// keep is not an error: the RGD is served without history, as any owner is.
+func (r *Reconciler) saveRevision(ctx context.Context, owner ledger.Owner, hash string, obj *unstructured.Unstructured, keep map[string]bool) error {
+	if r.Revisions == nil {
+		return nil
+	}
+	_, err := r.Revisions.Save(ctx, owner, hash, []*unstructured.Unstructured{obj}, keep)
+	if errors.Is(err, revisions.ErrTooLarge) {
+		return nil
+	}
+	return err
+}
+
+// loadRevision reads a kept revision of the RGD back.
+func (r *Reconciler) loadRevision(ctx context.Context, owner render.Owner, name string) (rgdRevision, error) {
+	if r.Revisions == nil {
+		return rgdRevision{}, fmt.Errorf("revision %s: the controller keeps no revisions", name)
+	}
+	objs, _, err := r.Revisions.Load(ctx, owner, name)
+	if err != nil {
+		return rgdRevision{}, err
+	}
+	if len(objs) != 1 {
+		return rgdRevision{}, fmt.Errorf("revision %s holds %d objects, not one ResourceGraphDefinition", name, len(objs))
+	}
+	rgd := &kro.ResourceGraphDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, rgd); err != nil {
+		return rgdRevision{}, fmt.Errorf("revision %s: %w", name, err)
+	}
+	return rgdRevision{name: name, rgd: rgd}, nil
+}
+
+// servedRevision is the revision a CRD this owner delivered was compiled from, once it is
+// Established; "" otherwise, or when it was delivered without history.
+func servedRevision(crd *unstructured.Unstructured, owner render.Owner) string {
+	if servedGeneration(crd, owner) == 0 {
+		return ""
+	}
+	return crd.GetAnnotations()[flotillav1.AnnotationAPIRevision]
+}
