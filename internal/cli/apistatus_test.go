@@ -43,7 +43,7 @@ func TestPrintRGDStatus(t *testing.T) {
 	if err := printRGDStatus(context.Background(), &out, hub, "webservice.kro.run"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
+	containsAll(t, out.String(),
 		"ResourceGraphDefinition webservice.kro.run: WebService.kro.run, generation 2, served by APIPropagation a-public",
 		"clusters: 1 serving generation 2, 1 failed",
 		"instances: 3 (2 active, 1 in progress, 0 error, 0 deleting)",
@@ -51,11 +51,7 @@ func TestPrintRGDStatus(t *testing.T) {
 		"CLUSTER   PHASE           SERVED   INSTANCES   ACTIVE   IN-PROGRESS   ERROR   REASON           MESSAGE",
 		"spoke-2   CompileFailed   1        1           1        0             0       SchemaNotFound   generation 2: no schema for Queue",
 		"spoke-1   Serving         2        2           1        1             0       <none>",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("missing %q in:\n%s", want, out.String())
-		}
-	}
+	)
 	if strings.Contains(out.String(), "other.kro.run") || strings.Contains(out.String(), "Pending") {
 		t.Errorf("another API's row is printed:\n%s", out.String())
 	}
@@ -80,15 +76,21 @@ func TestPrintAPIPropagationStatus(t *testing.T) {
 	if err := printAPIPropagationStatus(&out, serving); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
+	containsAll(t, out.String(),
 		"APIPropagation a-public: 1 APIs, 2 clusters chosen, 1 serving, 1 failed; instances: 3 (2 active",
 		"Serving  False  CompileFailed: webservice.kro.run on spoke-2",
 		"webservice.kro.run   WebService.kro.run   2            1         1        3           2",
 		"CLUSTER   API                  PHASE",
 		"spoke-1   other.kro.run        Pending         <none>   <none>",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("missing %q in:\n%s", want, out.String())
+	)
+}
+
+// containsAll fails the test for each of wants that out does not contain.
+func containsAll(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
 		}
 	}
 }

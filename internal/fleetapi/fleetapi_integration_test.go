@@ -159,6 +159,24 @@ func (e *env) instanceExpanded(t *testing.T, spoke string, rgd *kro.ResourceGrap
 	})
 }
 
+// addField adds a field to an RGD's SimpleSchema spec.
+func addField(t *testing.T, name, simpleSchema string) func(*kro.ResourceGraphDefinition) {
+	return func(rgd *kro.ResourceGraphDefinition) {
+		var spec map[string]any
+		if err := yaml.Unmarshal(rgd.Spec.Schema.Spec.Raw, &spec); err != nil {
+			t.Fatal(err)
+		}
+		spec[name] = simpleSchema
+		raw, err := yaml.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rgd.Spec.Schema.Spec.Raw, err = yaml.YAMLToJSON(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // pin sets the revision an RGD's Delivery record for a cluster pins it to ("" follows the RGD).
 func (e *env) pin(t *testing.T, rgd, cluster, revision string) {
 	t.Helper()
@@ -546,21 +564,7 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 
 	t.Run("a breaking change is refused until the RGD allows it", func(t *testing.T) {
 		// A new required field without a default breaks every existing instance.
-		changed := e.updateRGD(t, webapp.Name, func(rgd *kro.ResourceGraphDefinition) {
-			var spec map[string]any
-			if err := yaml.Unmarshal(rgd.Spec.Schema.Spec.Raw, &spec); err != nil {
-				t.Fatal(err)
-			}
-			spec["owner"] = "string | required=true"
-			raw, err := yaml.Marshal(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rgd.Spec.Schema.Spec.Raw, err = yaml.YAMLToJSON(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-		})
+		changed := e.updateRGD(t, webapp.Name, addField(t, "owner", "string | required=true"))
 		e.status(t, "platform", "webapp blocked everywhere", func(p *flotillav1.APIPropagation) error {
 			for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
 				r := resultOf(p, s, webapp.Name)
@@ -602,21 +606,7 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		pinned, generation := crd.Annotations[flotillav1.AnnotationAPIRevision], crd.Annotations[flotillav1.AnnotationRGDGeneration]
 		e.pin(t, webapp.Name, "spoke-c", pinned)
 		// A compatible change: an optional field with a default.
-		changed := e.updateRGD(t, webapp.Name, func(rgd *kro.ResourceGraphDefinition) {
-			var spec map[string]any
-			if err := yaml.Unmarshal(rgd.Spec.Schema.Spec.Raw, &spec); err != nil {
-				t.Fatal(err)
-			}
-			spec["team"] = `string | default="platform"`
-			raw, err := yaml.Marshal(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rgd.Spec.Schema.Spec.Raw, err = yaml.YAMLToJSON(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-		})
+		changed := e.updateRGD(t, webapp.Name, addField(t, "team", `string | default="platform"`))
 		for _, s := range []string{"spoke-a", "spoke-b"} {
 			e.served(t, s, webappCRD, changed, changed.Generation)
 		}
