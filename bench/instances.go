@@ -210,12 +210,12 @@ func (b *bench) kroInstances(ctx context.Context, plane *localfleet.Plane) (read
 	}); err != nil {
 		return fail("never served the RGD", err)
 	}
-	ready, _, err = b.timeInstances(ctx, kroAPI, []*localfleet.Plane{plane}, directNS)
+	ready, kubectl, err := b.timeInstances(ctx, kroAPI, []*localfleet.Plane{plane}, directNS)
 	if err != nil {
 		return fail("instances", err)
 	}
-	return ready, fmt.Sprintf("baseline: kro %s's own controller (built from its module with Flotilla's go.mod, its chart's defaults) on %s, the same RGD applied there, %d instances",
-		kro.version, plane.Name(), readyInstances)
+	return ready, fmt.Sprintf("baseline: kro %s's own controller (built from its module with Flotilla's go.mod, its chart's defaults) on %s, the same RGD applied there, %d instances (kubectl's part p50 %.0f ms)",
+		kro.version, plane.Name(), readyInstances, percentile(kubectl, 0.5))
 }
 
 // timeInstances creates readyInstances instances of an API round-robin on some spokes with
