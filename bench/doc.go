@@ -5,6 +5,9 @@
 // The plain client has no client-side rate limit: like kubectl, it leaves the pace to the
 // spokes' API Priority and Fairness, and so does Flotilla. The bulk scenarios also report the
 // spokes' 429s and write latency, so going fast is never bought by overloading a spoke.
+// instance_ready, the time from `kubectl create` of a fleet API instance to ACTIVE, compares
+// with kro's own controller instead, which the benchmark builds from the kro module in go.mod
+// and runs against one spoke.
 //
 // Run it with `make bench` (BENCH_ARGS="--spokes 3 --objects 300"); it prints a table and
 // writes bench/results/<timestamp>.json. docs/performance.md explains the scenarios.

@@ -35,16 +35,20 @@ const (
 type bench struct {
 	p      params
 	binDir string
+	dir    string // the run's scratch directory
 	fleet  *localfleet.Fleet
 	hubKC  string
 	hub    client.Client
 	spokes []kubernetes.Interface
-	proc   *hubProcess
+	proc   *process
 	prof   *profiler
 }
 
 // stepNames are the scenario groups in the order they run; each may add several figures.
-var stepNames = []string{"bulk", "bulk_one", "update", "drift", "steady", "restart", "outage", "move", "failover", "deployments"}
+var stepNames = []string{"bulk", "bulk_one", "update", "drift", "steady", "restart", "outage", "move", "failover", "instance_ready", "deployments"}
+
+// standalone steps need nothing of bulk's: run alone, they start from the bare fleet.
+var standalone = []string{"instance_ready"}
 
 // selectSteps parses --only: every step when empty.
 func selectSteps(only string) ([]string, error) {
@@ -58,8 +62,9 @@ func selectSteps(only string) ([]string, error) {
 		}
 		steps = append(steps, name)
 	}
-	if steps[0] != "bulk" {
-		steps = append([]string{"bulk"}, steps...) // every other scenario starts from its fleet
+	needsBulk := slices.ContainsFunc(steps, func(s string) bool { return !slices.Contains(standalone, s) })
+	if needsBulk && steps[0] != "bulk" {
+		steps = append([]string{"bulk"}, steps...) // the others start from the fleet bulk leaves
 	}
 	return steps, nil
 }
@@ -88,7 +93,7 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 		return nil, err
 	}
 	defer fleet.Stop()
-	b := &bench{p: p, binDir: binDir, fleet: fleet, hubKC: fleet.Hub().KubeconfigPath(), prof: prof}
+	b := &bench{p: p, binDir: binDir, dir: dir, fleet: fleet, hubKC: fleet.Hub().KubeconfigPath(), prof: prof}
 	if err := b.setUp(ctx); err != nil {
 		return nil, err
 	}
@@ -96,7 +101,7 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 	r := newReport(p)
 	fns := map[string]func(context.Context, *report) error{
 		"bulk": b.bulk, "bulk_one": b.bulkOne, "update": b.update, "drift": b.drift, "steady": b.steady, "restart": b.restart,
-		"outage": b.outage, "move": b.move, "failover": b.failover, "deployments": b.deployments,
+		"outage": b.outage, "move": b.move, "failover": b.failover, "instance_ready": b.instanceReady, "deployments": b.deployments,
 	}
 	for _, name := range steps {
 		fmt.Printf("scenario %s...\n", name)
