@@ -314,7 +314,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	// (the fan-out's make-before-break is for workloads that move; an API does not move: its
 	// instances on a cluster that leaves stay there, or go with the CRD).
 	chosen, leaving := splitRecords(records, st.targets)
-	strategy := strategyOf(placer)
+	strategy := strategyOf(placer, rgd.Name)
 	out := r.fanout.Sync(ctx, fanout.Pass{
 		Owner:   ledgerOwner,
 		Records: chosen, Chosen: st.targets, Want: want, Kinds: []string{render.KindString(crdKind)}, Prune: true, Strategy: strategy,
@@ -367,7 +367,7 @@ func (r *Reconciler) release(ctx context.Context, rgd *kro.ResourceGraphDefiniti
 	strategy := decide.Strategy{Deletion: flotillav1.DeletionOrphan, Conflict: flotillav1.ConflictReject}
 	deleting := !rgd.DeletionTimestamp.IsZero() || (placer != nil && !placer.DeletionTimestamp.IsZero())
 	if placer != nil && deleting && placer.Spec.Removal == flotillav1.DeletionDelete {
-		strategy = strategyOf(placer)
+		strategy = strategyOf(placer, rgd.Name)
 	}
 	pending, err := r.fanout.Cleanup(ctx, owner, records, strategy)
 	if len(pending) > 0 || err != nil {
@@ -422,15 +422,18 @@ func (r *Reconciler) keepFinalizer(ctx context.Context, rgd *kro.ResourceGraphDe
 }
 
 // strategyOf is how an APIPropagation's CRDs are delivered: never taking over a CRD that is not
-// Flotilla's, and removed as its removal says. A CRD that still has instances is deleted only
-// once the flotilla.dev/confirm-prune annotation confirms it (the deliverer's rule for objects
-// whose deletion takes other data along).
-func strategyOf(p *flotillav1.APIPropagation) decide.Strategy {
+// Flotilla's, except one a kro running on the cluster generated for an RGD of the same name
+// (it carries kro's RGD name label), which is taken over as it is: the cluster moves from its
+// own kro to the hub without its instances noticing; and removed as its removal says. A CRD
+// that still has instances is deleted only once the flotilla.dev/confirm-prune annotation
+// confirms it (the deliverer's rule for objects whose deletion takes other data along).
+func strategyOf(p *flotillav1.APIPropagation, rgd string) decide.Strategy {
 	deletion := p.Spec.Removal
 	if deletion == "" {
 		deletion = flotillav1.DeletionOrphan
 	}
-	return decide.Strategy{Deletion: deletion, Conflict: flotillav1.ConflictReject, PruneConfirmed: p.Annotations[flotillav1.AnnotationConfirmPrune]}
+	return decide.Strategy{Deletion: deletion, Conflict: flotillav1.ConflictReject, PruneConfirmed: p.Annotations[flotillav1.AnnotationConfirmPrune],
+		AdoptMarked: decide.Mark{Key: kro.RGDNameLabel, Value: rgd}}
 }
 
 func removalMessage(s decide.Strategy, res deliver.Result) string {

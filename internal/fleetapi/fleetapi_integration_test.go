@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -157,6 +158,46 @@ func (e *env) instanceExpanded(t *testing.T, spoke string, rgd *kro.ResourceGrap
 		}
 		return fmt.Errorf("still there (%v)", err)
 	})
+}
+
+// kroCRD installs on a spoke the CRD a kro running there would have generated from the RGD in
+// a manifest (kro's labels, the spoke's own RGD uid, no Flotilla marker), and waits until it is
+// Established.
+func (e *env) kroCRD(t *testing.T, spoke, manifest string) *extv1.CustomResourceDefinition {
+	t.Helper()
+	rgd := &kro.ResourceGraphDefinition{}
+	for _, doc := range strings.Split(manifest, "\n---\n") {
+		if strings.Contains(doc, "kind: ResourceGraphDefinition") {
+			if err := yaml.Unmarshal([]byte(doc), rgd); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rgd.UID = "uid-of-the-rgd-on-" + types.UID(spoke)
+	target, err := kro.TargetForConfig(e.fleet.Plane(spoke).RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled, err := kro.Compile(rgd, target, kro.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := compiled.CRD()
+	if err := e.spokes[spoke].Create(context.Background(), crd); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, wait, "the CRD kro made Established on "+spoke, func() error {
+		if err := e.spokes[spoke].Get(context.Background(), client.ObjectKeyFromObject(crd), crd); err != nil {
+			return err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == extv1.Established && c.Status == extv1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("not Established")
+	})
+	return crd
 }
 
 // addField adds a field to an RGD's SimpleSchema spec.
@@ -653,11 +694,12 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		}
 	})
 
-	t.Run("examples/fleet-api.yaml serves its API everywhere", func(t *testing.T) {
+	t.Run("examples/fleet-api.yaml serves its API everywhere, taking over the CRD a kro on spoke-b made", func(t *testing.T) {
 		data, err := os.ReadFile(filepath.Join("..", "..", "examples", "fleet-api.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
+		local := e.kroCRD(t, "spoke-b", string(data))
 		var rgd *kro.ResourceGraphDefinition
 		for _, doc := range strings.Split(string(data), "\n---\n") {
 			var typeMeta metav1.TypeMeta
@@ -687,6 +729,18 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 			e.served(t, s, "webservices.kro.run", rgd, 1)
 		}
 		e.status(t, "public-apis", "serving on 3 clusters", serving(3))
+		taken := &extv1.CustomResourceDefinition{}
+		if err := e.spokes["spoke-b"].Get(ctx, client.ObjectKey{Name: local.Name}, taken); err != nil {
+			t.Fatal(err)
+		}
+		if taken.UID != local.UID {
+			t.Errorf("the CRD kro made on spoke-b was replaced (uid %s, was %s)", taken.UID, local.UID)
+		}
+		if deletes := e.flotillaWrites(t, "spoke-b", time.Time{}, func(ev localfleet.AuditEvent) bool {
+			return ev.Verb == "delete" && ev.ObjectRef.Name == local.Name
+		}); len(deletes) != 0 {
+			t.Errorf("the CRD was deleted on spoke-b: %v", deletes)
+		}
 	})
 
 	t.Run("with removal Delete, deleting the RGD deletes its CRD everywhere", func(t *testing.T) {

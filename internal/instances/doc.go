@@ -77,6 +77,10 @@
 // status of fleet APIs shows them. SubscribeCounts is told when they may have changed: an
 // instance added or gone, or its state or reason changed, not every status write.
 //
+// Taking over from a kro on the cluster: children carrying the instance's ApplySet mark
+// (applyset.kubernetes.io/part-of, the same id whoever applied them) are adopted as they are
+// (decide.Strategy.AdoptMarked), never recreated; an object without the mark is a conflict.
+//
 // Not done here yet: a kind that stops being served leaves kro's finalizer on its instances
 // (the removal policies of the RGD side will release it), and the tenancy modes other than the
 // default (cluster-scoped children, cluster-scoped instances).

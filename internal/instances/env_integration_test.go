@@ -103,6 +103,15 @@ func startEnv(t *testing.T, spokes ...string) *env {
 func (e *env) serve(t *testing.T, spoke string, rgd *kro.ResourceGraphDefinition) *kro.Compiled {
 	t.Helper()
 	compiled := e.compile(t, spoke, rgd)
+	e.installCRD(t, spoke, compiled)
+	e.graphs.Serve(spoke, instances.Graph{Compiled: compiled, Revision: compiled.SpecHash()})
+	return compiled
+}
+
+// installCRD installs a compiled RGD's CRD on a spoke, as generated (with kro's labels, as a kro
+// there would install it), and waits until it is Established.
+func (e *env) installCRD(t *testing.T, spoke string, compiled *kro.Compiled) {
+	t.Helper()
 	crd := compiled.CRD()
 	crd.ResourceVersion = ""
 	if err := e.spokes[spoke].Create(context.Background(), crd); err != nil {
@@ -120,8 +129,6 @@ func (e *env) serve(t *testing.T, spoke string, rgd *kro.ResourceGraphDefinition
 		}
 		return fmt.Errorf("not Established")
 	})
-	e.graphs.Serve(spoke, instances.Graph{Compiled: compiled, Revision: compiled.SpecHash()})
-	return compiled
 }
 
 // serveCompiled registers a new revision of an RGD whose CRD the spoke serves already.

@@ -76,8 +76,9 @@ func (x expansion) job() (deliver.Job, error) {
 		Revision:   revision,
 		PruneKinds: pruneKinds,
 		Prune:      plan.Prune,
-		// includeWhen turning false is the user's own intent: no prune budget.
-		Strategy: decide.Strategy{PruneBudget: decide.Unbudgeted},
+		// includeWhen turning false is the user's own intent: no prune budget. Children a kro
+		// on the cluster applied for this instance (its ApplySet's) are taken over as they are.
+		Strategy: decide.Strategy{PruneBudget: decide.Unbudgeted, AdoptMarked: decide.Mark{Key: kro.ApplySetPartOfLabel, Value: kro.ApplySetID(x.instance)}},
 		Status:   []*unstructured.Unstructured{withStatus(x.instance, plan.Status)},
 	}
 	if !errors.Is(plan.Err, kro.ErrInvalidInventory) {

@@ -71,6 +71,10 @@ const (
 	StateDeleting   = string(v1alpha1.InstanceStateDeleting)
 )
 
+// ApplySetID is the ApplySet id of an instance: what its children carry in ApplySetPartOfLabel,
+// whoever applied them (kro on the cluster, or Flotilla from the hub).
+func ApplySetID(instance *unstructured.Unstructured) string { return applyset.ID(instance) }
+
 // metaLabels are the labels kro puts on everything it manages, with the pinned version
 // (kro's own labeler would name the main module's version).
 func metaLabels() metadata.GenericLabeler {

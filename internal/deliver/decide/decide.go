@@ -99,7 +99,7 @@ func Decide(owner render.Owner, s Strategy, desired *unstructured.Unstructured, 
 		}
 		return d
 	}
-	if err := checkOwner(live.Object, owner, s.Conflict); err != nil {
+	if err := checkOwner(live.Object, owner, s); err != nil {
 		return Decision{Action: Conflict, Err: err}
 	}
 	if !Holds(live.Object, owner) {

@@ -21,10 +21,10 @@ var ErrConflict = errors.New("conflict")
 var ErrHeld = fmt.Errorf("%w: held by another owner", ErrConflict)
 
 // checkOwner refuses to touch a live object that is not this owner's, unless the strategy
-// adopts objects Flotilla did not create. The owner label is what marks an object as
+// adopts objects Flotilla did not create, or this one by its mark. The owner label is what marks an object as
 // Flotilla's (render.Managed); the owner annotation, which names the owner in full, also
 // recognises the owner's own object when its label was removed or changed on the cluster.
-func checkOwner(live metav1.Object, owner render.Owner, conflict flotillav1.ConflictPolicy) error {
+func checkOwner(live metav1.Object, owner render.Owner, s Strategy) error {
 	labels := live.GetLabels()
 	annotations := live.GetAnnotations()
 	switch {
@@ -36,7 +36,7 @@ func checkOwner(live metav1.Object, owner render.Owner, conflict flotillav1.Conf
 		// First owner wins: an object keeps its owner until that owner lets go of it.
 		return fmt.Errorf("%w (%s); it keeps the object until it stops delivering it here or is deleted",
 			ErrHeld, orUnknown(annotations[flotillav1.AnnotationOwner]))
-	case conflict == flotillav1.ConflictAdopt:
+	case s.Conflict == flotillav1.ConflictAdopt, s.AdoptMarked.On(labels):
 		return nil
 	default:
 		return fmt.Errorf("%w: exists on the cluster and was not created by Flotilla; set strategy.conflict: Adopt to take it over", ErrConflict)

@@ -36,6 +36,11 @@ func TestCheckOwner(t *testing.T) {
 		}
 		return u
 	}
+	marked := func(value string) *unstructured.Unstructured {
+		u := live(nil)
+		u.SetLabels(map[string]string{"tool/part-of": value})
+		return u
+	}
 	tests := []struct {
 		name     string
 		live     *unstructured.Unstructured
@@ -70,10 +75,18 @@ func TestCheckOwner(t *testing.T) {
 			u.SetAnnotations(map[string]string{flotillav1.AnnotationOwner: a.String()})
 			return u
 		}(), b, flotillav1.ConflictAdopt, nil},
+		// Adopted by its mark: what another tool made for the same thing.
+		{"unmanaged with the mark, adopted", marked("set-1"), a, "", nil},
+		{"unmanaged with another value of the mark, rejected", marked("set-2"), a, "", ErrConflict},
+		{"an incumbent keeps it even with the mark", func() *unstructured.Unstructured {
+			u := live(&b)
+			u.SetLabels(map[string]string{flotillav1.LabelOwner: b.LabelValue(), "tool/part-of": "set-1"})
+			return u
+		}(), a, "", ErrHeld},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkOwner(tt.live, tt.owner, tt.conflict)
+			err := checkOwner(tt.live, tt.owner, Strategy{Conflict: tt.conflict, AdoptMarked: Mark{Key: "tool/part-of", Value: "set-1"}})
 			switch {
 			case tt.want == nil && err != nil:
 				t.Fatalf("checkOwner = %v, want nil", err)
@@ -88,12 +101,12 @@ func TestCheckOwner(t *testing.T) {
 
 // A refusal names the holder, so the user knows which owner to change.
 func TestHeldNamesTheHolder(t *testing.T) {
-	err := checkOwner(delivered(rival, "h1"), tenant, "")
+	err := checkOwner(delivered(rival, "h1"), tenant, Strategy{})
 	if want := rival.String(); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("checkOwner = %v, want it to name %s", err, want)
 	}
 	nameless := object(map[string]string{flotillav1.LabelManagedBy: flotillav1.ManagedByValue}, nil)
-	if err := checkOwner(nameless, tenant, ""); err == nil || !strings.Contains(err.Error(), "another owner") {
+	if err := checkOwner(nameless, tenant, Strategy{}); err == nil || !strings.Contains(err.Error(), "another owner") {
 		t.Fatalf("checkOwner = %v, want it to say another owner when none is named", err)
 	}
 }

@@ -13,6 +13,11 @@ type Strategy struct {
 	// Conflict is Adopt to take over an existing object Flotilla did not create; anything
 	// else refuses it.
 	Conflict flotillav1.ConflictPolicy
+	// AdoptMarked, when set, takes over an existing object Flotilla did not create that
+	// carries this label, whatever Conflict says: the mark another tool left on what it made
+	// for the same thing (kro's, for fleet APIs, so that a cluster that ran kro is taken over
+	// without disruption). An object another Flotilla owner holds is never taken.
+	AdoptMarked Mark
 	// Mode and Drift are the owner's defaults; the flotilla.dev/mode and flotilla.dev/drift
 	// annotations of an object override them. Empty means Reconcile and Correct.
 	Mode  flotillav1.ApplyMode
@@ -52,4 +57,12 @@ func DriftOf(obj *unstructured.Unstructured, s Strategy) flotillav1.DriftPolicy 
 		return flotillav1.DriftCorrect
 	}
 	return s.Drift
+}
+
+// Mark is a label with its value.
+type Mark struct{ Key, Value string }
+
+// On reports whether labels carry the mark; an empty mark is on nothing.
+func (m Mark) On(labels map[string]string) bool {
+	return m.Key != "" && labels[m.Key] == m.Value
 }
