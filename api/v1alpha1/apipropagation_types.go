@@ -33,7 +33,32 @@ type APIPropagationSpec struct {
 	// +optional
 	// +kubebuilder:default=Orphan
 	Removal DeletionPolicy `json:"removal,omitempty"`
+
+	// tenancy says where the instances of the APIs served may reach on their cluster.
+	// Namespace (default): an instance's children, and the objects it refers to (externalRef),
+	// are namespaced objects of the instance's own namespace, so whoever may create an
+	// instance in a namespace gets nothing beyond it. Cluster: anywhere on the instance's
+	// cluster, cluster-scoped kinds (Namespaces, RBAC, CRDs, StorageClasses) and other
+	// namespaces included, as a kro running on the cluster with its own permissions would do;
+	// Flotilla writes them with its identity there, so anyone allowed to create an instance
+	// gets what the graph makes: choose it for APIs that only cluster administrators
+	// instantiate, and limit who may create their instances with RBAC on the clusters.
+	// Instances of a cluster-scoped kind are not expanded under either.
+	// +optional
+	// +kubebuilder:default=Namespace
+	Tenancy Tenancy `json:"tenancy,omitempty"`
 }
+
+// Tenancy is where the instances of a served API may reach on their cluster.
+// +kubebuilder:validation:Enum=Namespace;Cluster
+type Tenancy string
+
+const (
+	// TenancyNamespace confines an instance to its own namespace.
+	TenancyNamespace Tenancy = "Namespace"
+	// TenancyCluster lets an instance reach anywhere on its cluster.
+	TenancyCluster Tenancy = "Cluster"
+)
 
 // ResourceGraphDefinitionSelector chooses ResourceGraphDefinitions by name and by label; an RGD
 // matching either is chosen.
@@ -308,6 +333,7 @@ type APIPropagationStatus struct {
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Serving")].reason`
 // +kubebuilder:printcolumn:name="Placement",type=string,priority=1,JSONPath=`.spec.placementRef.name`
 // +kubebuilder:printcolumn:name="Removal",type=string,priority=1,JSONPath=`.spec.removal`
+// +kubebuilder:printcolumn:name="Tenancy",type=string,priority=1,JSONPath=`.spec.tenancy`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type APIPropagation struct {
 	metav1.TypeMeta   `json:",inline"`

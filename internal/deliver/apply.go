@@ -48,6 +48,9 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	cl := e.cl
 	live := newLiveIndex(cl.GetAPIReader())
 	prev := w.seen.Take(job.Owner)
+	// Confirmations hold under the strategy they were made under: another may decide otherwise
+	// (an instance confined to its namespace again is refused what it could write before).
+	under := fmt.Sprintf("%+v", job.Strategy)
 	for _, gvk := range render.ParseKinds(render.Kinds(job.Objects)) {
 		w.watch(e, gvk)
 	}
@@ -65,7 +68,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		}
 		var todo []int
 		for i := start; i < end; i++ {
-			if prev.Unchanged(ids[i].key, ids[i].hash) {
+			if prev.Unchanged(ids[i].key, ids[i].hash, under) {
 				if d, ok := prev.Drifted[ids[i].key]; ok {
 					drifts[i] = &d
 				}
@@ -140,6 +143,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res.Message = joinBounded(failures)
 	next := observe.NewConfirmed()
 	next.Pruned = pruned && res.Complete
+	next.Under = under
 	next.Status = statuses
 	if job.OwnerMeta != nil && metaDone && metaErr == nil {
 		next.Status[ownerMetaKey(job.OwnerMeta)] = ownerMetaHash(job.OwnerMeta)
@@ -181,7 +185,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		}
 		// Refused before anything is read: a tenant's object in another namespace is not
 		// looked up there (Decide would refuse it all the same).
-		if err := decide.CheckScope(job.Owner, desired, scope); err != nil {
+		if err := decide.CheckScope(job.Owner, job.Strategy, desired, scope); err != nil {
 			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
 		found.Scope = scope

@@ -110,9 +110,8 @@ func (d *Deliverer) refuse(job Job, why string) {
 
 // sameJob compares what a job asks for, apart from its objects (covered by the revision).
 func sameJob(a, b Job) bool {
-	return a.Prune == b.Prune && a.Deletion == b.Deletion && a.Conflict == b.Conflict && reflect.DeepEqual(a.PruneKinds, b.PruneKinds) &&
-		a.Mode == b.Mode && a.Drift == b.Drift && reflect.DeepEqual(a.Ignore, b.Ignore) &&
-		a.PruneBudget == b.PruneBudget && a.PruneConfirmed == b.PruneConfirmed && reflect.DeepEqual(a.Status, b.Status) &&
+	return a.Prune == b.Prune && a.Strategy == b.Strategy && reflect.DeepEqual(a.PruneKinds, b.PruneKinds) &&
+		reflect.DeepEqual(a.Ignore, b.Ignore) && reflect.DeepEqual(a.Status, b.Status) &&
 		reflect.DeepEqual(a.OwnerMeta, b.OwnerMeta) && a.PruneOrder == b.PruneOrder
 }
 

@@ -347,7 +347,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 			Reason: string(strategy.Deletion), Message: limit(removalMessage(strategy, pending[c]))})
 	}
 	sort.SliceStable(st.rows, func(i, j int) bool { return st.rows[i].Cluster < st.rows[j].Cluster })
-	r.serveGraphs(rgd, st.rows, plans, sortedKeys(leaving))
+	r.serveGraphs(rgd, placer.Spec.Tenancy, st.rows, plans, sortedKeys(leaving))
 
 	if r.settling(rgd.Name, st.targets, want, out.Results, connecting) {
 		return reconcile.Result{RequeueAfter: time.Second}, err

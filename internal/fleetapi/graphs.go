@@ -15,18 +15,22 @@ import (
 // keeps an older CRD (the revision it was to get does not compile there, or is refused)
 // expands them with the graph of the revision it serves, compiled again from the kept spec
 // (after a restart too); clusters that left the Placement serve the kind no more.
-func (r *Reconciler) serveGraphs(rgd *kro.ResourceGraphDefinition, rows []flotillav1.APIClusterResult, plans map[string]clusterPlan, leaving []string) {
+//
+// The APIPropagation's tenancy goes with the graph: Cluster lets the instances reach their
+// whole cluster.
+func (r *Reconciler) serveGraphs(rgd *kro.ResourceGraphDefinition, tenancy flotillav1.Tenancy, rows []flotillav1.APIClusterResult, plans map[string]clusterPlan, leaving []string) {
 	if r.Graphs == nil {
 		return
 	}
+	wide := tenancy == flotillav1.TenancyCluster
 	for _, row := range rows {
 		p, planned := plans[row.Cluster]
 		switch {
 		case !planned:
 		case p.compiled != nil && row.Phase == flotillav1.APIServing:
-			r.Graphs.Serve(row.Cluster, instances.Graph{Compiled: p.compiled, Revision: strconv.FormatInt(p.generation, 10)})
+			r.Graphs.Serve(row.Cluster, instances.Graph{Compiled: p.compiled, Revision: strconv.FormatInt(p.generation, 10), ClusterWide: wide})
 		case p.held != nil && row.ServedGeneration > 0:
-			r.Graphs.Serve(row.Cluster, instances.Graph{Compiled: p.held, Revision: strconv.FormatInt(row.ServedGeneration, 10)})
+			r.Graphs.Serve(row.Cluster, instances.Graph{Compiled: p.held, Revision: strconv.FormatInt(row.ServedGeneration, 10), ClusterWide: wide})
 		}
 	}
 	r.unserveGraphs(kro.InstanceKind(rgd), leaving)

@@ -68,6 +68,12 @@
 // A pass kro stopped (a CEL error, a read that failed, a child being deleted) writes its
 // status and is retried with backoff, as kro retries.
 //
+// Tenancy: an instance is confined to its namespace (its children, by the deliverer's scope
+// rule; its external references, here) unless its Graph is ClusterWide (the API is served with
+// tenancy Cluster, which only an administrator sets on the hub): then the job's strategy is
+// ClusterWide and references may be read anywhere. A change of either evaluates every instance
+// of the kind again.
+//
 // Instances of a cluster-scoped kind are not expanded: the deliverer lets a cluster-scoped owner
 // write anywhere on its cluster, and anyone allowed to create such an instance would get that.
 // They show ERROR saying so, and nothing else is written, not even kro's finalizer.
@@ -82,6 +88,6 @@
 // (decide.Strategy.AdoptMarked), never recreated; an object without the mark is a conflict.
 //
 // Not done here yet: a kind that stops being served leaves kro's finalizer on its instances
-// (the removal policies of the RGD side will release it), and the tenancy modes other than the
-// default (cluster-scoped children, cluster-scoped instances).
+// (the removal policies of the RGD side will release it), and instances of cluster-scoped
+// kinds are not expanded under any tenancy.
 package instances

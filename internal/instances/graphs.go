@@ -14,6 +14,10 @@ type Graph struct {
 	// Revision identifies the RGD revision the cluster serves (its pin): a new one makes every
 	// instance of the kind there be evaluated again.
 	Revision string
+	// ClusterWide lets the instances reach anywhere on their cluster (the API is served with
+	// tenancy Cluster): children in other namespaces and of cluster-scoped kinds, and external
+	// references anywhere. Otherwise an instance is confined to its namespace.
+	ClusterWide bool
 }
 
 // Kind is the instances' kind.
@@ -63,7 +67,7 @@ func (m *Memory) serveKind(cluster string, kind schema.GroupVersionKind, g Graph
 	old, had := kinds[kind]
 	kinds[kind] = g
 	m.mu.Unlock()
-	if !had || old.Revision != g.Revision || old.Compiled != g.Compiled {
+	if !had || old != g {
 		m.changed(cluster)
 	}
 }

@@ -29,6 +29,8 @@ type expansion struct {
 	previous    deliver.Result
 	hasPrevious bool
 	kindOf      kindOf
+	// clusterWide lets the children be anywhere on the cluster (Graph.ClusterWide).
+	clusterWide bool
 	// refused, when set, says why the instance is not expanded at all: the job only shows
 	// that on it, with state ERROR, and writes nothing else (not even kro's finalizer).
 	refused string
@@ -78,8 +80,9 @@ func (x expansion) job() (deliver.Job, error) {
 		Prune:      plan.Prune,
 		// includeWhen turning false is the user's own intent: no prune budget. Children a kro
 		// on the cluster applied for this instance (its ApplySet's) are taken over as they are.
-		Strategy: decide.Strategy{PruneBudget: decide.Unbudgeted, AdoptMarked: decide.Mark{Key: kro.ApplySetPartOfLabel, Value: kro.ApplySetID(x.instance)}},
-		Status:   []*unstructured.Unstructured{withStatus(x.instance, plan.Status)},
+		Strategy: decide.Strategy{PruneBudget: decide.Unbudgeted, AdoptMarked: decide.Mark{Key: kro.ApplySetPartOfLabel, Value: kro.ApplySetID(x.instance)},
+			ClusterWide: x.clusterWide},
+		Status: []*unstructured.Unstructured{withStatus(x.instance, plan.Status)},
 	}
 	if !errors.Is(plan.Err, kro.ErrInvalidInventory) {
 		job.OwnerMeta = ownerMeta(x.instance, plan.Instance)

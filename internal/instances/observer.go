@@ -20,12 +20,15 @@ import (
 // object Flotilla did not deliver is absent here, and the deliverer refuses to take it over.
 //
 // The kinds of the graph's external references are read from shared watches instead
-// (externals.go), and only in the instance's own namespace.
+// (externals.go), and only in the instance's own namespace unless the API is served
+// cluster-wide.
 type cacheObserver struct {
 	ctx context.Context
 	cl  cluster.Cluster
-	// namespace is the instance's: the only one external references may be read in.
-	namespace string
+	// namespace is the instance's: the only one external references may be read in, unless
+	// clusterWide.
+	namespace   string
+	clusterWide bool
 	// externals are the graph's external reference kinds; external reads them, and used
 	// records the watches read.
 	externals map[schema.GroupVersionKind]bool
@@ -78,12 +81,12 @@ func (o *cacheObserver) Observe(q kro.Query) ([]*unstructured.Unstructured, erro
 
 // observeExternal reads an external reference from its shared watch.
 func (o *cacheObserver) observeExternal(q kro.Query) ([]*unstructured.Unstructured, error) {
-	if q.Namespace != o.namespace {
+	if !o.clusterWide && q.Namespace != o.namespace {
 		where := fmt.Sprintf("namespace %q", q.Namespace)
 		if q.Namespace == "" {
 			where = "all namespaces or cluster-wide"
 		}
-		return nil, fmt.Errorf("external reference to %s in %s not allowed: an instance may read only its own namespace %q", q.Kind.Kind, where, o.namespace)
+		return nil, fmt.Errorf("external reference to %s in %s not allowed: an instance may read only its own namespace %q (the APIPropagation serving this API may set tenancy: Cluster)", q.Kind.Kind, where, o.namespace)
 	}
 	key := externalKey{kind: q.Kind, namespace: q.Namespace}
 	w, err := o.external(o.ctx, key, q.Resource)

@@ -48,7 +48,7 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		c.submit(req, instance, job)
 		return nil
 	}
-	observer := &cacheObserver{ctx: ctx, cl: s.cl, namespace: instance.GetNamespace(), externals: externalKinds(g.Compiled),
+	observer := &cacheObserver{ctx: ctx, cl: s.cl, namespace: instance.GetNamespace(), clusterWide: g.ClusterWide, externals: externalKinds(g.Compiled),
 		used: map[externalKey]bool{},
 		external: func(ctx context.Context, key externalKey, resource schema.GroupVersionResource) (*externalWatch, error) {
 			return c.external(ctx, s, key, resource)
@@ -60,7 +60,7 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 	s.useExternals(req.Request, observer.used)
 	previous, hasPrevious := c.deliverer.Result(owner, cluster)
 	x := expansion{owner: owner, instance: instance, childKinds: childKinds(g.Compiled), plan: plan,
-		previous: previous, hasPrevious: hasPrevious, kindOf: kindOf}
+		previous: previous, hasPrevious: hasPrevious, kindOf: kindOf, clusterWide: g.ClusterWide}
 	if !g.Compiled.Namespaced() {
 		x.refused = clusterScopedRefusal
 	}

@@ -38,7 +38,10 @@ type spoke struct {
 type kindWatch struct {
 	informer toolscache.SharedIndexInformer
 	stop     context.CancelFunc
-	revision string
+	// revision and clusterWide are the graph's as last seen: a change of either evaluates
+	// every instance again.
+	revision    string
+	clusterWide bool
 }
 
 // Engage implements multicluster.Aware: the instances of the kinds the cluster serves are
@@ -110,8 +113,8 @@ func (c *Controller) sync(cluster string) {
 	for kind, g := range want {
 		if kw := s.kinds[kind]; kw == nil {
 			s.kinds[kind] = c.watchInstances(s, g)
-		} else if kw.revision != g.Revision {
-			kw.revision = g.Revision
+		} else if kw.revision != g.Revision || kw.clusterWide != g.ClusterWide {
+			kw.revision, kw.clusterWide = g.Revision, g.ClusterWide
 			for _, key := range kw.informer.GetStore().ListKeys() {
 				ns, name, _ := toolscache.SplitMetaNamespaceKey(key)
 				c.enqueue(cluster, kind, ns, name)
@@ -162,10 +165,17 @@ func (c *Controller) watchInstances(s *spoke, g Graph) *kindWatch {
 	go informer.RunWithContext(ctx)
 	go func() {
 		if toolscache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+			// The initial list's events may be handled before the informer says it has synced,
+			// and a pass that finds it not synced leaves the instance to the informer's next
+			// event, which an instance nobody changes never has: each is queued once more.
+			for _, key := range informer.GetStore().ListKeys() {
+				ns, name, _ := toolscache.SplitMetaNamespaceKey(key)
+				c.enqueue(s.name, kind, ns, name)
+			}
 			c.countsChanged(s.name, kind)
 		}
 	}()
-	return &kindWatch{informer: informer, stop: stop, revision: g.Revision}
+	return &kindWatch{informer: informer, stop: stop, revision: g.Revision, clusterWide: g.ClusterWide}
 }
 
 // watchChildrenLocked routes changes of a child kind in the spoke cache (which holds the

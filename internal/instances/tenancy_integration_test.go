@@ -7,9 +7,13 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
@@ -69,4 +73,79 @@ func TestInstanceConfinedToItsNamespace(t *testing.T) {
 	if err := spoke.Get(ctx, client.ObjectKey{Namespace: "team", Name: "n1-note"}, &corev1.ConfigMap{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Served cluster-wide (tenancy Cluster), an instance's children reach its whole cluster: a
+// ClusterRole and a ConfigMap in another namespace, and it is ACTIVE. Served confined again, the
+// same instance is refused (ERROR) and nothing of it is deleted; cluster-wide once more, deleting
+// it removes its children everywhere they went.
+func TestClusterWideInstanceReachesItsCluster(t *testing.T) {
+	e := startEnv(t, "spoke-1")
+	ctx := context.Background()
+	compiled := e.compile(t, "spoke-1", readRGD(t, "testdata/readers-rgd.yaml"))
+	e.installCRD(t, "spoke-1", compiled)
+	serve := func(wide bool) {
+		e.graphs.Serve("spoke-1", instances.Graph{Compiled: compiled, Revision: compiled.SpecHash(), ClusterWide: wide})
+	}
+	serve(true)
+	e.namespace(t, "spoke-1", "team")
+	e.namespace(t, "spoke-1", "other")
+	spoke := e.spokes["spoke-1"]
+
+	reader := newInstance(compiled, "team", "r1", map[string]any{"target": "other"})
+	if err := spoke.Create(ctx, reader); err != nil {
+		t.Fatal(err)
+	}
+	state := func(want, message string) func() error {
+		return func() error {
+			u := newInstance(compiled, "team", "r1", nil)
+			if err := spoke.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
+				return err
+			}
+			if err := stateIs(u, want); err != nil {
+				return err
+			}
+			if msg := fmt.Sprint(condition(u, "ResourcesReady")["message"]); !strings.Contains(msg, message) {
+				return fmt.Errorf("ResourcesReady message %q", msg)
+			}
+			return nil
+		}
+	}
+	role, note := client.ObjectKey{Name: "r1-reader"}, client.ObjectKey{Namespace: "other", Name: "r1-note"}
+	fleettest.Eventually(t, wait, "r1 ACTIVE", state(kro.StateActive, ""))
+	for _, obj := range []struct {
+		key client.ObjectKey
+		obj client.Object
+	}{{role, &rbacv1.ClusterRole{}}, {note, &corev1.ConfigMap{}}} {
+		if err := spoke.Get(ctx, obj.key, obj.obj); err != nil {
+			t.Fatal(err)
+		}
+		if obj.obj.GetLabels()[flotillav1.LabelOwner] == "" {
+			t.Errorf("%s carries no Flotilla marker", obj.key)
+		}
+	}
+
+	serve(false)
+	fleettest.Eventually(t, wait, "r1 refused once confined", state(kro.StateError, "cluster-scoped on this cluster"))
+	if w := e.writes(t, "spoke-1", func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" }); len(w) != 0 {
+		t.Errorf("deleted while confined: %s", describe(w))
+	}
+
+	serve(true)
+	fleettest.Eventually(t, wait, "r1 ACTIVE again", state(kro.StateActive, ""))
+	if err := spoke.Delete(ctx, reader); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, wait, "r1's children gone", func() error {
+		for _, key := range []client.ObjectKey{role, note} {
+			var obj client.Object = &corev1.ConfigMap{}
+			if key == role {
+				obj = &rbacv1.ClusterRole{}
+			}
+			if err := spoke.Get(ctx, key, obj); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%s still there (%v)", key, err)
+			}
+		}
+		return nil
+	})
 }

@@ -105,7 +105,7 @@ func planObject(ctx context.Context, cl client.Client, d *propagation.Desired, s
 			return it
 		}
 		// Refused before anything is read, as a delivery does.
-		if err := decide.CheckScope(d.Owner, desired, scope); err != nil {
+		if err := decide.CheckScope(d.Owner, decide.Strategy{}, desired, scope); err != nil {
 			it.Action, it.Reason = Blocked, err.Error()
 			return it
 		}

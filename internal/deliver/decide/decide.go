@@ -83,7 +83,7 @@ const labelsPath = "/metadata/labels"
 // in order: tenancy (the same refusal wherever the object would be), then, for an object that
 // exists, ownership, then mode, then the desired hash and drift policy.
 func Decide(owner render.Owner, s Strategy, desired *unstructured.Unstructured, live Live) Decision {
-	if err := CheckScope(owner, desired, live.Scope); err != nil {
+	if err := CheckScope(owner, s, desired, live.Scope); err != nil {
 		return Decision{Action: Refused, Err: err}
 	}
 	mode, policy := ModeOf(desired, s), DriftOf(desired, s)

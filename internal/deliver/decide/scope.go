@@ -22,17 +22,24 @@ var ErrOutOfScope = errors.New("outside the owner's namespace")
 // and cluster-scoped on a spoke, or known only to the spoke, and overrides run after the hub's
 // check: the deliverer, the only writer to spokes, is where the rule cannot be bypassed.
 //
-// scope is not read for a cluster-scoped owner; for a namespaced one, an empty scope (not
-// looked up) is refused like a cluster-scoped kind, so a caller that forgets it fails closed.
-func CheckScope(owner render.Owner, obj *unstructured.Unstructured, scope meta.RESTScopeName) error {
+// An owner on a spoke whose strategy is ClusterWide (an instance of a fleet API served with
+// tenancy Cluster, which only an administrator sets) delivers anywhere on its own cluster.
+//
+// scope is not read for a cluster-scoped or cluster-wide owner; for a namespaced one, an empty
+// scope (not looked up) is refused like a cluster-scoped kind, so a caller that forgets it
+// fails closed.
+func CheckScope(owner render.Owner, s Strategy, obj *unstructured.Unstructured, scope meta.RESTScopeName) error {
 	if owner.Namespace == "" {
 		return nil // a cluster-scoped owner: an administrator's delivery
+	}
+	if owner.OnSpoke() && s.ClusterWide {
+		return nil // an instance an administrator let reach its whole cluster
 	}
 	// An owner on a spoke (an instance of a fleet API) has no cluster-wide counterpart to
 	// point to: its children stay in its namespace.
 	hint := "; deliver it with a ClusterPropagation"
 	if owner.OnSpoke() {
-		hint = ""
+		hint = " (the APIPropagation serving this API may set tenancy: Cluster)"
 	}
 	if scope != meta.RESTScopeNameNamespace {
 		return fmt.Errorf("%w: %s is cluster-scoped on this cluster, and %s may deliver only namespaced objects into namespace %s%s",

@@ -13,6 +13,7 @@ import (
 func TestCheckScope(t *testing.T) {
 	tenant := render.Owner{Kind: "Propagation", Namespace: "team-a", Name: "web"}
 	admin := render.Owner{Kind: "ClusterPropagation", Name: "platform"}
+	instance := render.Owner{Kind: "WebApp.kro.run", Namespace: "team-a", Name: "shop", Cluster: "eu-1"}
 	obj := func(kind, ns string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("v1")
@@ -27,21 +28,29 @@ func TestCheckScope(t *testing.T) {
 		obj     *unstructured.Unstructured
 		scope   meta.RESTScopeName
 		refused bool
+		wide    bool // the strategy's ClusterWide
 	}{
-		{"tenant, own namespace", tenant, obj("ConfigMap", "team-a"), meta.RESTScopeNameNamespace, false},
-		{"tenant, another namespace", tenant, obj("ConfigMap", "kube-system"), meta.RESTScopeNameNamespace, true},
-		{"tenant, no namespace on a namespaced kind", tenant, obj("ConfigMap", ""), meta.RESTScopeNameNamespace, true},
-		{"tenant, cluster-scoped kind", tenant, obj("ClusterRoleBinding", ""), meta.RESTScopeNameRoot, true},
+		{"tenant, own namespace", tenant, obj("ConfigMap", "team-a"), meta.RESTScopeNameNamespace, false, false},
+		{"tenant, another namespace", tenant, obj("ConfigMap", "kube-system"), meta.RESTScopeNameNamespace, true, false},
+		{"tenant, no namespace on a namespaced kind", tenant, obj("ConfigMap", ""), meta.RESTScopeNameNamespace, true, false},
+		{"tenant, cluster-scoped kind", tenant, obj("ClusterRoleBinding", ""), meta.RESTScopeNameRoot, true, false},
 		// Namespaced on the hub, cluster-scoped on this spoke: the spoke's mapping decides.
-		{"tenant, cluster-scoped here although it names the namespace", tenant, obj("Widget", "team-a"), meta.RESTScopeNameRoot, true},
-		{"tenant, scope not looked up: fails closed", tenant, obj("ConfigMap", "team-a"), "", true},
-		{"admin, cluster-scoped kind", admin, obj("ClusterRoleBinding", ""), meta.RESTScopeNameRoot, false},
-		{"admin, any namespace", admin, obj("ConfigMap", "kube-system"), meta.RESTScopeNameNamespace, false},
-		{"admin, scope not looked up", admin, obj("ConfigMap", "kube-system"), "", false},
+		{"tenant, cluster-scoped here although it names the namespace", tenant, obj("Widget", "team-a"), meta.RESTScopeNameRoot, true, false},
+		{"tenant, scope not looked up: fails closed", tenant, obj("ConfigMap", "team-a"), "", true, false},
+		{"admin, cluster-scoped kind", admin, obj("ClusterRoleBinding", ""), meta.RESTScopeNameRoot, false, false},
+		{"admin, any namespace", admin, obj("ConfigMap", "kube-system"), meta.RESTScopeNameNamespace, false, false},
+		{"admin, scope not looked up", admin, obj("ConfigMap", "kube-system"), "", false, false},
+		{"instance, another namespace", instance, obj("ConfigMap", "kube-system"), meta.RESTScopeNameNamespace, true, false},
+		{"instance, cluster-scoped kind", instance, obj("ClusterRole", ""), meta.RESTScopeNameRoot, true, false},
+		{"cluster-wide instance, another namespace", instance, obj("ConfigMap", "kube-system"), meta.RESTScopeNameNamespace, false, true},
+		{"cluster-wide instance, cluster-scoped kind", instance, obj("ClusterRole", ""), meta.RESTScopeNameRoot, false, true},
+		// ClusterWide is for owners on spokes: a hub tenant stays confined whatever it says.
+		{"tenant claiming cluster-wide, another namespace", tenant, obj("ConfigMap", "kube-system"), meta.RESTScopeNameNamespace, true, true},
+		{"tenant claiming cluster-wide, cluster-scoped kind", tenant, obj("ClusterRoleBinding", ""), meta.RESTScopeNameRoot, true, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := CheckScope(c.owner, c.obj, c.scope)
+			err := CheckScope(c.owner, Strategy{ClusterWide: c.wide}, c.obj, c.scope)
 			if refused := errors.Is(err, ErrOutOfScope); refused != c.refused || (err != nil) != c.refused {
 				t.Fatalf("CheckScope = %v, want refused=%v", err, c.refused)
 			}

@@ -18,6 +18,11 @@ type Strategy struct {
 	// for the same thing (kro's, for fleet APIs, so that a cluster that ran kro is taken over
 	// without disruption). An object another Flotilla owner holds is never taken.
 	AdoptMarked Mark
+	// ClusterWide lets an owner on a spoke (an instance of a fleet API an administrator serves
+	// with tenancy Cluster) deliver anywhere on its cluster. Only owners on spokes read it: a
+	// namespaced owner on the hub (a Propagation, a transparent-mode object) stays confined to
+	// its namespace whatever it says.
+	ClusterWide bool
 	// Mode and Drift are the owner's defaults; the flotilla.dev/mode and flotilla.dev/drift
 	// annotations of an object override them. Empty means Reconcile and Correct.
 	Mode  flotillav1.ApplyMode

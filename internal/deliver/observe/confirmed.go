@@ -15,6 +15,9 @@ type Confirmed struct {
 	Drifted map[string]Drift  // render.Key → drift found and left (Report, ApplyOnce)
 	Status  map[string]string // render.Key → hash of the status written or found there
 	Pruned  bool              // the delivery pruned
+	// Under names the rules the objects were confirmed under (the owner's strategy, as the
+	// deliverer writes it): under other rules each is decided again (Unchanged says no).
+	Under string
 	// Stale are the objects spoke events touched since (render.Key): look again.
 	Stale map[string]bool
 }
@@ -24,9 +27,9 @@ func NewConfirmed() *Confirmed {
 	return &Confirmed{Hashes: map[string]string{}, Ready: map[string]bool{}, Drifted: map[string]Drift{}, Status: map[string]string{}}
 }
 
-// Unchanged reports whether an object is as last confirmed.
-func (c *Confirmed) Unchanged(key, hash string) bool {
-	return c != nil && !c.Stale[key] && c.Hashes[key] == hash
+// Unchanged reports whether an object is as last confirmed, under the same rules.
+func (c *Confirmed) Unchanged(key, hash, under string) bool {
+	return c != nil && c.Under == under && !c.Stale[key] && c.Hashes[key] == hash
 }
 
 // StatusOf returns the hash recorded under key in Status, "" when none.

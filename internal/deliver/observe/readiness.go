@@ -26,7 +26,7 @@ func (c *Cluster) Readiness(objs []*unstructured.Unstructured, ids []Object, pre
 	}
 	for i, desired := range objs {
 		key := ids[i].Key
-		if prev != nil && prev.Ready[key] && prev.Unchanged(key, ids[i].Hash) {
+		if prev != nil && prev.Ready[key] && prev.Unchanged(key, ids[i].Hash, next.Under) {
 			ready++
 			next.Ready[key] = true
 			continue
