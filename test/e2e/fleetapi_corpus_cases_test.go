@@ -112,12 +112,14 @@ var corpusCases = []corpusCase{
 		namespace: "default",
 		// The ConfigMap's name is random, seeded by the instance's uid.
 		children: []string{"ConfigMap/*"},
+		asserts:  chainsaw("cel-random-namespaced-function", "assert-instance-ready.yaml"),
 	},
 	{
 		name: "arbitrary-objects", rgd: "test/e2e/chainsaw/check-arbitary-objects/rgd.yaml",
 		instances: "test/e2e/chainsaw/check-arbitary-objects/instance.yaml",
 		namespace: "corpus-arbitrary-objects",
 		spec:      map[string]string{"values.structural-type.with-additional.nested": "fields"},
+		asserts:   chainsaw("check-arbitary-objects", "instance-create-assert.yaml", "instancecrd-assert.yaml"),
 	},
 	{
 		// The external reference is a ConfigMap in namespace default; under the default tenancy
@@ -128,18 +130,23 @@ var corpusCases = []corpusCase{
 		namespace: "default",
 		children:  []string{"ConfigMap/config"},
 		childData: map[string]string{"ConfigMap/config": "Hello, World!"},
+		asserts:   chainsaw("check-external-references", "instance-assert.yaml", "owned.yaml"),
 	},
 	{
 		name: "instance-creation", rgd: "test/e2e/chainsaw/check-instance-creation/rgd.yaml",
 		instances: "test/e2e/chainsaw/check-instance-creation/instance.yaml",
 		namespace: "corpus-instance-creation",
 		children:  []string{"Deployment/test-instance"},
+		asserts:   chainsaw("check-instance-creation", "instance-create-assert.yaml", "deployment-assert.yaml", "instancecrd-assert.yaml"),
 	},
 	{
 		name: "instance-update", rgd: "test/e2e/chainsaw/check-instance-update/rgd.yaml",
-		instances: "test/e2e/chainsaw/check-instance-update/instance.yaml",
-		namespace: "corpus-instance-update",
-		children:  []string{"Deployment/test-instance"},
+		instances:     "test/e2e/chainsaw/check-instance-update/instance.yaml",
+		namespace:     "corpus-instance-update",
+		children:      []string{"Deployment/test-instance"},
+		asserts:       chainsaw("check-instance-update", "instance-create-assert.yaml", "deployment-assert.yaml", "instancecrd-assert.yaml"),
+		update:        "test/e2e/chainsaw/check-instance-update/instance-update.yaml",
+		updateAsserts: chainsaw("check-instance-update", "deployment-update-assert.yaml"),
 	},
 	{
 		name: "multi-resource", rgd: "test/e2e/chainsaw/check-multi-resource-rgd/rgd.yaml",
@@ -147,6 +154,10 @@ var corpusCases = []corpusCase{
 		namespace: "corpus-multi-resource",
 		children: []string{"ConfigMap/test-app-config", "Service/test-app-service",
 			"Deployment/test-app-deployment", "HorizontalPodAutoscaler/test-app-hpa"},
+		asserts: chainsaw("check-multi-resource-rgd", "instance-create-assert.yaml", "deployment-assert.yaml",
+			"configmap-assert.yaml", "service-assert.yaml", "hpa-assert.yaml", "instancecrd-assert.yaml"),
+		update:        "test/e2e/chainsaw/check-multi-resource-rgd/instance-update.yaml",
+		updateAsserts: chainsaw("check-multi-resource-rgd", "deployment-update-assert.yaml", "hpa-update-assert.yaml"),
 	},
 	{
 		name: "required-default", rgd: "test/e2e/chainsaw/check-required-default-interactions/rgd.yaml",
@@ -154,6 +165,7 @@ var corpusCases = []corpusCase{
 		namespace: "corpus-required-default",
 		children:  []string{"ConfigMap/test-app-config"},
 		spec:      map[string]string{"database.port": "8080", "retry.maxRetries": "3", "environment": "development"},
+		asserts:   chainsaw("check-required-default-interactions", "valid-instance-assert.yaml", "instancecrd-assert.yaml"),
 	},
 	{
 		// No instance file: chainsaw only checks the CRD. An instance with the defaults.
@@ -162,6 +174,7 @@ var corpusCases = []corpusCase{
 			"metadata": {"name": "created"}, "spec": {}}`,
 		namespace: "corpus-rgd-creation",
 		children:  []string{"Deployment/created"},
+		asserts:   chainsaw("check-rgd-creation", "instancecrd-assert.yaml"),
 	},
 	{
 		name: "rgd-deletion", rgd: "test/e2e/chainsaw/check-rgd-deletion/rgd.yaml",
@@ -169,12 +182,14 @@ var corpusCases = []corpusCase{
 			"metadata": {"name": "deleted"}, "spec": {}}`,
 		namespace: "corpus-rgd-deletion",
 		children:  []string{"Deployment/deleted"},
+		asserts:   chainsaw("check-rgd-deletion", "instancecrd-assert.yaml"),
 	},
 	{
 		name: "validation-markers", rgd: "test/e2e/chainsaw/check-validation-markers/rgd.yaml",
 		instances: "test/e2e/chainsaw/check-validation-markers/valid-instance.yaml",
 		namespace: "corpus-validation-markers",
 		children:  []string{"ConfigMap/valid-test-app-config"},
+		asserts:   chainsaw("check-validation-markers", "valid-instance-assert.yaml", "configmap-assert.yaml", "instancecrd-assert.yaml"),
 	},
 
 	// kro's upgrade fixtures: their instances are in namespace upgrade-test, as kro's suite
@@ -184,8 +199,8 @@ var corpusCases = []corpusCase{
 	upgradeCase("deletion-target", []string{"ConfigMap/test-deletion-target-configmap"}),
 	withChildData(withPrereq(upgradeCase("external-ref", []string{"ConfigMap/test-extref-configmap"})),
 		map[string]string{"ConfigMap/test-extref-configmap": "production"}),
-	// forEach: [] is a collection of no items: nothing to create.
-	upgradeCase("foreach-empty", nil),
+	// forEach: [] is no forEach at all (kro's upgrade suite expects the one ConfigMap).
+	upgradeCase("foreach-empty", []string{"ConfigMap/test-foreachempty-configmap"}),
 	upgradeCase("foreach-nil", []string{"ConfigMap/test-foreachnil-configmap"}),
 	upgradeCase("group-default", []string{"ConfigMap/test-groupdefault-configmap"}),
 	upgradeCase("group-explicit", []string{"ConfigMap/test-groupexplicit-configmap"}),
@@ -207,17 +222,17 @@ var corpusCases = []corpusCase{
 
 	// Refused under the default tenancy: children cluster-scoped or in another namespace.
 	{
-		// A ClusterRole and a ClusterRoleBinding, and a ServiceAccount in spec.namespace.
+		// A ClusterRole and a ClusterRoleBinding, and a ServiceAccount in spec.namespace
+		// (default): those are refused. As under kro, what can be applied is: the ConfigMap, in
+		// the instance's namespace.
 		name: "core-dns", rgd: "examples/kubernetes/core-dns/core-dns.yaml",
 		instances: "examples/kubernetes/core-dns/coredns-instance.yaml",
 		namespace: "corpus-core-dns",
+		children:  []string{"ConfigMap/mynameis"},
 		refused: []auditRef{
-			{Resource: "clusterroles", Name: "mynameis"},
-			{Resource: "clusterrolebindings", Name: "mynameis"},
+			{Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "mynameis"},
+			{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings", Name: "mynameis"},
 			{Resource: "serviceaccounts", Namespace: "default", Name: "mynameis"},
-			{Resource: "configmaps", Namespace: "corpus-core-dns", Name: "mynameis"},
-			{Resource: "deployments", Namespace: "corpus-core-dns", Name: "mynameis"},
-			{Resource: "services", Namespace: "corpus-core-dns", Name: "mynameis"},
 		},
 	},
 	{
@@ -229,7 +244,7 @@ var corpusCases = []corpusCase{
 		refused: []auditRef{
 			{Resource: "namespaces", Name: "tenant002"},
 			{Resource: "resourcequotas", Namespace: "tenant002", Name: "tenant002-quota"},
-			{Resource: "networkpolicies", Namespace: "tenant002", Name: "tenant002-isolation"},
+			{Group: "networking.k8s.io", Resource: "networkpolicies", Namespace: "tenant002", Name: "tenant002-isolation"},
 		},
 	},
 	{
@@ -265,6 +280,13 @@ type corpusCase struct {
 	status map[string]string
 	// spec: dotted paths under spec and their value (defaults the CRD gives).
 	spec map[string]string
+	// asserts are kro's partial objects (chainsaw *-assert.yaml, relative to the module) the
+	// instance, its children or its CRD must match once the instance is ACTIVE.
+	asserts []string
+	// update is kro's file updating the instance (chainsaw instance-update.yaml), applied once
+	// the asserts hold; updateAsserts are then matched.
+	update        string
+	updateAsserts []string
 	// refused: the instance shows ERROR (the deliverer refuses its children under the default
 	// tenancy) and none of these objects is ever written on the spoke.
 	refused []auditRef
@@ -288,3 +310,12 @@ func withPrereq(c corpusCase) corpusCase {
 func withStatus(c corpusCase, status map[string]string) corpusCase { c.status = status; return c }
 
 func withChildData(c corpusCase, data map[string]string) corpusCase { c.childData = data; return c }
+
+// chainsaw names files of one of kro's chainsaw cases.
+func chainsaw(dir string, files ...string) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, "test/e2e/chainsaw/"+dir+"/"+f)
+	}
+	return out
+}

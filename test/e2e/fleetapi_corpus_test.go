@@ -154,7 +154,14 @@ func runCorpusWave(t *testing.T, fleet *localfleet.Fleet, hubKC string, cases []
 		}
 		return nil
 	})
-	t.Logf("every instance settled %s after its creation", time.Since(created).Round(time.Second))
+	t.Logf("every instance settled %s after its creation", time.Since(created).Round(100*time.Millisecond))
+	for _, c := range cases {
+		if c.refused != nil {
+			for _, want := range c.objs {
+				t.Logf("%s, refused: %s", c.name, conditionMessages(instances[instanceKey(want)]))
+			}
+		}
+	}
 
 	// The children: on the instance's spoke, exactly those expected, and nowhere else.
 	uids := map[string]*loadedCase{}
@@ -192,6 +199,16 @@ func runCorpusWave(t *testing.T, fleet *localfleet.Fleet, hubKC string, cases []
 		}
 		return nil
 	})
+
+	// kro's own partial objects for the instances, their children and their CRDs; then kro's
+	// updates of instances, and what they change.
+	checkAsserts(t, fleet, cases, func(c *loadedCase) []string { return c.asserts })
+	for _, c := range cases {
+		if c.update != "" {
+			mustKubectl(t, kc(c.spoke), "apply", "-n", c.namespace, "-f", filepath.Join(c.kroDir, c.update))
+		}
+	}
+	checkAsserts(t, fleet, cases, func(c *loadedCase) []string { return c.updateAsserts })
 
 	// The hub counts the fleet's instances, per API and in all.
 	want := instanceCounts{}
@@ -288,6 +305,27 @@ func runCorpusWave(t *testing.T, fleet *localfleet.Fleet, hubKC string, cases []
 	}
 }
 
+// checkAsserts waits until every case's partial objects (which) match on its spoke.
+func checkAsserts(t *testing.T, fleet *localfleet.Fleet, cases []*loadedCase, which func(*loadedCase) []string) {
+	t.Helper()
+	fleettest.Eventually(t, 60*time.Second, "kro's asserts", func() error {
+		var failed []string
+		for _, c := range cases {
+			for _, file := range which(c) {
+				for _, want := range readYAMLFile(t, filepath.Join(c.kroDir, file)) {
+					if err := checkAssert(t, fleet.Plane(c.spoke).KubeconfigPath(), c.namespace, want); err != nil {
+						failed = append(failed, fmt.Sprintf("%s %s: %v", c.name, file, err))
+					}
+				}
+			}
+		}
+		if len(failed) > 0 {
+			return errors.New(strings.Join(failed, "\n  "))
+		}
+		return nil
+	})
+}
+
 // loadedCase is a corpus case read from the kro module, with the spoke it runs on.
 type loadedCase struct {
 	corpusCase
@@ -297,6 +335,7 @@ type loadedCase struct {
 	objs       []*unstructured.Unstructured
 	prereqObjs []*unstructured.Unstructured // prereqs, read
 	rgdPath    string
+	kroDir     string
 }
 
 // loadCorpus reads each case's RGD and instances from the kro module and spreads the cases
@@ -308,7 +347,8 @@ func loadCorpus(t *testing.T, kroDir string) []*loadedCase {
 		if c.wave == 0 {
 			c.wave = 1
 		}
-		l := &loadedCase{corpusCase: c, spoke: corpusSpokes[i%len(corpusSpokes)], rgdPath: filepath.Join(kroDir, c.rgd)}
+		l := &loadedCase{corpusCase: c, spoke: corpusSpokes[i%len(corpusSpokes)],
+			rgdPath: filepath.Join(kroDir, c.rgd), kroDir: kroDir}
 		rgds := readYAMLFile(t, l.rgdPath)
 		if len(rgds) != 1 || rgds[0].GetKind() != "ResourceGraphDefinition" {
 			t.Fatalf("%s: want one ResourceGraphDefinition", c.rgd)
