@@ -137,6 +137,11 @@ var corpusCases = []corpusCase{
 		instances: "test/e2e/chainsaw/check-instance-creation/instance.yaml",
 		namespace: "corpus-instance-creation",
 		children:  []string{"Deployment/test-instance"},
+		// A broken instance beside kro's: its Deployment is invalid, so it shows ERROR, as under
+		// kro, and the hub names it among the instances not ready.
+		broken: `{"apiVersion": "kro.run/v1alpha1", "kind": "CheckInstanceCreationSimpleDeployment",
+			"metadata": {"name": "broken"}, "spec": {"replicas": -1}}`,
+		brokenMessage: "spec.replicas",
 		asserts:   chainsaw("check-instance-creation", "instance-create-assert.yaml", "deployment-assert.yaml", "instancecrd-assert.yaml"),
 	},
 	{
@@ -287,6 +292,9 @@ type corpusCase struct {
 	// the asserts hold; updateAsserts are then matched.
 	update        string
 	updateAsserts []string
+	// broken is an instance written here (JSON) that kro cannot make ACTIVE: it must show ERROR
+	// with brokenMessage in its Ready condition, and be named on the hub as not ready.
+	broken, brokenMessage string
 	// refused: the instance shows ERROR (the deliverer refuses its children under the default
 	// tenancy) and none of these objects is ever written on the spoke.
 	refused []auditRef

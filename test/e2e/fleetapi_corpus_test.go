@@ -116,6 +116,9 @@ func runCorpusWave(t *testing.T, fleet *localfleet.Fleet, hubKC string, cases []
 				}
 			}
 			objs = append(objs, c.objs...)
+			if c.brokenObj != nil {
+				objs = append(objs, c.brokenObj)
+			}
 		}
 		if len(objs) == 0 {
 			continue
@@ -148,6 +151,11 @@ func runCorpusWave(t *testing.T, fleet *localfleet.Fleet, hubKC string, cases []
 					pending = append(pending, fmt.Sprintf("%s %s on %s: %v", c.name, want.GetName(), c.spoke, err))
 				}
 			}
+			if c.brokenObj != nil {
+				if err := c.checkBroken(instances[instanceKey(c.brokenObj)]); err != nil {
+					pending = append(pending, fmt.Sprintf("%s broken %s on %s: %v", c.name, c.brokenObj.GetName(), c.spoke, err))
+				}
+			}
 		}
 		if len(pending) > 0 {
 			return fmt.Errorf("%d not there yet:\n  %s", len(pending), strings.Join(pending, "\n  "))
@@ -168,6 +176,9 @@ func runCorpusWave(t *testing.T, fleet *localfleet.Fleet, hubKC string, cases []
 	for _, c := range cases {
 		for _, want := range c.objs {
 			uids[string(instances[instanceKey(want)].GetUID())] = c
+		}
+		if c.brokenObj != nil {
+			uids[string(instances[instanceKey(c.brokenObj)].GetUID())] = c
 		}
 	}
 	fleettest.Eventually(t, 30*time.Second, "every child on its instance's spoke only", func() error {
@@ -225,6 +236,12 @@ func runCorpusWave(t *testing.T, fleet *localfleet.Fleet, hubKC string, cases []
 			counts.Active += n
 			want.Active += n
 		}
+		if c.brokenObj != nil {
+			counts.Total++
+			counts.Error++
+			want.Total++
+			want.Error++
+		}
 		perAPI[c.rgdName] = counts
 	}
 	fleettest.Eventually(t, 60*time.Second, "the APIPropagation counting the fleet's instances", func() error {
@@ -244,8 +261,24 @@ func runCorpusWave(t *testing.T, fleet *localfleet.Fleet, hubKC string, cases []
 				return fmt.Errorf("status.apis[%s].instances %+v, want %+v", name, got, counts)
 			}
 		}
+		for _, c := range cases {
+			if c.brokenObj == nil {
+				continue
+			}
+			i := slices.IndexFunc(status.APIs, func(a apiStatus) bool { return a.Name == c.rgdName })
+			if !slices.ContainsFunc(status.APIs[i].NotReady, func(n notReady) bool {
+				return n.Cluster == c.spoke && n.Instance == c.namespace+"/"+c.brokenObj.GetName() &&
+					n.State == "ERROR" && strings.Contains(n.Message, c.brokenMessage)
+			}) {
+				return fmt.Errorf("status.apis[%s].notReady %+v lacks %s/%s on %s", c.rgdName, status.APIs[i].NotReady,
+					c.namespace, c.brokenObj.GetName(), c.spoke)
+			}
+		}
 		return nil
 	})
+
+	// Settled, the fleet goes quiet: Flotilla writes nothing more to the spokes.
+	waitQuiet(t, fleet, 5*time.Second)
 
 	// Deleted, the instances take their children with them.
 	for _, spoke := range corpusSpokes {
@@ -305,6 +338,30 @@ func runCorpusWave(t *testing.T, fleet *localfleet.Fleet, hubKC string, cases []
 	}
 }
 
+// waitQuiet waits until no spoke has seen a write from Flotilla for quiet, and fails the test
+// if writes go on: a settled corpus costs no write.
+func waitQuiet(t *testing.T, fleet *localfleet.Fleet, quiet time.Duration) {
+	t.Helper()
+	fleettest.Eventually(t, 60*time.Second, fmt.Sprintf("no write from Flotilla to a spoke for %s", quiet), func() error {
+		var recent []string
+		for _, spoke := range corpusSpokes {
+			events, err := fleet.Plane(spoke).AuditEvents()
+			if err != nil {
+				return err
+			}
+			for _, e := range events {
+				if e.Mutating() && strings.HasPrefix(e.UserAgent, "flotilla") && time.Since(e.StageTimestamp) < quiet {
+					recent = append(recent, fmt.Sprintf("%s: %s %s %s/%s", spoke, e.Verb, e.RequestURI, e.ObjectRef.Namespace, e.ObjectRef.Name))
+				}
+			}
+		}
+		if len(recent) > 0 {
+			return fmt.Errorf("%d recent writes, the last ones: %s", len(recent), strings.Join(recent[max(0, len(recent)-10):], "; "))
+		}
+		return nil
+	})
+}
+
 // checkAsserts waits until every case's partial objects (which) match on its spoke.
 func checkAsserts(t *testing.T, fleet *localfleet.Fleet, cases []*loadedCase, which func(*loadedCase) []string) {
 	t.Helper()
@@ -336,6 +393,7 @@ type loadedCase struct {
 	prereqObjs []*unstructured.Unstructured // prereqs, read
 	rgdPath    string
 	kroDir     string
+	brokenObj  *unstructured.Unstructured
 }
 
 // loadCorpus reads each case's RGD and instances from the kro module and spreads the cases
@@ -382,6 +440,13 @@ func loadCorpus(t *testing.T, kroDir string) []*loadedCase {
 			u.SetNamespace(c.namespace)
 		}
 		l.objs = objs
+		if c.broken != "" {
+			l.brokenObj = &unstructured.Unstructured{}
+			if err := json.Unmarshal([]byte(c.broken), &l.brokenObj.Object); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			l.brokenObj.SetNamespace(c.namespace)
+		}
 		for _, p := range c.prereqs {
 			l.prereqObjs = append(l.prereqObjs, readYAMLFile(t, filepath.Join(kroDir, p))...)
 		}
@@ -417,6 +482,18 @@ func (c *loadedCase) check(u *unstructured.Unstructured) error {
 		if err := fieldIs(u, "spec."+path, want); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkBroken says whether the broken instance shows ERROR, saying why.
+func (c *loadedCase) checkBroken(u *unstructured.Unstructured) error {
+	if u == nil {
+		return errors.New("not listed")
+	}
+	state, _, _ := unstructured.NestedString(u.Object, "status", "state")
+	if msg := conditionMessages(u); state != "ERROR" || !strings.Contains(msg, c.brokenMessage) {
+		return fmt.Errorf("state %q, conditions %s; want ERROR and %q", state, msg, c.brokenMessage)
 	}
 	return nil
 }
@@ -581,6 +658,11 @@ type instanceCounts struct {
 type apiStatus struct {
 	Name      string          `json:"name"`
 	Instances *instanceCounts `json:"instances"`
+	NotReady  []notReady      `json:"notReady"`
+}
+
+type notReady struct {
+	Cluster, Instance, State, Reason, Message string
 }
 
 type fapiStatus struct {
