@@ -142,7 +142,7 @@ var corpusCases = []corpusCase{
 		broken: `{"apiVersion": "kro.run/v1alpha1", "kind": "CheckInstanceCreationSimpleDeployment",
 			"metadata": {"name": "broken"}, "spec": {"replicas": -1}}`,
 		brokenMessage: "spec.replicas",
-		asserts:   chainsaw("check-instance-creation", "instance-create-assert.yaml", "deployment-assert.yaml", "instancecrd-assert.yaml"),
+		asserts:       chainsaw("check-instance-creation", "instance-create-assert.yaml", "deployment-assert.yaml", "instancecrd-assert.yaml"),
 	},
 	{
 		name: "instance-update", rgd: "test/e2e/chainsaw/check-instance-update/rgd.yaml",
