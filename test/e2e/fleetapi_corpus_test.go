@@ -27,8 +27,9 @@ const childKinds = "deployments,services,configmaps,jobs,ingresses,horizontalpod
 // instances are created with kubectl on one spoke (round-robin), all at once, and each becomes
 // ACTIVE there, with its status fields computed from its children, its children on that spoke
 // and on no other, and the hub's APIPropagation counting the fleet's instances. Cases whose
-// children are cluster-scoped or in another namespace show ERROR saying why, and nothing of
-// theirs is written (the spokes' audit logs say so). Deleted, the instances take their children
+// children are cluster-scoped or in another namespace show ERROR saying why, and none of those
+// children is ever written (the spokes' audit logs say so); as under kro, the children that may
+// be applied are (core-dns's ConfigMap, in the instance's namespace). Deleted, the instances take their children
 // with them. Two RGDs of the corpus share a name with two others; they run in a second wave,
 // once the first ones are deleted (removal Delete takes their CRDs away).
 func TestFleetAPICorpus(t *testing.T) {
