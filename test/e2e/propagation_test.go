@@ -159,13 +159,17 @@ func startJoinedFleet(t *testing.T) (flotilla string, fleet *localfleet.Fleet) {
 
 // startFleet starts a hub and one full spoke per entry of regions (its region label), whose
 // Pods take podReadyDelay to become Ready, installs and runs Flotilla and joins the spokes.
-func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]string) (flotilla string, fleet *localfleet.Fleet) {
+// adjustSpoke, if any, changes each spoke's spec (an audit log, say) before the fleet starts.
+func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]string, adjustSpoke ...func(*localfleet.PlaneSpec)) (flotilla string, fleet *localfleet.Fleet) {
 	t.Helper()
 	flotilla = buildFlotilla(t)
 	specs := []localfleet.PlaneSpec{fleettest.Hub()}
 	for _, name := range slices.Sorted(maps.Keys(regions)) {
 		s := fleettest.FullSpoke(name, nil)
 		s.PodReadyDelay = podReadyDelay
+		for _, adjust := range adjustSpoke {
+			adjust(&s)
+		}
 		specs = append(specs, s)
 	}
 	fleet = fleettest.Start(t, specs...)
