@@ -2,6 +2,7 @@ package fleetapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -131,9 +132,9 @@ func (e *env) served(t *testing.T, spoke, crdName string, rgd *kro.ResourceGraph
 	})
 }
 
-// instanceExpanded creates an instance of rgd's kind on a spoke, waits for the hub to expand it
+// instanceExpanded creates an instance of rgd's kind on a spoke (spec, with its name), waits for the hub to expand it
 // (its Deployment there), deletes it and waits until it is gone.
-func (e *env) instanceExpanded(t *testing.T, spoke string, rgd *kro.ResourceGraphDefinition, name string) {
+func (e *env) instanceExpanded(t *testing.T, spoke string, rgd *kro.ResourceGraphDefinition, name string, spec map[string]any) {
 	t.Helper()
 	ctx := context.Background()
 	c := e.spokes[spoke]
@@ -141,7 +142,11 @@ func (e *env) instanceExpanded(t *testing.T, spoke string, rgd *kro.ResourceGrap
 	instance.SetGroupVersionKind(kro.InstanceKind(rgd))
 	instance.SetNamespace("default")
 	instance.SetName(name)
-	instance.Object["spec"] = map[string]any{"name": name}
+	if spec == nil {
+		spec = map[string]any{}
+	}
+	spec["name"] = name
+	instance.Object["spec"] = spec
 	if err := c.Create(ctx, instance); err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +221,54 @@ func addField(t *testing.T, name, simpleSchema string) func(*kro.ResourceGraphDe
 			t.Fatal(err)
 		}
 	}
+}
+
+// addResource adds a resource to an RGD's graph.
+func addResource(t *testing.T, resource map[string]any) func(*kro.ResourceGraphDefinition) {
+	return func(rgd *kro.ResourceGraphDefinition) {
+		raw, err := json.Marshal(rgd.Spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spec map[string]any
+		if err := json.Unmarshal(raw, &spec); err != nil {
+			t.Fatal(err)
+		}
+		spec["resources"] = append(spec["resources"].([]any), resource)
+		if raw, err = json.Marshal(spec); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &rgd.Spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// installGadgets installs, on a spoke, a namespaced kind (Gadget.example.com) that only some
+// spokes serve, and waits until it is Established.
+func (e *env) installGadgets(t *testing.T, spoke string) {
+	t.Helper()
+	preserve := true
+	crd := &extv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "gadgets.example.com"},
+		Spec: extv1.CustomResourceDefinitionSpec{Group: "example.com", Scope: extv1.NamespaceScoped,
+			Names: extv1.CustomResourceDefinitionNames{Plural: "gadgets", Singular: "gadget", Kind: "Gadget", ListKind: "GadgetList"},
+			Versions: []extv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &extv1.CustomResourceValidation{OpenAPIV3Schema: &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{
+					"spec": {Type: "object", XPreserveUnknownFields: &preserve}}}}}}}}
+	if err := e.spokes[spoke].Create(context.Background(), crd); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, wait, "gadgets Established on "+spoke, func() error {
+		if err := e.spokes[spoke].Get(context.Background(), client.ObjectKeyFromObject(crd), crd); err != nil {
+			return err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == extv1.Established && c.Status == extv1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("not Established")
+	})
 }
 
 // pin sets the revision an RGD's Delivery record for a cluster pins it to ("" follows the RGD).
@@ -508,8 +561,8 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		}
 	})
 
-	t.Run("the hub counts the instances on each spoke by state", func(t *testing.T) {
-		spoke := e.spokes["spoke-a"]
+	t.Run("an instance on the spoke that joined last is expanded there; the hub counts the instances on each spoke by state", func(t *testing.T) {
+		spoke := e.spokes["spoke-c"]
 		shop := &unstructured.Unstructured{}
 		shop.SetGroupVersionKind(kro.InstanceKind(webapp))
 		shop.SetNamespace("default")
@@ -521,22 +574,22 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		fleettest.Eventually(t, wait, "the Deployment of the instance", func() error {
 			return spoke.Get(ctx, client.ObjectKey{Namespace: "default", Name: "shop"}, &appsv1.Deployment{})
 		})
-		e.status(t, "platform", "one instance not ready on spoke-a, named", func(p *flotillav1.APIPropagation) error {
-			r := resultOf(p, "spoke-a", webapp.Name)
+		e.status(t, "platform", "one instance not ready on spoke-c, named", func(p *flotillav1.APIPropagation) error {
+			r := resultOf(p, "spoke-c", webapp.Name)
 			if r == nil || r.Instances == nil || r.Instances.Total != 1 || r.Instances.Active != 0 {
-				return fmt.Errorf("spoke-a: %+v", r)
+				return fmt.Errorf("spoke-c: %+v", r)
 			}
 			api := apiOf(p, webapp.Name)
-			if api == nil || len(api.NotReady) != 1 || api.NotReady[0].Cluster != "spoke-a" || api.NotReady[0].Instance != "default/shop" {
+			if api == nil || len(api.NotReady) != 1 || api.NotReady[0].Cluster != "spoke-c" || api.NotReady[0].Instance != "default/shop" {
 				return fmt.Errorf("apis[webapp]: %+v", api)
 			}
 			return nil
 		})
 		fleettest.MarkAvailable(t, spoke, client.ObjectKey{Namespace: "default", Name: "shop"})
-		e.status(t, "platform", "the instance ACTIVE on spoke-a", func(p *flotillav1.APIPropagation) error {
+		e.status(t, "platform", "the instance ACTIVE on spoke-c", func(p *flotillav1.APIPropagation) error {
 			want := flotillav1.InstanceCounts{Total: 1, Active: 1}
-			if r := resultOf(p, "spoke-a", webapp.Name); r == nil || r.Instances == nil || *r.Instances != want {
-				return fmt.Errorf("spoke-a: %+v", r)
+			if r := resultOf(p, "spoke-c", webapp.Name); r == nil || r.Instances == nil || *r.Instances != want {
+				return fmt.Errorf("spoke-c: %+v", r)
 			}
 			if r := resultOf(p, "spoke-b", webapp.Name); r == nil || r.Instances == nil || *r.Instances != (flotillav1.InstanceCounts{}) {
 				return fmt.Errorf("spoke-b: %+v", r)
@@ -625,7 +678,7 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		// again after a restart from the revision its CRD names.
 		e.controller.Stop()
 		e.controller = hubtest.Run(e.t, e.fleet)
-		e.instanceExpanded(t, "spoke-b", webapp, "held")
+		e.instanceExpanded(t, "spoke-b", webapp, "held", nil)
 		e.updateRGD(t, webapp.Name, func(rgd *kro.ResourceGraphDefinition) {
 			if rgd.Annotations == nil {
 				rgd.Annotations = map[string]string{}
@@ -667,6 +720,32 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		e.revisionsKept(t, webapp.Name, webappCRD, 3)
 		e.pin(t, webapp.Name, "spoke-c", "")
 		e.served(t, "spoke-c", webappCRD, changed, changed.Generation)
+	})
+
+	t.Run("a change that does not compile on one spoke leaves it on the previous revision", func(t *testing.T) {
+		// A kind served on spoke-a and spoke-b only; the RGD starts using it.
+		for _, sp := range []string{"spoke-a", "spoke-b"} {
+			e.installGadgets(t, sp)
+		}
+		before := &kro.ResourceGraphDefinition{}
+		if err := e.hub.Get(ctx, client.ObjectKey{Name: webapp.Name}, before); err != nil {
+			t.Fatal(err)
+		}
+		changed := e.updateRGD(t, webapp.Name, addResource(t, map[string]any{"id": "gadget", "template": map[string]any{
+			"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": map[string]any{"name": "${schema.spec.name}"}, "spec": map[string]any{"size": 1}}}))
+		for _, sp := range []string{"spoke-a", "spoke-b"} {
+			e.served(t, sp, webappCRD, changed, changed.Generation)
+		}
+		e.status(t, "platform", "spoke-c held on the previous generation", func(p *flotillav1.APIPropagation) error {
+			r := resultOf(p, "spoke-c", webapp.Name)
+			if r == nil || r.Phase != flotillav1.APICompileFailed || r.Reason != flotillav1.ReasonSchemaNotFound || r.ServedGeneration != before.Generation {
+				return fmt.Errorf("spoke-c: %+v", r)
+			}
+			return nil
+		})
+		e.served(t, "spoke-c", webappCRD, before, before.Generation)
+		// Its instances are expanded with the revision it serves.
+		e.instanceExpanded(t, "spoke-c", webapp, "held-back", map[string]any{"owner": "team-a"}) // required since the breaking change
 	})
 
 	t.Run("deleting the APIPropagation leaves the CRDs on the spokes (Orphan)", func(t *testing.T) {
