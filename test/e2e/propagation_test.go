@@ -158,14 +158,16 @@ func startJoinedFleet(t *testing.T) (flotilla string, fleet *localfleet.Fleet) {
 }
 
 // startFleet starts a hub and one full spoke per entry of regions (its region label), whose
-// Pods take podReadyDelay to become Ready, installs and runs Flotilla and joins the spokes.
-func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]string) (flotilla string, fleet *localfleet.Fleet) {
+// Pods take podReadyDelay to become Ready, installs and runs Flotilla and joins the spokes. The
+// API servers of the audited spokes keep an audit log (localfleet.Plane.AuditEvents).
+func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]string, audited ...string) (flotilla string, fleet *localfleet.Fleet) {
 	t.Helper()
 	flotilla = buildFlotilla(t)
 	specs := []localfleet.PlaneSpec{fleettest.Hub()}
 	for _, name := range slices.Sorted(maps.Keys(regions)) {
 		s := fleettest.FullSpoke(name, nil)
 		s.PodReadyDelay = podReadyDelay
+		s.AuditLog = slices.Contains(audited, name)
 		specs = append(specs, s)
 	}
 	fleet = fleettest.Start(t, specs...)
