@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +14,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	toolswatch "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -48,6 +54,7 @@ func TestTakeOverFromKro(t *testing.T) {
 	t.Logf("made by kro: %v", before)
 
 	// The handover: kro stops, the hub serves the same RGD.
+	states := spoke.watchStates(t)
 	active := fleettest.Low(t, 100*time.Millisecond, 20, spoke.instanceActive)
 	available := fleettest.Low(t, 100*time.Millisecond, 20, spoke.deploymentAvailable)
 	handover := time.Now()
@@ -70,12 +77,15 @@ func TestTakeOverFromKro(t *testing.T) {
 	fleettest.Eventually(t, 60*time.Second, "Flotilla writes the instance's status", spoke.statusByFlotilla)
 	fleettest.Consistently(t, 3*time.Second, "the instance ACTIVE after the takeover", func() error {
 		if v, err := spoke.instanceActive(); err == nil && v != 1 {
-			return fmt.Errorf("state %s", spoke.lastState())
+			return fmt.Errorf("not ACTIVE")
 		}
 		return nil
 	})
 	if low := active(); low != 1 {
-		t.Errorf("the instance left ACTIVE during the handover (states seen: %v)", spoke.statesSeen())
+		t.Errorf("the instance was sampled not ACTIVE during the handover")
+	}
+	if seen := states(); !slices.Equal(seen, []string{"ACTIVE"}) {
+		t.Errorf("the instance showed states %q during the handover, want ACTIVE throughout", seen)
 	}
 	if low := available(); low < 2 {
 		t.Errorf("the Deployment had %d available replicas at one point during the handover, want never fewer than 2", low)
@@ -85,6 +95,7 @@ func TestTakeOverFromKro(t *testing.T) {
 		t.Errorf("objects kro made were replaced in the handover:\nbefore %v\nafter  %v", before, after)
 	}
 	spoke.noneRecreated(t, handover)
+	t.Logf("Flotilla's writes to spoke-1 in the handover: %s", spoke.flotillaWrites(t, handover))
 
 	// Flotilla manages the instance now.
 	mustKubectl(t, kc, "patch", "webservice", "cart", "-n", "shop", "--type=merge", "-p", `{"spec":{"replicas":3}}`)
@@ -157,9 +168,6 @@ func writeRGDOf(t *testing.T, manifest string) string {
 type takeoverSpoke struct {
 	plane *localfleet.Plane
 	c     client.Client
-
-	mu     sync.Mutex
-	states []string // the instance's states sampled, in order, without repeats
 }
 
 func newTakeoverSpoke(t *testing.T, plane *localfleet.Plane) *takeoverSpoke {
@@ -190,30 +198,75 @@ func (s *takeoverSpoke) instanceActive() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	state, _, _ := unstructured.NestedString(u.Object, "status", "state")
-	s.mu.Lock()
-	if len(s.states) == 0 || s.states[len(s.states)-1] != state {
-		s.states = append(s.states, state)
-	}
-	s.mu.Unlock()
-	if state != "ACTIVE" {
+	if state, _, _ := unstructured.NestedString(u.Object, "status", "state"); state != "ACTIVE" {
 		return 0, nil
 	}
 	return 1, nil
 }
 
-func (s *takeoverSpoke) statesSeen() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.states)
+// shownState is the instance's status.state, with its Ready condition's message when it is
+// not ACTIVE: what a user of the instance sees.
+func shownState(u *unstructured.Unstructured) string {
+	state, _, _ := unstructured.NestedString(u.Object, "status", "state")
+	if state == "ACTIVE" {
+		return state
+	}
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conditions {
+		if c, ok := c.(map[string]any); ok && c["type"] == "Ready" {
+			return fmt.Sprintf("%s (%v)", state, c["message"])
+		}
+	}
+	return state
 }
 
-func (s *takeoverSpoke) lastState() string {
-	seen := s.statesSeen()
-	if len(seen) == 0 {
-		return "(none)"
+// watchStates records every state the instance shows from now on (a watch sees every write,
+// where samples could miss a short one) until the returned stop, which returns them in order,
+// without repeats.
+func (s *takeoverSpoke) watchStates(t *testing.T) (stop func() []string) {
+	t.Helper()
+	u, err := s.instance()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return seen[len(seen)-1]
+	dc, err := dynamic.NewForConfig(s.plane.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	instances := dc.Resource(webServiceKind.GroupVersion().WithResource("webservices")).Namespace(cart.Namespace)
+	w, err := toolswatch.NewRetryWatcherWithContext(context.Background(), u.GetResourceVersion(), &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = "metadata.name=" + cart.Name
+			return instances.Watch(ctx, o)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := []string{shownState(u)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			obj, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			state := shownState(obj)
+			if ev.Type == watch.Deleted {
+				state = "(deleted)"
+			}
+			if states[len(states)-1] != state {
+				states = append(states, state)
+			}
+		}
+	}()
+	var once sync.Once
+	t.Cleanup(func() { once.Do(w.Stop) })
+	return func() []string {
+		once.Do(w.Stop)
+		<-done
+		return states
+	}
 }
 
 func (s *takeoverSpoke) deploymentAvailable() (int64, error) {
@@ -321,4 +374,29 @@ func (s *takeoverSpoke) noneRecreated(t *testing.T, since time.Time) {
 			t.Errorf("Flotilla %s %s (%d) after the handover", ev.Verb, ev.RequestURI, ev.ResponseStatus.Code)
 		}
 	}
+}
+
+// flotillaWrites summarises Flotilla's writes to the spoke since a time: verb, resource and
+// subresource, with how many of each.
+func (s *takeoverSpoke) flotillaWrites(t *testing.T, since time.Time) string {
+	t.Helper()
+	events, err := s.plane.AuditEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, ev := range events {
+		if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") && !ev.StageTimestamp.Before(since) {
+			what := ev.Verb + " " + ev.ObjectRef.Resource
+			if _, sub, ok := strings.Cut(ev.RequestURI, ev.ObjectRef.Name+"/"); ok && ev.ObjectRef.Name != "" {
+				what += "/" + strings.Split(sub, "?")[0]
+			}
+			counts[what]++
+		}
+	}
+	var out []string
+	for _, what := range slices.Sorted(maps.Keys(counts)) {
+		out = append(out, fmt.Sprintf("%s ×%d", what, counts[what]))
+	}
+	return strings.Join(out, ", ")
 }
