@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// process is a program the benchmark runs beside the fleet: `flotilla hub`, or kro's
-// controller for the instance baseline. It dies with the benchmark.
+// process is a program the benchmark runs beside the fleet: `flotilla hub` (kro's controller,
+// for the instance baseline, is localfleet's). It dies with the benchmark.
 type process struct {
 	cmd    *exec.Cmd
 	exited chan error

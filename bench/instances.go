@@ -166,32 +166,32 @@ func (b *bench) flotillaInstances(ctx context.Context, planes []*localfleet.Plan
 // kroInstances runs kro's controller against one spoke and times instances there; without
 // figures, it says why.
 func (b *bench) kroInstances(ctx context.Context, plane *localfleet.Plane) (ready []time.Duration, note string) {
-	kro, err := findKro(ctx)
+	kro, err := localfleet.FindKro(ctx)
 	if err != nil {
 		return nil, "no baseline: " + err.Error()
 	}
-	fmt.Printf("building kro's controller from %s@%s...\n", kroModule, kro.version)
-	bin, err := kro.build(ctx, b.dir)
+	fmt.Printf("building kro's controller from %s@%s...\n", localfleet.KroModule, kro.Version)
+	bin, err := kro.BuildController(ctx, b.dir)
 	if err != nil {
 		return nil, "no baseline: kro's controller could not be built: " + err.Error()
 	}
 	kc := plane.KubeconfigPath()
-	if err := b.kubectl(ctx, kc, "", "apply", "--server-side", "-f", kro.crds()); err != nil {
+	if err := b.kubectl(ctx, kc, "", "apply", "--server-side", "-f", kro.CRDDir()); err != nil {
 		return nil, "no baseline: kro's CRDs: " + err.Error()
 	}
-	if err := b.kubectl(ctx, kc, "", "wait", "--for=condition=Established", "--timeout=60s", "-f", kro.crds()); err != nil {
+	if err := b.kubectl(ctx, kc, "", "wait", "--for=condition=Established", "--timeout=60s", "-f", kro.CRDDir()); err != nil {
 		return nil, "no baseline: kro's CRDs: " + err.Error()
 	}
-	proc, err := startKro(bin, kc)
+	ctrl, err := localfleet.StartKroController(b.dir, bin, kc)
 	if err != nil {
 		return nil, "no baseline: " + err.Error()
 	}
-	defer proc.stop() // by its PID, on every path
+	defer ctrl.Stop() // by its PID, on every path
 	fail := func(what string, err error) ([]time.Duration, string) {
-		fmt.Printf("kro's controller log (tail):\n%s\n", tail(proc.log.String(), 20))
+		fmt.Printf("kro's controller log (tail):\n%s\n", ctrl.LogTail(20))
 		return nil, fmt.Sprintf("no baseline: kro's controller %s: %v", what, err)
 	}
-	fmt.Printf("serving %s with kro's controller on %s (pid %d)...\n", kroAPI.kind, plane.Name(), proc.pid())
+	fmt.Printf("serving %s with kro's controller on %s (pid %d)...\n", kroAPI.kind, plane.Name(), ctrl.PID())
 	if err := b.kubectl(ctx, kc, kroAPI.manifest(), "create", "-f", "-"); err != nil {
 		return fail("RGD", err)
 	}
@@ -215,7 +215,7 @@ func (b *bench) kroInstances(ctx context.Context, plane *localfleet.Plane) (read
 		return fail("instances", err)
 	}
 	return ready, fmt.Sprintf("baseline: kro %s's own controller (built from its module with Flotilla's go.mod, its chart's defaults) on %s, the same RGD applied there, %d instances (kubectl's part p50 %.0f ms)",
-		kro.version, plane.Name(), readyInstances, percentile(kubectl, 0.5))
+		kro.Version, plane.Name(), readyInstances, percentile(kubectl, 0.5))
 }
 
 // timeInstances creates readyInstances instances of an API round-robin on some spokes with

@@ -86,6 +86,11 @@
 // Taking over from a kro on the cluster: children carrying the instance's ApplySet mark
 // (applyset.kubernetes.io/part-of, the same id whoever applied them) are adopted as they are
 // (decide.Strategy.AdoptMarked), never recreated; an object without the mark is a conflict.
+// The instance stays as kro left it (ACTIVE): until Flotilla first delivers an instance that
+// carries an ApplySet inventory, what the spoke cache misses is read from the spoke and kro's
+// children are judged as they are (cacheObserver.takeover), and a child Flotilla never
+// delivered that already holds what kro resolves, apart from metadata, does not hold the pass
+// (delivering: taking it over changes only labels and annotations).
 //
 // Not done here yet: a kind that stops being served leaves kro's finalizer on its instances
 // (the removal policies of the RGD side will release it), and instances of cluster-scoped

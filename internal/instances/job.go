@@ -11,6 +11,7 @@ import (
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -60,7 +61,7 @@ func (x expansion) job() (deliver.Job, error) {
 			return deliver.Job{}, fmt.Errorf("resource %s: %w", child.NodeID, err)
 		}
 		objects = append(objects, obj)
-		if child.Live == nil || render.HashOf(child.Live) != render.HashOf(obj) {
+		if !delivering(child, obj) {
 			unconfirmed = append(unconfirmed, decide.Describe(obj))
 		}
 	}
@@ -110,6 +111,23 @@ func (x expansion) hold(revision string, unconfirmed []string) {
 	}
 	if plan.State == kro.StateActive && len(unconfirmed) > 0 {
 		plan.Hold(x.instance, kro.StateInProgress, "awaiting resource readiness: "+strings.Join(unconfirmed, ", ")+" not yet delivered")
+	}
+}
+
+// delivering reports whether the live copy of a child already is what obj delivers, so that
+// kro's readiness judged on it stands: it carries obj's hash, or Flotilla never delivered it (a
+// kro on the cluster applied it) and it holds every field kro resolved apart from metadata.
+// Delivering such an object only adds labels and annotations, which change neither its
+// generation nor its status: an instance kro left ACTIVE stays ACTIVE when taken over. An
+// object of an earlier delivery is held until the cache shows the new one, as before.
+func delivering(child kro.Child, obj *unstructured.Unstructured) bool {
+	switch live := child.Live; {
+	case live == nil:
+		return false
+	case render.HashOf(live) != "":
+		return render.HashOf(live) == render.HashOf(obj)
+	default:
+		return drift.Compare(child.Object.Object, live.Object, [][]string{{"metadata"}}) == nil
 	}
 }
 

@@ -128,7 +128,9 @@ func TestJobHoldsActiveUntilDelivered(t *testing.T) {
 	stale := delivered(t)
 	stale.Object["data"] = map[string]any{"k": "old"}
 	stale, _ = render.Rehash(stale)
-	for name, live := range map[string]*unstructured.Unstructured{"absent": nil, "previous content": stale} {
+	kros := child(configMaps, "shop-config")
+	kros.Object["data"] = map[string]any{"k": "other"}
+	for name, live := range map[string]*unstructured.Unstructured{"absent": nil, "previous content": stale, "a kro's, other content": kros} {
 		t.Run(name, func(t *testing.T) {
 			x := expansion{owner: owner, instance: chainInstance(), plan: plan(live), kindOf: noKinds}
 			job, err := x.job()
@@ -143,6 +145,24 @@ func TestJobHoldsActiveUntilDelivered(t *testing.T) {
 				t.Errorf("status fields lost: %v", status)
 			}
 		})
+	}
+}
+
+// A child a kro on the cluster applied, holding what kro resolves (its labels may differ: kro's
+// version label, no Flotilla markers), is judged as it is: taking it over changes only its
+// metadata, so an ACTIVE pass is not held.
+func TestJobTakesOverActive(t *testing.T) {
+	kros := child(configMaps, "shop-config")
+	kros.SetLabels(map[string]string{kro.NodeIDLabel: "shop-config", kro.InstanceNameLabel: "shop", kro.VersionLabel: "devel"})
+	kros.SetUID("uid-kro-made")
+	kros.Object["data"] = map[string]any{"k": "v", "added": "by someone else"}
+	x := expansion{owner: owner, instance: chainInstance(), plan: plan(kros), kindOf: noKinds}
+	job, err := x.job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status := job.Status[0].Object["status"]; !reflect.DeepEqual(status, activeStatus()) {
+		t.Fatalf("status %v, want kro's ACTIVE", status)
 	}
 }
 

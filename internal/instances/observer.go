@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 )
 
@@ -22,9 +23,18 @@ import (
 // The kinds of the graph's external references are read from shared watches instead
 // (externals.go), and only in the instance's own namespace unless the API is served
 // cluster-wide.
+//
+// Before Flotilla first delivers an instance a kro on the cluster managed, the children that kro
+// applied are on the spoke but not in the cache (they carry the instance's ApplySet mark, not
+// Flotilla's label). What the cache misses is then read from the spoke itself, and those
+// carrying the mark (takeover) are answered: kro's pass judges them as they are, so an instance
+// kro left ACTIVE stays ACTIVE while Flotilla takes its children over.
 type cacheObserver struct {
 	ctx context.Context
 	cl  cluster.Cluster
+	// takeover is the ApplySet mark of the instance's children while a kro's may be on the
+	// spoke and not in the cache (see takeoverMark); empty otherwise: no read to the spoke.
+	takeover decide.Mark
 	// namespace is the instance's: the only one external references may be read in, unless
 	// clusterWide.
 	namespace   string
@@ -49,6 +59,8 @@ func (o *cacheObserver) Observe(q kro.Query) ([]*unstructured.Unstructured, erro
 		u.SetGroupVersionKind(q.Kind)
 		err := o.cl.GetCache().Get(o.ctx, client.ObjectKey{Namespace: q.Namespace, Name: q.Name}, u)
 		switch {
+		case apierrors.IsNotFound(err) && o.takeover.Key != "":
+			return o.observeTakeover(q)
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 			return nil, nil
 		case err != nil:
@@ -71,12 +83,71 @@ func (o *cacheObserver) Observe(q kro.Query) ([]*unstructured.Unstructured, erro
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("list %s from the spoke cache: %w", q.Kind.Kind, err)
+	case len(list.Items) == 0 && o.takeover.Key != "":
+		return o.observeTakeover(q)
 	}
 	out := make([]*unstructured.Unstructured, len(list.Items))
 	for i := range list.Items {
 		out[i] = &list.Items[i]
 	}
 	return out, nil
+}
+
+// observeTakeover answers a query the cache has nothing for from the spoke itself, with the
+// objects carrying the instance's ApplySet mark: those a kro on the cluster applied for it.
+// Anything else of the same name stays unseen, as in the cache, and the deliverer refuses it.
+func (o *cacheObserver) observeTakeover(q kro.Query) ([]*unstructured.Unstructured, error) {
+	reader := o.cl.GetAPIReader()
+	var found []unstructured.Unstructured
+	if q.Name != "" {
+		u := unstructured.Unstructured{}
+		u.SetGroupVersionKind(q.Kind)
+		err := reader.Get(o.ctx, client.ObjectKey{Namespace: q.Namespace, Name: q.Name}, &u)
+		switch {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("read %s %s from the spoke: %w", q.Kind.Kind, q.Name, err)
+		}
+		found = append(found, u)
+	} else {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(q.Kind.GroupVersion().WithKind(q.Kind.Kind + "List"))
+		var opts []client.ListOption
+		if q.Namespace != "" {
+			opts = append(opts, client.InNamespace(q.Namespace))
+		}
+		if q.Selector != nil {
+			opts = append(opts, client.MatchingLabelsSelector{Selector: q.Selector})
+		}
+		err := reader.List(o.ctx, list, opts...)
+		switch {
+		case meta.IsNoMatchError(err):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("list %s on the spoke: %w", q.Kind.Kind, err)
+		}
+		found = list.Items
+	}
+	var out []*unstructured.Unstructured
+	for i := range found {
+		if o.takeover.On(found[i].GetLabels()) {
+			out = append(out, &found[i])
+		}
+	}
+	return out, nil
+}
+
+// takeoverMark is the ApplySet mark of an instance's children when some may be a kro's, on the
+// spoke and not in the cache: the instance carries an ApplySet inventory (kro, or Flotilla, has
+// managed it) and Flotilla has not delivered it since it started. Once delivered, its children
+// are Flotilla's and in the cache, and a missing one is not on the spoke: no reads. A new
+// instance has no inventory, and no kro's children either.
+func takeoverMark(instance *unstructured.Unstructured, delivered bool) decide.Mark {
+	if _, managed := instance.GetAnnotations()[kro.ApplySetGroupKindsAnnotation]; delivered || !managed {
+		return decide.Mark{}
+	}
+	return decide.Mark{Key: kro.ApplySetPartOfLabel, Value: kro.ApplySetID(instance)}
 }
 
 // observeExternal reads an external reference from its shared watch.

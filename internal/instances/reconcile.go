@@ -48,8 +48,9 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		c.submit(req, instance, job)
 		return nil
 	}
+	previous, hasPrevious := c.deliverer.Result(owner, cluster)
 	observer := &cacheObserver{ctx: ctx, cl: s.cl, namespace: instance.GetNamespace(), clusterWide: g.ClusterWide, externals: externalKinds(g.Compiled),
-		used: map[externalKey]bool{},
+		takeover: takeoverMark(instance, hasPrevious), used: map[externalKey]bool{},
 		external: func(ctx context.Context, key externalKey, resource schema.GroupVersionResource) (*externalWatch, error) {
 			return c.external(ctx, s, key, resource)
 		}}
@@ -58,7 +59,6 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		return fmt.Errorf("evaluate: %w", err)
 	}
 	s.useExternals(req.Request, observer.used)
-	previous, hasPrevious := c.deliverer.Result(owner, cluster)
 	x := expansion{owner: owner, instance: instance, childKinds: childKinds(g.Compiled), plan: plan,
 		previous: previous, hasPrevious: hasPrevious, kindOf: kindOf, clusterWide: g.ClusterWide}
 	if !g.Compiled.Namespaced() {
