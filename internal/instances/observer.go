@@ -3,6 +3,7 @@ package instances
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -54,17 +55,33 @@ func (o *cacheObserver) Observe(q kro.Query) ([]*unstructured.Unstructured, erro
 	if o.externals[q.Kind] {
 		return o.observeExternal(q)
 	}
+	found, err := read(o.ctx, o.cl.GetCache(), q, "the spoke cache")
+	if err != nil || len(found) > 0 || o.takeover.Key == "" {
+		return found, err
+	}
+	return o.observeTakeover(q)
+}
+
+// observeTakeover answers a query the cache has nothing for from the spoke itself, with the
+// objects carrying the instance's ApplySet mark: those a kro on the cluster applied for it.
+// Anything else of the same name stays unseen, as in the cache, and the deliverer refuses it.
+func (o *cacheObserver) observeTakeover(q kro.Query) ([]*unstructured.Unstructured, error) {
+	found, err := read(o.ctx, o.cl.GetAPIReader(), q, "the spoke")
+	return slices.DeleteFunc(found, func(u *unstructured.Unstructured) bool { return !o.takeover.On(u.GetLabels()) }), err
+}
+
+// read answers a query from reader (from is what it reads, for errors): the object named, or
+// those the selector matches. A kind the spoke does not serve has none.
+func read(ctx context.Context, reader client.Reader, q kro.Query, from string) ([]*unstructured.Unstructured, error) {
 	if q.Name != "" {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(q.Kind)
-		err := o.cl.GetCache().Get(o.ctx, client.ObjectKey{Namespace: q.Namespace, Name: q.Name}, u)
+		err := reader.Get(ctx, client.ObjectKey{Namespace: q.Namespace, Name: q.Name}, u)
 		switch {
-		case apierrors.IsNotFound(err) && o.takeover.Key != "":
-			return o.observeTakeover(q)
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 			return nil, nil
 		case err != nil:
-			return nil, fmt.Errorf("read %s %s from the spoke cache: %w", q.Kind.Kind, q.Name, err)
+			return nil, fmt.Errorf("read %s %s from %s: %w", q.Kind.Kind, q.Name, from, err)
 		}
 		return []*unstructured.Unstructured{u}, nil
 	}
@@ -77,63 +94,16 @@ func (o *cacheObserver) Observe(q kro.Query) ([]*unstructured.Unstructured, erro
 	if q.Selector != nil {
 		opts = append(opts, client.MatchingLabelsSelector{Selector: q.Selector})
 	}
-	err := o.cl.GetCache().List(o.ctx, list, opts...)
+	err := reader.List(ctx, list, opts...)
 	switch {
 	case meta.IsNoMatchError(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("list %s from the spoke cache: %w", q.Kind.Kind, err)
-	case len(list.Items) == 0 && o.takeover.Key != "":
-		return o.observeTakeover(q)
+		return nil, fmt.Errorf("list %s from %s: %w", q.Kind.Kind, from, err)
 	}
 	out := make([]*unstructured.Unstructured, len(list.Items))
 	for i := range list.Items {
 		out[i] = &list.Items[i]
-	}
-	return out, nil
-}
-
-// observeTakeover answers a query the cache has nothing for from the spoke itself, with the
-// objects carrying the instance's ApplySet mark: those a kro on the cluster applied for it.
-// Anything else of the same name stays unseen, as in the cache, and the deliverer refuses it.
-func (o *cacheObserver) observeTakeover(q kro.Query) ([]*unstructured.Unstructured, error) {
-	reader := o.cl.GetAPIReader()
-	var found []unstructured.Unstructured
-	if q.Name != "" {
-		u := unstructured.Unstructured{}
-		u.SetGroupVersionKind(q.Kind)
-		err := reader.Get(o.ctx, client.ObjectKey{Namespace: q.Namespace, Name: q.Name}, &u)
-		switch {
-		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-			return nil, nil
-		case err != nil:
-			return nil, fmt.Errorf("read %s %s from the spoke: %w", q.Kind.Kind, q.Name, err)
-		}
-		found = append(found, u)
-	} else {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(q.Kind.GroupVersion().WithKind(q.Kind.Kind + "List"))
-		var opts []client.ListOption
-		if q.Namespace != "" {
-			opts = append(opts, client.InNamespace(q.Namespace))
-		}
-		if q.Selector != nil {
-			opts = append(opts, client.MatchingLabelsSelector{Selector: q.Selector})
-		}
-		err := reader.List(o.ctx, list, opts...)
-		switch {
-		case meta.IsNoMatchError(err):
-			return nil, nil
-		case err != nil:
-			return nil, fmt.Errorf("list %s on the spoke: %w", q.Kind.Kind, err)
-		}
-		found = list.Items
-	}
-	var out []*unstructured.Unstructured
-	for i := range found {
-		if o.takeover.On(found[i].GetLabels()) {
-			out = append(out, &found[i])
-		}
 	}
 	return out, nil
 }
