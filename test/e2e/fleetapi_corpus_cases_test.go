@@ -4,15 +4,18 @@ package e2e
 // fixtures that need only built-in Kubernetes kinds, read from the pinned kro module. Each case
 // is one RGD, served on every spoke, and the instances created on one of them.
 //
+// Cases whose children are cluster-scoped or in other namespaces are served by a second
+// APIPropagation, of tenancy Cluster (an RGD is served by one APIPropagation only): the
+// saas-multi-tenant RGDs, kro's chained Tenant included, and six of kro's seven ack-controller
+// CRD groups. The seventh, s3-crd-group.yaml, stays on the default tenancy (Namespace) and is
+// refused, its CRD never written. core-dns runs twice: refused under the default tenancy in the
+// first wave (its children in the instance's namespace are applied, the others never written),
+// then, its RGD moved to the Cluster APIPropagation, in the second wave, where it makes all
+// that kro makes.
+//
 // Left out, and why:
-//   - examples/kubernetes/saas-multi-tenant/tenant-rgd.yaml chains TenantEnvironment and
-//     TenantApplication, whose children live in a namespace named after the tenant, not the
-//     Tenant's: it needs tenancy Cluster, like tenant-environment-rgd.yaml, which is run below
-//     as a refusal.
 //   - examples/aws/llm/llm.yaml: kro itself rejects it against Kubernetes' schemas (a boolean
 //     where a nodeSelector value must be a string); internal/kro's corpus test covers that.
-//   - the other six examples/aws/ack-controller/crds/*-crd-group.yaml: they are refused exactly
-//     like s3-crd-group.yaml, which is run below (their children are CRDs).
 //   - test/e2e/chainsaw/check-unknown-fields brings its own CRD: it needs more than core kinds.
 //   - examples/apigateway/vpc-lattice/instance.yaml is a WebService of rg-webservice.yaml (VPC
 //     Lattice kinds), not a WebApp of rg-webapp.yaml, so that case has an instance written here.
@@ -75,12 +78,14 @@ var corpusCases = []corpusCase{
 	},
 	{
 		// kro has no TenantApplication instance (tenant-instance.yaml is a Tenant); its children
-		// go to the namespace named by tenantId, so the instance lives there.
+		// go to the namespace named by tenantId, so the instance lives there. Served under tenancy
+		// Cluster: the Tenant below makes TenantApplications in its own namespace, whose children
+		// are elsewhere. tenant003, not the Tenant's tenant001, whose children these would be.
 		name: "tenant-application", rgd: "examples/kubernetes/saas-multi-tenant/tenant-application-rgd.yaml",
 		inline: `{"apiVersion": "kro.run/v1alpha1", "kind": "TenantApplication",
-			"metadata": {"name": "tenant001"}, "spec": {"tenantId": "tenant001"}}`,
-		namespace: "tenant001",
-		children:  []string{"Deployment/tenant001-deployment", "Service/tenant001-service"},
+			"metadata": {"name": "tenant003"}, "spec": {"tenantId": "tenant003"}}`,
+		namespace: "tenant003", tenancy: "Cluster",
+		children: []string{"Deployment/tenant003-deployment", "Service/tenant003-service"},
 	},
 	{
 		// kro's instance has no namespace; spec.namespace defaults to default, where the
@@ -228,28 +233,17 @@ var corpusCases = []corpusCase{
 	// Refused under the default tenancy: children cluster-scoped or in another namespace.
 	{
 		// A ClusterRole and a ClusterRoleBinding, and a ServiceAccount in spec.namespace
-		// (default): those are refused. As under kro, what can be applied is: the ConfigMap, in
-		// the instance's namespace.
+		// (default): those are refused. As under kro, what can be applied is: the ConfigMap and
+		// the Service, in the instance's namespace (the Deployment needs the ServiceAccount).
+		// The Service's address: see core-dns-cluster.
 		name: "core-dns", rgd: "examples/kubernetes/core-dns/core-dns.yaml",
 		instances: "examples/kubernetes/core-dns/coredns-instance.yaml",
-		namespace: "corpus-core-dns",
-		children:  []string{"ConfigMap/mynameis"},
+		namespace: "corpus-core-dns", serviceIPAt: "values.service",
+		children: []string{"ConfigMap/mynameis", "Service/mynameis"},
 		refused: []auditRef{
 			{Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "mynameis"},
 			{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings", Name: "mynameis"},
 			{Resource: "serviceaccounts", Namespace: "default", Name: "mynameis"},
-		},
-	},
-	{
-		// A Namespace and objects in it. kro has no TenantEnvironment instance file.
-		name: "tenant-environment", rgd: "examples/kubernetes/saas-multi-tenant/tenant-environment-rgd.yaml",
-		inline: `{"apiVersion": "kro.run/v1alpha1", "kind": "TenantEnvironment",
-			"metadata": {"name": "tenant002"}, "spec": {"tenantId": "tenant002"}}`,
-		namespace: "corpus-tenant-environment",
-		refused: []auditRef{
-			{Resource: "namespaces", Name: "tenant002"},
-			{Resource: "resourcequotas", Namespace: "tenant002", Name: "tenant002-quota"},
-			{Group: "networking.k8s.io", Resource: "networkpolicies", Namespace: "tenant002", Name: "tenant002-isolation"},
 		},
 	},
 	{
@@ -262,6 +256,50 @@ var corpusCases = []corpusCase{
 			{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: "buckets.s3.services.k8s.aws"},
 		},
 	},
+
+	// Served under tenancy Cluster: children cluster-scoped and in other namespaces.
+	{
+		// The second wave: the RGD of the first wave's core-dns, refused, moves to the Cluster
+		// APIPropagation, and the instance makes all that kro makes. kro's file leaves
+		// values.service empty, whose default clusterIP, 10.100.123.45, is in EKS's default
+		// Service network, not in the spoke's (10.97-99.0.0/16): the API server would reject the
+		// Service ("the provided network does not match the current range") and the instance
+		// show ERROR, as under kro on such a cluster. So the instance names an address of its
+		// spoke's network instead (serviceIPAt).
+		name: "core-dns-cluster", rgd: "examples/kubernetes/core-dns/core-dns.yaml", wave: 2,
+		instances: "examples/kubernetes/core-dns/coredns-instance.yaml",
+		namespace: "corpus-core-dns", tenancy: "Cluster", serviceIPAt: "values.service",
+		children: []string{"ConfigMap/mynameis", "Deployment/mynameis", "Service/mynameis",
+			"ClusterRole//mynameis", "ClusterRoleBinding//mynameis", "ServiceAccount/default/mynameis"},
+	},
+	{
+		// A Namespace and objects in it. kro has no TenantEnvironment instance file.
+		name: "tenant-environment", rgd: "examples/kubernetes/saas-multi-tenant/tenant-environment-rgd.yaml",
+		inline: `{"apiVersion": "kro.run/v1alpha1", "kind": "TenantEnvironment",
+			"metadata": {"name": "tenant002"}, "spec": {"tenantId": "tenant002"}}`,
+		namespace: "corpus-tenant-environment", tenancy: "Cluster",
+		children: []string{"Namespace//tenant002", "ResourceQuota/tenant002/tenant002-quota",
+			"NetworkPolicy/tenant002/tenant002-isolation"},
+	},
+	{
+		// kro's Tenant (in default) chains a TenantEnvironment and a TenantApplication, both
+		// instances of the two RGDs above, made in default on the same spoke and expanded there
+		// in turn: their children are the Tenant's too, here.
+		name: "tenant", rgd: "examples/kubernetes/saas-multi-tenant/tenant-rgd.yaml",
+		instances: "examples/kubernetes/saas-multi-tenant/tenant-instance.yaml",
+		namespace: "default", tenancy: "Cluster",
+		children: []string{"TenantEnvironment/tenant001", "TenantApplication/tenant001",
+			"Namespace//tenant001", "ResourceQuota/tenant001/tenant001-quota",
+			"NetworkPolicy/tenant001/tenant001-isolation",
+			"Deployment/tenant001/tenant001-deployment", "Service/tenant001/tenant001-service"},
+		chained: map[string]int32{"tenantenvironment.kro.run": 1, "tenantapplication.kro.run": 1},
+	},
+	crdGroupCase("ec2", "EC2CRDGroup"),
+	crdGroupCase("ecr", "ECRCRDGroup"),
+	crdGroupCase("ecr-public", "ECRPublicCRDGroup"),
+	crdGroupCase("eks", "EKSCRDGroup"),
+	crdGroupCase("iam", "IAMCRDGroup"),
+	crdGroupCase("sqs", "SQSCRDGroup"),
 }
 
 // corpusCase is one RGD of the corpus and the instances made of it.
@@ -277,7 +315,8 @@ type corpusCase struct {
 	// prereqs are kro's files applied on the spoke before the instances (external references).
 	prereqs []string
 	// children are Kind/name of every child on the spoke (all instances of the case together),
-	// in namespace; Kind/* stands for one child of that kind whatever its name.
+	// in namespace; Kind/* stands for one child of that kind whatever its name. A child
+	// elsewhere (tenancy Cluster) is Kind/namespace/name, a cluster-scoped one Kind//name.
 	children []string
 	// childData: a child (Kind/name) and a string one of its data values must equal.
 	childData map[string]string
@@ -298,6 +337,17 @@ type corpusCase struct {
 	// refused: the instance shows ERROR (the deliverer refuses its children under the default
 	// tenancy) and none of these objects is ever written on the spoke.
 	refused []auditRef
+	// tenancy is the APIPropagation serving the RGD: "" (the default, Namespace) or "Cluster".
+	tenancy string
+	// serviceIPAt is a path under the instances' spec whose clusterIP and clusterIPs are set
+	// to an address of the spoke's Service network (kro's defaults assume another network).
+	serviceIPAt string
+	// childrenFromRGD: the children are every template of the RGD, by its literal name
+	// (cluster-scoped: kro's CRD groups).
+	childrenFromRGD bool
+	// chained counts, by RGD, the instances of other corpus APIs the case's instances make
+	// (their children are the case's too); they are ACTIVE and counted on the hub.
+	chained map[string]int32
 }
 
 // auditRef names an object in a spoke's audit log.
@@ -318,6 +368,15 @@ func withPrereq(c corpusCase) corpusCase {
 func withStatus(c corpusCase, status map[string]string) corpusCase { c.status = status; return c }
 
 func withChildData(c corpusCase, data map[string]string) corpusCase { c.childData = data; return c }
+
+// crdGroupCase is one of kro's ack-controller CRD groups (examples/aws/ack-controller/crds),
+// served under tenancy Cluster: its children are CustomResourceDefinitions. kro has no instance
+// file; the CRD group's defaults are all it needs.
+func crdGroupCase(service, kind string) corpusCase {
+	return corpusCase{name: service + "-crds", rgd: "examples/aws/ack-controller/crds/" + service + "-crd-group.yaml",
+		inline:    `{"apiVersion": "kro.run/v1alpha1", "kind": "` + kind + `", "metadata": {"name": "` + service + `"}, "spec": {}}`,
+		namespace: "corpus-" + service + "-crds", tenancy: "Cluster", childrenFromRGD: true}
+}
 
 // chainsaw names files of one of kro's chainsaw cases.
 func chainsaw(dir string, files ...string) []string {

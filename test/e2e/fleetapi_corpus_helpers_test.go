@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,51 +32,86 @@ func applyRGDs(t *testing.T, hubKC string, cases []*loadedCase) {
 	mustKubectl(t, hubKC, args...)
 }
 
-// corpusAPIPropagation serves the corpus' RGDs on every spoke. Removal Delete: the second
-// wave's RGDs reuse names of the first, whose CRDs must go for them.
-func corpusAPIPropagation(names []string) string {
-	list, _ := json.Marshal(names)
-	return `apiVersion: flotilla.dev/v1alpha1
+// The corpus' two APIPropagations: corpus serves its RGDs under the default tenancy
+// (Namespace), corpus-cluster under tenancy Cluster.
+const (
+	corpusFAPI        = "corpus"
+	corpusClusterFAPI = "corpus-cluster"
+)
+
+// applyAPIPropagations applies the Placement of every spoke and the two APIPropagations, each
+// choosing by name the RGDs served maps to it. Removal Delete: the second wave's RGDs reuse
+// names of the first, whose CRDs must go for them.
+func applyAPIPropagations(t *testing.T, hubKC string, served map[string]string) {
+	t.Helper()
+	docs := []string{`apiVersion: flotilla.dev/v1alpha1
 kind: Placement
 metadata:
   name: all-clusters
   namespace: flotilla-system
 spec:
   clusterSelector: {}
----
-apiVersion: flotilla.dev/v1alpha1
+`}
+	for _, fapi := range []string{corpusFAPI, corpusClusterFAPI} {
+		var names []string
+		for name, by := range served {
+			if by == fapi {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+		list, _ := json.Marshal(names)
+		tenancy := "Namespace"
+		if fapi == corpusClusterFAPI {
+			tenancy = "Cluster"
+		}
+		docs = append(docs, `apiVersion: flotilla.dev/v1alpha1
 kind: APIPropagation
 metadata:
-  name: corpus
+  name: `+fapi+`
 spec:
   resourceGraphDefinitions:
-    names: ` + string(list) + `
+    names: `+string(list)+`
   placementRef: {name: all-clusters, namespace: flotilla-system}
   removal: Delete
-`
+  tenancy: `+tenancy+`
+`)
+	}
+	file := filepath.Join(t.TempDir(), "fapi.yaml")
+	writeFile(t, file, strings.Join(docs, "---\n"))
+	mustKubectl(t, hubKC, "apply", "-f", file)
 }
 
-// waitServing waits for every chosen RGD to be served, at its newest generation, on every spoke.
-func waitServing(t *testing.T, hubKC string, apis int) {
+// waitServing waits for every RGD of served to be served, at its newest generation, on every
+// spoke, by its APIPropagation.
+func waitServing(t *testing.T, hubKC string, served map[string]string) {
 	t.Helper()
-	fleettest.Eventually(t, 2*time.Minute, "the corpus served on every spoke", func() error {
-		status, err := corpusStatus(t, hubKC)
-		if err != nil {
-			return err
-		}
-		if status.APICount != int32(apis) {
-			return fmt.Errorf("apiCount %d, want %d", status.APICount, apis)
-		}
-		for _, c := range status.Conditions {
-			if c.Type == "Serving" && c.Status == "True" {
-				return nil
-			}
-			if c.Type == "Serving" {
-				return fmt.Errorf("Serving %s %s: %s", c.Status, c.Reason, c.Message)
+	for _, fapi := range []string{corpusFAPI, corpusClusterFAPI} {
+		apis := 0
+		for _, by := range served {
+			if by == fapi {
+				apis++
 			}
 		}
-		return errors.New("no Serving condition")
-	})
+		fleettest.Eventually(t, 2*time.Minute, "the corpus served on every spoke by "+fapi, func() error {
+			status, err := corpusStatus(t, hubKC, fapi)
+			if err != nil {
+				return err
+			}
+			if status.APICount != int32(apis) {
+				return fmt.Errorf("apiCount %d, want %d", status.APICount, apis)
+			}
+			for _, c := range status.Conditions {
+				if c.Type == "Serving" && c.Status == "True" {
+					return nil
+				}
+				if c.Type == "Serving" {
+					return fmt.Errorf("Serving %s %s: %s", c.Status, c.Reason, c.Message)
+				}
+			}
+			return errors.New("no Serving condition")
+		})
+	}
 }
 
 type instanceCounts struct {
@@ -104,8 +141,8 @@ type fapiStatus struct {
 	APIs      []apiStatus     `json:"apis"`
 }
 
-func corpusStatus(t *testing.T, hubKC string) (*fapiStatus, error) {
-	out, err := kubectlStdout(t, hubKC, "get", "apipropagation", "corpus", "-o", "jsonpath={.status}")
+func corpusStatus(t *testing.T, hubKC, fapi string) (*fapiStatus, error) {
+	out, err := kubectlStdout(t, hubKC, "get", "apipropagation", fapi, "-o", "jsonpath={.status}")
 	if err != nil {
 		return nil, err
 	}

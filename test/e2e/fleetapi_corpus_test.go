@@ -19,19 +19,26 @@ import (
 
 var corpusSpokes = []string{"spoke-1", "spoke-2", "spoke-3"}
 
-// childKinds are the kinds of every child in the corpus, as kubectl lists them.
-const childKinds = "deployments,services,configmaps,jobs,ingresses,horizontalpodautoscalers"
+// childKinds are the kinds of every child in the corpus, as kubectl lists them: under tenancy
+// Cluster, cluster-scoped ones and instances of other corpus APIs (the Tenant's) too.
+const childKinds = "deployments,services,configmaps,jobs,ingresses,horizontalpodautoscalers," +
+	"namespaces,clusterroles,clusterrolebindings,serviceaccounts,resourcequotas,networkpolicies," +
+	"customresourcedefinitions,tenantenvironments.kro.run,tenantapplications.kro.run"
 
 // TestFleetAPICorpus runs kro's own core-kinds examples and test fixtures (corpusCases) on three
-// full spokes: every RGD is served on every spoke through one APIPropagation; each case's
-// instances are created with kubectl on one spoke (round-robin), all at once, and each becomes
-// ACTIVE there, with its status fields computed from its children, its children on that spoke
-// and on no other, and the hub's APIPropagation counting the fleet's instances. Cases whose
-// children are cluster-scoped or in another namespace show ERROR saying why, and none of those
-// children is ever written (the spokes' audit logs say so); as under kro, the children that may
-// be applied are (core-dns's ConfigMap, in the instance's namespace). Deleted, the instances take their children
-// with them. Two RGDs of the corpus share a name with two others; they run in a second wave,
-// once the first ones are deleted (removal Delete takes their CRDs away).
+// full spokes: every RGD is served on every spoke through one of two APIPropagations, corpus
+// (the default tenancy, Namespace) or corpus-cluster (tenancy Cluster); each case's instances
+// are created with kubectl on one spoke (round-robin), all at once, and each becomes ACTIVE
+// there, with its status fields computed from its children, its children on that spoke and on
+// no other (under corpus-cluster: cluster-scoped ones, in other namespaces, and instances of
+// other corpus APIs, expanded in turn), and the hub's APIPropagations counting the fleet's
+// instances. Cases of the default tenancy whose children are cluster-scoped or in another
+// namespace show ERROR saying why, and none of those children is ever written (the spokes'
+// audit logs say so); as under kro, the children that may be applied are (core-dns's
+// ConfigMap and Service, in the instance's namespace). Deleted, the instances take their children with
+// them, Namespaces and cluster-scoped ones included. Two RGDs of the corpus share a name with
+// two others; they run in a second wave, once the first ones are deleted (removal Delete takes
+// their CRDs away); core-dns moves to corpus-cluster for it, and runs again.
 func TestFleetAPICorpus(t *testing.T) {
 	start := time.Now()
 	_, fleet := startFleet(t, 0, map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"},
@@ -42,26 +49,25 @@ func TestFleetAPICorpus(t *testing.T) {
 	cases := loadCorpus(t, kroDir)
 
 	waves := map[int][]*loadedCase{}
-	var names []string
 	for _, c := range cases {
 		waves[c.wave] = append(waves[c.wave], c)
-		if !slices.Contains(names, c.rgdName) {
-			names = append(names, c.rgdName)
-		}
 	}
 	applyRGDs(t, hubKC, waves[1])
-	fapi := filepath.Join(t.TempDir(), "fapi.yaml")
-	writeFile(t, fapi, corpusAPIPropagation(names))
-	mustKubectl(t, hubKC, "apply", "-f", fapi)
-	waitServing(t, hubKC, len(waves[1]))
+	served := servedBy(waves[1], nil)
+	applyAPIPropagations(t, hubKC, served)
+	waitServing(t, hubKC, served)
 
 	for _, wave := range []int{1, 2} {
 		if wave == 2 {
 			// The second wave's RGDs take the names of first-wave ones: delete those, wait for
-			// their CRDs to leave every spoke, and apply the second wave's.
+			// their CRDs to leave every spoke, and apply the second wave's. core-dns, whose RGD
+			// stays, moves to corpus-cluster: an RGD moved between APIPropagations keeps its CRD.
+			next := servedBy(waves[1], waves[2])
 			var taken []string
 			for _, c := range waves[2] {
-				taken = append(taken, c.rgdName)
+				if next[c.rgdName] == served[c.rgdName] {
+					taken = append(taken, c.rgdName)
+				}
 			}
 			mustKubectl(t, hubKC, append([]string{"delete", "rgd", "--wait=true", "--timeout=90s"}, taken...)...)
 			for _, spoke := range corpusSpokes {
@@ -71,13 +77,25 @@ func TestFleetAPICorpus(t *testing.T) {
 				}
 			}
 			applyRGDs(t, hubKC, waves[2])
-			waitServing(t, hubKC, len(waves[1]))
+			served = next
+			applyAPIPropagations(t, hubKC, served)
+			waitServing(t, hubKC, served)
 		}
 		waveStart := time.Now()
 		runCorpusWave(t, fleet, hubKC, waves[wave])
 		t.Logf("wave %d (%d cases) done in %s", wave, len(waves[wave]), time.Since(waveStart).Round(time.Second))
 	}
 	t.Logf("corpus done in %s (fleet start included)", time.Since(start).Round(time.Second))
+}
+
+// servedBy says which APIPropagation serves each RGD: the first wave's cases', then the second
+// wave's (nil before it), whose RGD takes a first-wave name, or moves to another APIPropagation.
+func servedBy(first, second []*loadedCase) map[string]string {
+	out := map[string]string{}
+	for _, c := range append(slices.Clone(first), second...) {
+		out[c.rgdName] = c.apiPropagation()
+	}
+	return out
 }
 
 // waitQuiet waits until no spoke has seen a write from Flotilla for quiet, and fails the test
@@ -154,6 +172,9 @@ func loadCorpus(t *testing.T, kroDir string) []*loadedCase {
 			t.Fatalf("%s: want one ResourceGraphDefinition", c.rgd)
 		}
 		l.rgdName = rgds[0].GetName()
+		if c.childrenFromRGD {
+			l.children = templateNames(t, rgds[0])
+		}
 		kind, _, _ := unstructured.NestedString(rgds[0].Object, "spec", "schema", "kind")
 		group, _, _ := unstructured.NestedString(rgds[0].Object, "spec", "schema", "group")
 		if group == "" {
@@ -175,7 +196,8 @@ func loadCorpus(t *testing.T, kroDir string) []*loadedCase {
 				t.Fatalf("%s: %s is a %s, not a %s", c.name, c.instances, u.GetKind(), kind)
 			}
 			// kro's instance files either name the namespace the case runs in, or none (then
-			// the case's namespace is set here: the only change made to kro's instances).
+			// the case's namespace is set here: with serviceIPAt, the only changes made to
+			// kro's instances).
 			if ns := u.GetNamespace(); ns != "" && ns != c.namespace {
 				t.Fatalf("%s: the instance is in namespace %s, the case in %s", c.name, ns, c.namespace)
 			}
@@ -195,6 +217,31 @@ func loadCorpus(t *testing.T, kroDir string) []*loadedCase {
 		out = append(out, l)
 	}
 	return out
+}
+
+// templateNames names an RGD's templates as the children of a case are named (corpusCase
+// children): every one must be cluster-scoped with a literal name (kro's CRD groups).
+func templateNames(t *testing.T, rgd *unstructured.Unstructured) []string {
+	t.Helper()
+	resources, _, _ := unstructured.NestedSlice(rgd.Object, "spec", "resources")
+	var out []string
+	for _, r := range resources {
+		template, _, _ := unstructured.NestedMap(r.(map[string]any), "template")
+		u := unstructured.Unstructured{Object: template}
+		if u.GetKind() != "CustomResourceDefinition" || strings.Contains(u.GetName(), "${") {
+			t.Fatalf("%s: template %s %s is not a CRD of a literal name", rgd.GetName(), u.GetKind(), u.GetName())
+		}
+		out = append(out, u.GetKind()+"//"+u.GetName())
+	}
+	return out
+}
+
+// apiPropagation is the APIPropagation serving the case's RGD.
+func (c *loadedCase) apiPropagation() string {
+	if c.tenancy == "Cluster" {
+		return corpusClusterFAPI
+	}
+	return corpusFAPI
 }
 
 // check says whether an instance has settled as the case expects.
@@ -244,10 +291,7 @@ func (c *loadedCase) checkBroken(u *unstructured.Unstructured) error {
 func (c *loadedCase) checkChildren(found []*unstructured.Unstructured) error {
 	var got []string
 	for _, child := range found {
-		if child.GetNamespace() != c.namespace {
-			return fmt.Errorf("child %s/%s in namespace %s", child.GetKind(), child.GetName(), child.GetNamespace())
-		}
-		got = append(got, child.GetKind()+"/"+child.GetName())
+		got = append(got, c.childName(child))
 	}
 	want := slices.Clone(c.corpusCase.children)
 	for i, w := range want {
@@ -269,7 +313,7 @@ func (c *loadedCase) checkChildren(found []*unstructured.Unstructured) error {
 		if i < 0 {
 			return fmt.Errorf("no %s", ref)
 		}
-		data, _, _ := unstructured.NestedStringMap(childByName(found, ref).Object, "data")
+		data, _, _ := unstructured.NestedStringMap(childByName(c, found, ref).Object, "data")
 		if !slices.Contains(mapValues(data), value) {
 			return fmt.Errorf("%s data %v, want a value %q", ref, data, value)
 		}
@@ -277,9 +321,18 @@ func (c *loadedCase) checkChildren(found []*unstructured.Unstructured) error {
 	return nil
 }
 
-func childByName(found []*unstructured.Unstructured, ref string) *unstructured.Unstructured {
+// childName names a child as the case's children do: Kind/name in the case's namespace,
+// Kind/namespace/name elsewhere, Kind//name when cluster-scoped.
+func (c *loadedCase) childName(child *unstructured.Unstructured) string {
+	if child.GetNamespace() == c.namespace {
+		return child.GetKind() + "/" + child.GetName()
+	}
+	return child.GetKind() + "/" + child.GetNamespace() + "/" + child.GetName()
+}
+
+func childByName(c *loadedCase, found []*unstructured.Unstructured, ref string) *unstructured.Unstructured {
 	for _, u := range found {
-		if u.GetKind()+"/"+u.GetName() == ref {
+		if c.childName(u) == ref {
 			return u
 		}
 	}

@@ -74,6 +74,9 @@ func (w *corpusWave) create() {
 					objs = append(objs, p)
 				}
 			}
+			if c.serviceIPAt != "" {
+				w.setServiceIP(c, spoke)
+			}
 			objs = append(objs, c.objs...)
 			if c.brokenObj != nil {
 				objs = append(objs, c.brokenObj)
@@ -85,6 +88,31 @@ func (w *corpusWave) create() {
 		file := filepath.Join(t.TempDir(), spoke+".yaml")
 		writeFile(t, file, yamlStream(t, objs))
 		mustKubectl(t, w.kc(spoke), "create", "-f", file)
+	}
+}
+
+// setServiceIP gives the case's instances, at spec.<serviceIPAt>, clusterIP and clusterIPs of
+// an address of the spoke's Service network: the /16 its API server's own Service (kubernetes,
+// in default) is in, host 123.45 as in kro's default address.
+func (w *corpusWave) setServiceIP(c *loadedCase, spoke string) {
+	t := w.t
+	out, err := kubectlStdout(t, w.kc(spoke), "get", "service", "kubernetes", "-n", "default", "-o", "jsonpath={.spec.clusterIP}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	octets := strings.Split(strings.TrimSpace(out), ".")
+	if len(octets) != 4 {
+		t.Fatalf("%s: the kubernetes Service's address %q", spoke, out)
+	}
+	ip := octets[0] + "." + octets[1] + ".123.45"
+	path := append([]string{"spec"}, strings.Split(c.serviceIPAt, ".")...)
+	for _, u := range c.objs {
+		if err := unstructured.SetNestedField(u.Object, ip, append(path, "clusterIP")...); err != nil {
+			t.Fatal(err)
+		}
+		if err := unstructured.SetNestedStringSlice(u.Object, []string{ip}, append(path, "clusterIPs")...); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -150,6 +178,7 @@ func (w *corpusWave) checkChildren() {
 			if err != nil {
 				return err
 			}
+			w.adoptChained(children)
 			found := map[*loadedCase][]*unstructured.Unstructured{}
 			for _, child := range children {
 				if c := w.uids[child.GetLabels()["kro.run/instance-id"]]; c != nil {
@@ -175,6 +204,22 @@ func (w *corpusWave) checkChildren() {
 
 }
 
+// adoptChained makes the children of the instances a case's instances make (the Tenant's
+// TenantEnvironment and TenantApplication) the case's, down the chain.
+func (w *corpusWave) adoptChained(children []*unstructured.Unstructured) {
+	for adopted := true; adopted; {
+		adopted = false
+		for _, child := range children {
+			c := w.uids[child.GetLabels()["kro.run/instance-id"]]
+			if c == nil || child.GroupVersionKind().Group != "kro.run" || w.uids[string(child.GetUID())] != nil {
+				continue
+			}
+			w.uids[string(child.GetUID())] = c
+			adopted = true
+		}
+	}
+}
+
 func (w *corpusWave) checkAsserts() {
 	t := w.t
 	// kro's own partial objects for the instances, their children and their CRDs; then kro's
@@ -191,47 +236,60 @@ func (w *corpusWave) checkAsserts() {
 
 func (w *corpusWave) checkHubCounts() {
 	t := w.t
-	// The hub counts the fleet's instances, per API and in all.
-	want := instanceCounts{}
+	// Each APIPropagation counts the fleet's instances of the APIs it serves, per API and in
+	// all; a chained instance (the Tenant's) counts among its own API's.
+	want := map[string]*instanceCounts{corpusFAPI: {}, corpusClusterFAPI: {}}
 	perAPI := map[string]instanceCounts{}
-	for _, c := range w.cases {
-		n := int32(len(c.objs))
-		counts := perAPI[c.rgdName]
+	add := func(c *loadedCase, rgd string, n int32, isError bool) {
+		fapi := c.apiPropagation()
+		counts := perAPI[rgd]
 		counts.Total += n
-		want.Total += n
-		if c.refused != nil {
+		want[fapi].Total += n
+		if isError {
 			counts.Error += n
-			want.Error += n
+			want[fapi].Error += n
 		} else {
 			counts.Active += n
-			want.Active += n
+			want[fapi].Active += n
 		}
-		if c.brokenObj != nil {
-			counts.Total++
-			counts.Error++
-			want.Total++
-			want.Error++
-		}
-		perAPI[c.rgdName] = counts
+		perAPI[rgd] = counts
 	}
-	fleettest.Eventually(t, 60*time.Second, "the APIPropagation counting the fleet's instances", func() error {
-		status, err := corpusStatus(t, w.hubKC)
-		if err != nil {
-			return err
+	for _, c := range w.cases {
+		add(c, c.rgdName, int32(len(c.objs)), c.refused != nil)
+		if c.brokenObj != nil {
+			add(c, c.rgdName, 1, true)
 		}
-		if status.Instances == nil || *status.Instances != want {
-			return fmt.Errorf("status.instances %+v, want %+v", status.Instances, want)
+		for rgd, n := range c.chained {
+			add(c, rgd, n, false)
 		}
-		for name, counts := range perAPI {
-			i := slices.IndexFunc(status.APIs, func(a apiStatus) bool { return a.Name == name })
-			if i < 0 {
-				return fmt.Errorf("status.apis lacks %s", name)
+	}
+	fleettest.Eventually(t, 60*time.Second, "the APIPropagations counting the fleet's instances", func() error {
+		for fapi, want := range want {
+			status, err := corpusStatus(t, w.hubKC, fapi)
+			if err != nil {
+				return err
 			}
-			if got := status.APIs[i].Instances; got == nil || *got != counts {
-				return fmt.Errorf("status.apis[%s].instances %+v, want %+v", name, got, counts)
+			if status.Instances == nil || *status.Instances != *want {
+				return fmt.Errorf("%s status.instances %+v, want %+v", fapi, status.Instances, *want)
+			}
+			for name, counts := range perAPI {
+				i := slices.IndexFunc(status.APIs, func(a apiStatus) bool { return a.Name == name })
+				if i < 0 {
+					continue // the other APIPropagation's
+				}
+				if got := status.APIs[i].Instances; got == nil || *got != counts {
+					return fmt.Errorf("%s status.apis[%s].instances %+v, want %+v", fapi, name, got, counts)
+				}
 			}
 		}
 		for _, c := range w.cases {
+			status, err := corpusStatus(t, w.hubKC, c.apiPropagation())
+			if err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(status.APIs, func(a apiStatus) bool { return a.Name == c.rgdName }) {
+				return fmt.Errorf("%s status.apis lacks %s", c.apiPropagation(), c.rgdName)
+			}
 			if c.brokenObj == nil {
 				continue
 			}
@@ -246,7 +304,6 @@ func (w *corpusWave) checkHubCounts() {
 		}
 		return nil
 	})
-
 }
 
 func (w *corpusWave) deleteAll() {
