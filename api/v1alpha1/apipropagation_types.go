@@ -43,7 +43,8 @@ type APIPropagationSpec struct {
 	// Flotilla writes them with its identity there, so anyone allowed to create an instance
 	// gets what the graph makes: choose it for APIs that only cluster administrators
 	// instantiate, and limit who may create their instances with RBAC on the clusters.
-	// Instances of a cluster-scoped kind are not expanded under either.
+	// Instances of a cluster-scoped kind (an RGD of scope Cluster) are expanded only under
+	// Cluster: under Namespace they show ERROR saying so, and nothing is written for them.
 	// +optional
 	// +kubebuilder:default=Namespace
 	Tenancy Tenancy `json:"tenancy,omitempty"`

@@ -74,9 +74,11 @@
 // ClusterWide and references may be read anywhere. A change of either evaluates every instance
 // of the kind again.
 //
-// Instances of a cluster-scoped kind are not expanded: the deliverer lets a cluster-scoped owner
-// write anywhere on its cluster, and anyone allowed to create such an instance would get that.
-// They show ERROR saying so, and nothing else is written, not even kro's finalizer.
+// Instances of a cluster-scoped kind are expanded only when their Graph is ClusterWide: they have
+// no namespace to be confined to, and anyone allowed to create one would get what its graph
+// makes anywhere on the cluster. Otherwise they show ERROR saying so, and nothing else is
+// written, not even kro's finalizer; the deliverer refuses every child of such an owner that is
+// not cluster-wide, should a job for one reach it.
 //
 // Counts (counts.go) says how the instances of a kind on a cluster are doing, by kro state,
 // naming the first few not ACTIVE with their Ready condition, read from the informer: the hub's
@@ -93,6 +95,5 @@
 // (delivering: taking it over changes only labels and annotations).
 //
 // Not done here yet: a kind that stops being served leaves kro's finalizer on its instances
-// (the removal policies of the RGD side will release it), and instances of cluster-scoped
-// kinds are not expanded under any tenancy.
+// (the removal policies of the RGD side will release it).
 package instances

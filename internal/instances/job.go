@@ -37,11 +37,11 @@ type expansion struct {
 	refused string
 }
 
-// clusterScopedRefusal is why a cluster-scoped instance is not expanded: the deliverer lets a
-// cluster-scoped owner write anywhere on its cluster, with Flotilla's identity there, and anyone
-// allowed to create the instance would get that.
-const clusterScopedRefusal = "instances of a cluster-scoped kind are not expanded: their children could go anywhere on the cluster, " +
-	"and only namespaced instances, confined to their namespace, are served"
+// clusterScopedRefusal is why a cluster-scoped instance is not expanded under the default
+// tenancy: its children could go anywhere on its cluster, with Flotilla's identity there, and
+// anyone allowed to create the instance would get that. Under tenancy Cluster it is expanded.
+const clusterScopedRefusal = "instances of a cluster-scoped kind are expanded only when the APIPropagation serving the API " +
+	"sets tenancy: Cluster: their children could go anywhere on the cluster"
 
 // job is what the deliverer is asked to do for the pass: apply the children kro resolved
 // (carrying kro's labels, and Flotilla's markers on top), prune only when kro allows it, keep

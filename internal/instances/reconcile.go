@@ -61,7 +61,7 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 	s.useExternals(req.Request, observer.used)
 	x := expansion{owner: owner, instance: instance, childKinds: childKinds(g.Compiled), plan: plan,
 		previous: previous, hasPrevious: hasPrevious, kindOf: kindOf, clusterWide: g.ClusterWide}
-	if !g.Compiled.Namespaced() {
+	if !g.Compiled.Namespaced() && !g.ClusterWide {
 		x.refused = clusterScopedRefusal
 	}
 	job, err := x.job()

@@ -149,3 +149,93 @@ func TestClusterWideInstanceReachesItsCluster(t *testing.T) {
 		return nil
 	})
 }
+
+// An instance of a cluster-scoped kind is refused under the default tenancy (ERROR, nothing
+// written), and expanded once served cluster-wide: a ClusterRole and a ConfigMap in the
+// namespace it names, its status field computed from them. Deleted, it takes them with it.
+func TestClusterScopedInstanceServedClusterWide(t *testing.T) {
+	e := startEnv(t, "spoke-1")
+	ctx := context.Background()
+	compiled := e.compile(t, "spoke-1", readRGD(t, "testdata/tenants-rgd.yaml"))
+	if compiled.Namespaced() {
+		t.Fatal("the Tenant kind compiled namespaced")
+	}
+	e.installCRD(t, "spoke-1", compiled)
+	serve := func(wide bool) {
+		e.graphs.Serve("spoke-1", instances.Graph{Compiled: compiled, Revision: compiled.SpecHash(), ClusterWide: wide})
+	}
+	serve(false)
+	e.namespace(t, "spoke-1", "team")
+	spoke := e.spokes["spoke-1"]
+	tenant := newInstance(compiled, "", "acme", map[string]any{"home": "team", "owner": "ops"})
+	if err := spoke.Create(ctx, tenant); err != nil {
+		t.Fatal(err)
+	}
+	get := func() (*unstructured.Unstructured, error) {
+		u := newInstance(compiled, "", "acme", nil)
+		return u, spoke.Get(ctx, client.ObjectKeyFromObject(u), u)
+	}
+	fleettest.Eventually(t, wait, "acme refused under the default tenancy", func() error {
+		u, err := get()
+		if err != nil {
+			return err
+		}
+		if err := stateIs(u, kro.StateError); err != nil {
+			return err
+		}
+		if msg := fmt.Sprint(condition(u, "ResourcesReady")["message"]); !strings.Contains(msg, "tenancy: Cluster") {
+			return fmt.Errorf("ResourcesReady message %q", msg)
+		}
+		return nil
+	})
+	children := func(ev localfleet.AuditEvent) bool { return ev.ObjectRef.Name == "tenant-acme" }
+	if w := e.writes(t, "spoke-1", children); len(w) != 0 {
+		t.Errorf("a refused cluster-scoped instance wrote: %s", describe(w))
+	}
+
+	serve(true)
+	fleettest.Eventually(t, wait, "acme ACTIVE, its role in status", func() error {
+		u, err := get()
+		if err != nil {
+			return err
+		}
+		if err := stateIs(u, kro.StateActive); err != nil {
+			return err
+		}
+		if role, _, _ := unstructured.NestedString(u.Object, "status", "role"); role != "tenant-acme" {
+			return fmt.Errorf("status.role %q", role)
+		}
+		return nil
+	})
+	role, settings := client.ObjectKey{Name: "tenant-acme"}, client.ObjectKey{Namespace: "team", Name: "tenant-acme"}
+	cm := &corev1.ConfigMap{}
+	if err := spoke.Get(ctx, settings, cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["owner"] != "ops" || cm.Labels[flotillav1.LabelOwner] == "" {
+		t.Errorf("settings: data %v, labels %v", cm.Data, cm.Labels)
+	}
+	if err := spoke.Get(ctx, role, &rbacv1.ClusterRole{}); err != nil {
+		t.Fatal(err)
+	}
+
+	u, err := get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spoke.Delete(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, wait, "acme and its children gone", func() error {
+		if _, err := get(); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("acme still there (%v)", err)
+		}
+		if err := spoke.Get(ctx, settings, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("settings still there (%v)", err)
+		}
+		if err := spoke.Get(ctx, role, &rbacv1.ClusterRole{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("role still there (%v)", err)
+		}
+		return nil
+	})
+}

@@ -23,17 +23,22 @@ var ErrOutOfScope = errors.New("outside the owner's namespace")
 // check: the deliverer, the only writer to spokes, is where the rule cannot be bypassed.
 //
 // An owner on a spoke whose strategy is ClusterWide (an instance of a fleet API served with
-// tenancy Cluster, which only an administrator sets) delivers anywhere on its own cluster.
+// tenancy Cluster, which only an administrator sets) delivers anywhere on its own cluster. An
+// owner on a spoke that is not cluster-wide delivers nothing if it has no namespace (a
+// cluster-scoped instance: whoever may create it is not known to be an administrator).
 //
 // scope is not read for a cluster-scoped or cluster-wide owner; for a namespaced one, an empty
 // scope (not looked up) is refused like a cluster-scoped kind, so a caller that forgets it
 // fails closed.
 func CheckScope(owner render.Owner, s Strategy, obj *unstructured.Unstructured, scope meta.RESTScopeName) error {
-	if owner.Namespace == "" {
-		return nil // a cluster-scoped owner: an administrator's delivery
-	}
-	if owner.OnSpoke() && s.ClusterWide {
+	switch {
+	case owner.OnSpoke() && s.ClusterWide:
 		return nil // an instance an administrator let reach its whole cluster
+	case owner.OnSpoke() && owner.Namespace == "":
+		return fmt.Errorf("%w: %s is cluster-scoped, and its children could go anywhere on the cluster "+
+			"(the APIPropagation serving this API may set tenancy: Cluster)", ErrOutOfScope, owner)
+	case owner.Namespace == "":
+		return nil // a cluster-scoped owner on the hub: an administrator's delivery
 	}
 	// An owner on a spoke (an instance of a fleet API) has no cluster-wide counterpart to
 	// point to: its children stay in its namespace.

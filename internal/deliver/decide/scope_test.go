@@ -14,6 +14,7 @@ func TestCheckScope(t *testing.T) {
 	tenant := render.Owner{Kind: "Propagation", Namespace: "team-a", Name: "web"}
 	admin := render.Owner{Kind: "ClusterPropagation", Name: "platform"}
 	instance := render.Owner{Kind: "WebApp.kro.run", Namespace: "team-a", Name: "shop", Cluster: "eu-1"}
+	clusterInstance := render.Owner{Kind: "Tenant.kro.run", Name: "acme", Cluster: "eu-1"}
 	obj := func(kind, ns string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("v1")
@@ -44,6 +45,10 @@ func TestCheckScope(t *testing.T) {
 		{"instance, cluster-scoped kind", instance, obj("ClusterRole", ""), meta.RESTScopeNameRoot, true, false},
 		{"cluster-wide instance, another namespace", instance, obj("ConfigMap", "kube-system"), meta.RESTScopeNameNamespace, false, true},
 		{"cluster-wide instance, cluster-scoped kind", instance, obj("ClusterRole", ""), meta.RESTScopeNameRoot, false, true},
+		// A cluster-scoped instance is no administrator's delivery: only cluster-wide may it deliver.
+		{"cluster-scoped instance, a namespace", clusterInstance, obj("ConfigMap", "acme"), meta.RESTScopeNameNamespace, true, false},
+		{"cluster-scoped instance, cluster-scoped kind", clusterInstance, obj("Namespace", ""), meta.RESTScopeNameRoot, true, false},
+		{"cluster-wide cluster-scoped instance, cluster-scoped kind", clusterInstance, obj("Namespace", ""), meta.RESTScopeNameRoot, false, true},
 		// ClusterWide is for owners on spokes: a hub tenant stays confined whatever it says.
 		{"tenant claiming cluster-wide, another namespace", tenant, obj("ConfigMap", "kube-system"), meta.RESTScopeNameNamespace, true, true},
 		{"tenant claiming cluster-wide, cluster-scoped kind", tenant, obj("ClusterRoleBinding", ""), meta.RESTScopeNameRoot, true, true},
