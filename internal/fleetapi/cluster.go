@@ -46,9 +46,12 @@ type clusterPlan struct {
 	held *kro.Compiled
 	// pinned is the revision the cluster's record pins it to, when that is not the newest.
 	pinned string
-	// served is the revision the cluster's CRD names ("" when unknown): it stays in the
+	// served is the revision the cluster's CRD names ("" when it names none): it stays in the
 	// history while the cluster serves it.
 	served string
+	// unread says what the cluster serves could not be read (it is not connected, or its CRDs
+	// could not be listed): it may serve any kept revision, so none is pruned meanwhile.
+	unread bool
 	// connecting says the cluster is Ready on the hub but not engaged yet (just after a start
 	// or a join): its row is not worth publishing for a moment.
 	connecting bool
@@ -65,12 +68,13 @@ func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner 
 	engaged, err := r.Clusters.Get(ctx, multicluster.ClusterName(name))
 	if err != nil {
 		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, "the cluster is not connected to the hub"
-		p.connecting = r.clusterReady(ctx, name)
+		p.connecting, p.unread = r.clusterReady(ctx, name), true
 		return p
 	}
 	served, err := servedCRD(ctx, engaged, kro.CRDName(newest.rgd))
 	if err != nil {
 		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, limit("cannot read the cluster's CRDs: "+err.Error())
+		p.unread = true
 		return p
 	}
 	p.row.ServedGeneration, p.served = servedGeneration(served, owner), servedRevision(served, owner)

@@ -290,21 +290,16 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	}
 	plans := map[string]clusterPlan{}
 	want := map[string]fanout.Want{}
-	keep := map[string]bool{}
 	for _, c := range st.targets {
 		p := r.planCluster(ctx, newest, owner, c, records[c])
 		plans[c] = p
 		if p.want != nil {
 			want[c] = *p.want
 		}
-		if p.served != "" {
-			keep[p.served] = true
-		}
 	}
-	for _, rec := range records {
-		if rec.Spec.Revision != "" {
-			keep[rec.Spec.Revision] = true
-		}
+	keep, err := r.revisionsInUse(ctx, owner, plans, records)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 	// The newest revision is kept before a CRD naming it is delivered.
 	if err := r.saveRevision(ctx, ledgerOwner, hash, kept, keep); err != nil {

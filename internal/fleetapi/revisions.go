@@ -75,6 +75,35 @@ func (r *Reconciler) saveRevision(ctx context.Context, owner ledger.Owner, hash 
 	return err
 }
 
+// revisionsInUse are the revisions the history must not prune: those the clusters serve, those
+// records pin, and, while some cluster's CRD cannot be read (it is not connected), every kept
+// one, since it may serve any of them and its instances are expanded with what it serves.
+func (r *Reconciler) revisionsInUse(ctx context.Context, owner render.Owner, plans map[string]clusterPlan, records map[string]*flotillav1.Delivery) (map[string]bool, error) {
+	keep := map[string]bool{}
+	unread := false
+	for _, p := range plans {
+		if p.served != "" {
+			keep[p.served] = true
+		}
+		unread = unread || p.unread
+	}
+	for _, rec := range records {
+		if rec.Spec.Revision != "" {
+			keep[rec.Spec.Revision] = true
+		}
+	}
+	if unread && r.Revisions != nil {
+		kept, err := r.Revisions.List(ctx, owner)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range kept {
+			keep[k.Name] = true
+		}
+	}
+	return keep, nil
+}
+
 // loadRevision reads a kept revision of the RGD back.
 func (r *Reconciler) loadRevision(ctx context.Context, owner render.Owner, name string) (rgdRevision, error) {
 	if r.Revisions == nil {

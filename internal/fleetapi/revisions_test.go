@@ -1,0 +1,59 @@
+package fleetapi
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
+)
+
+// The history keeps what clusters serve and what records pin; while a cluster's CRD cannot be
+// read it keeps every revision, since that cluster may serve any of them.
+func TestRevisionsInUse(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := appsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	store := &revisions.Store{Hub: c, Metadata: c, Reader: c}
+	owner := ownerOf("webapps")
+	var names []string
+	for _, hash := range []string{"h1", "h2", "h3"} {
+		obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"v": hash}}}
+		name, err := store.Save(context.Background(), ledger.Owner{Owner: owner}, hash, []*unstructured.Unstructured{obj}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	pinned := map[string]*flotillav1.Delivery{"c": {Spec: flotillav1.DeliverySpec{Revision: names[1]}}}
+	r := &Reconciler{Revisions: store}
+	cases := []struct {
+		name  string
+		plans map[string]clusterPlan
+		want  []string
+	}{
+		{"served and pinned", map[string]clusterPlan{"a": {served: names[0]}, "b": {}}, []string{names[0], names[1]}},
+		{"a cluster unread", map[string]clusterPlan{"a": {served: names[0]}, "b": {unread: true}}, names},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			keep, err := r.revisionsInUse(context.Background(), owner, tc.plans, pinned)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Sorted(maps.Keys(keep)); !slices.Equal(got, slices.Sorted(slices.Values(tc.want))) {
+				t.Errorf("kept %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
