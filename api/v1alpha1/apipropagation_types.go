@@ -10,7 +10,8 @@ type APIPropagationSpec struct {
 	// resourceGraphDefinitions choose kro ResourceGraphDefinitions (kro.run/v1alpha1) on the
 	// hub, by name and/or by label. An RGD chosen by several APIPropagations is served by the
 	// one whose name sorts first (one being deleted only when no other chooses it); the others
-	// report it as Conflict in status.apis.
+	// report it as Conflict in status.apis. An RGD labelled or annotated
+	// kro.run/distribute: "false" stays on the hub, whatever chooses it.
 	// +required
 	ResourceGraphDefinitions ResourceGraphDefinitionSelector `json:"resourceGraphDefinitions"`
 

@@ -228,22 +228,26 @@ func desiredCRD(compiled *kro.Compiled, rev rgdRevision, owner render.Owner) (*u
 	return render.Render(u, owner)
 }
 
-// servedCRD reads the CRD of that name from the cluster's cache, which holds only objects
-// Flotilla delivered: nil when there is none of Flotilla's (there may be someone else's; the
-// deliverer reports that as a conflict).
+// servedCRD reads the CRD of that name on the cluster: from its cache, which holds only objects
+// Flotilla delivered, and, when that has none, from the cluster itself, since someone else's
+// may be there (a kro on the cluster made it, say). Such a CRD is checked as kro would check
+// replacing it (refuseUpdate): a breaking change is refused, another RGD's or a stranger's is a
+// conflict. Once Flotilla has delivered the CRD, the cache answers and nothing is read.
 func servedCRD(ctx context.Context, engaged cluster.Cluster, name string) (*unstructured.Unstructured, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(crdKind)
 	ctx, cancel := context.WithTimeout(ctx, spokeReadTimeout)
 	defer cancel()
-	err := engaged.GetCache().Get(ctx, client.ObjectKey{Name: name}, u)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+	for _, reader := range []client.Reader{engaged.GetCache(), engaged.GetAPIReader()} {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(crdKind)
+		err := reader.Get(ctx, client.ObjectKey{Name: name}, u)
+		switch {
+		case err == nil:
+			return u, nil
+		case !apierrors.IsNotFound(err):
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
+	return nil, nil
 }
 
 // servedGeneration is the RGD generation a CRD this owner delivered was compiled from, once it

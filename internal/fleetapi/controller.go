@@ -194,7 +194,7 @@ func (r *Reconciler) rgdsOfPropagation(ctx context.Context, obj client.Object) [
 	var rgds kro.ResourceGraphDefinitionList
 	if err := r.Hub.List(ctx, &rgds); err == nil {
 		for i := range rgds.Items {
-			if chooses(p, rgds.Items[i].Name, rgds.Items[i].Labels) {
+			if chooses(p, &rgds.Items[i]) {
 				names[rgds.Items[i].Name] = true
 			}
 		}
@@ -242,7 +242,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Hub.List(ctx, &props); err != nil {
 		return reconcile.Result{}, err
 	}
-	placer := placerOf(rgd.Name, rgd.Labels, props.Items)
+	placer := placerOf(rgd, props.Items)
 	records, err := r.Ledger.Records(ctx, owner)
 	if err != nil {
 		return reconcile.Result{}, err

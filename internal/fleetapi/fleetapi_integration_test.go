@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/fleetapi"
 	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/kro"
@@ -864,4 +865,106 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 			return fmt.Errorf("still there (%v)", err)
 		})
 	})
+
+	t.Run("a CRD a kro made from another spec is checked as kro would: a breaking change is refused there", func(t *testing.T) {
+		// spoke-c's kro served Counters with a field the hub's RGD no longer has.
+		older := strings.Replace(countersRGD, "      name: string | required=true\n", "      name: string | required=true\n      legacy: string\n", 1)
+		local := e.kroCRD(t, "spoke-c", older)
+		counters := &kro.ResourceGraphDefinition{}
+		if err := yaml.Unmarshal([]byte(countersRGD), counters); err != nil {
+			t.Fatal(err)
+		}
+		since := time.Now()
+		for _, obj := range []client.Object{counters, &flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "counters"}, Spec: flotillav1.APIPropagationSpec{
+			ResourceGraphDefinitions: flotillav1.ResourceGraphDefinitionSelector{Names: []string{counters.Name}},
+			PlacementRef:             flotillav1.PlacementRef{Name: "fleet", Namespace: membership.Namespace},
+		}}} {
+			if err := e.hub.Create(ctx, obj); err != nil {
+				t.Fatalf("create %s: %v", obj.GetName(), err)
+			}
+		}
+		e.status(t, "counters", "served on spoke-a and spoke-b, blocked on spoke-c", func(p *flotillav1.APIPropagation) error {
+			for _, s := range []string{"spoke-a", "spoke-b"} {
+				if r := resultOf(p, s, counters.Name); r == nil || r.Phase != flotillav1.APIServing {
+					return fmt.Errorf("%s: %+v", s, r)
+				}
+			}
+			r := resultOf(p, "spoke-c", counters.Name)
+			if r == nil || r.Phase != flotillav1.APIBlocked || r.Reason != flotillav1.ReasonBreakingChange || !strings.Contains(r.Message, "legacy") {
+				return fmt.Errorf("spoke-c: %+v", r)
+			}
+			return nil
+		})
+		if w := e.flotillaWrites(t, "spoke-c", since, func(ev localfleet.AuditEvent) bool { return ev.ObjectRef.Name == local.Name }); len(w) != 0 {
+			t.Errorf("the CRD kro made was written although the change breaks it: %v", w)
+		}
+
+		updated := e.updateRGD(t, counters.Name, func(rgd *kro.ResourceGraphDefinition) {
+			rgd.Annotations = map[string]string{kro.AllowBreakingChangesAnnotation: "true"}
+		})
+		e.served(t, "spoke-c", local.Name, updated, updated.Generation)
+		taken := &extv1.CustomResourceDefinition{}
+		if err := e.spokes["spoke-c"].Get(ctx, client.ObjectKey{Name: local.Name}, taken); err != nil {
+			t.Fatal(err)
+		}
+		if taken.UID != local.UID {
+			t.Errorf("the CRD kro made on spoke-c was replaced (uid %s, was %s)", taken.UID, local.UID)
+		}
+
+		// Marked hub-only, the RGD is served nowhere, and its CRDs stay where they are.
+		since = time.Now()
+		e.updateRGD(t, counters.Name, func(rgd *kro.ResourceGraphDefinition) {
+			rgd.Annotations[fleetapi.HubOnlyMarker] = "false"
+		})
+		e.status(t, "counters", "the RGD stays on the hub", func(p *flotillav1.APIPropagation) error {
+			for _, a := range p.Status.APIs {
+				if a.Name == counters.Name && strings.Contains(a.Message, "stays on the hub") && a.ServingClusters == 0 {
+					return nil
+				}
+			}
+			return fmt.Errorf("apis %+v", p.Status.APIs)
+		})
+		fleettest.Eventually(t, wait, "the Delivery records of counters gone", func() error {
+			records := &flotillav1.DeliveryList{}
+			if err := e.hub.List(ctx, records, client.InNamespace(membership.Namespace)); err != nil {
+				return err
+			}
+			for _, r := range records.Items {
+				if r.Spec.Owner.Name == counters.Name {
+					return fmt.Errorf("record %s remains", r.Name)
+				}
+			}
+			return nil
+		})
+		for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
+			if w := e.flotillaWrites(t, s, since, func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" && ev.ObjectRef.Name == local.Name }); len(w) != 0 {
+				t.Errorf("the CRD of a hub-only RGD was deleted on %s: %v", s, w)
+			}
+			if err := e.spokes[s].Get(ctx, client.ObjectKey{Name: local.Name}, &extv1.CustomResourceDefinition{}); err != nil {
+				t.Errorf("the CRD of a hub-only RGD on %s: %v", s, err)
+			}
+		}
+	})
 }
+
+// countersRGD is a small fleet API whose CRD a kro on a spoke made from another spec.
+const countersRGD = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: counters.flotilla.test
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Counter
+    spec:
+      name: string | required=true
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.spec.name}
+      data:
+        name: ${schema.spec.name}
+`

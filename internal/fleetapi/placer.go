@@ -12,29 +12,42 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )
 
-// chooses reports whether an APIPropagation chooses an RGD of that name and labels: by name, or
-// by its label selector. A malformed selector chooses nothing (the APIPropagation reports it).
-func chooses(p *flotillav1.APIPropagation, name string, rgdLabels map[string]string) bool {
+// chooses reports whether an APIPropagation chooses an RGD: by name, or by its label selector.
+// A malformed selector chooses nothing (the APIPropagation reports it).
+func chooses(p *flotillav1.APIPropagation, rgd metav1.Object) bool {
 	sel := p.Spec.ResourceGraphDefinitions
-	if slices.Contains(sel.Names, name) {
+	if slices.Contains(sel.Names, rgd.GetName()) {
 		return true
 	}
 	if sel.LabelSelector == nil {
 		return false
 	}
 	s, err := metav1.LabelSelectorAsSelector(sel.LabelSelector)
-	return err == nil && s.Matches(labels.Set(rgdLabels))
+	return err == nil && s.Matches(labels.Set(rgd.GetLabels()))
+}
+
+// HubOnlyMarker, "false" as a label or an annotation of an RGD, keeps it on the hub: no
+// APIPropagation serves it, whatever chooses it (KREP-013's marker for RGDs that are not to be
+// distributed). Set on an RGD served already, its CRDs stay on the clusters (orphaned).
+const HubOnlyMarker = "kro.run/distribute"
+
+// hubOnly reports whether an RGD carries HubOnlyMarker "false".
+func hubOnly(rgd metav1.Object) bool {
+	return rgd.GetLabels()[HubOnlyMarker] == "false" || rgd.GetAnnotations()[HubOnlyMarker] == "false"
 }
 
 // placerOf returns the APIPropagation that serves an RGD, among all of them: of those that
 // choose it, the one whose name sorts first, and one being deleted only when no other chooses
 // it (so that deleting one of two hands the RGD over instead of removing it). nil when none
-// chooses it.
-func placerOf(name string, rgdLabels map[string]string, props []flotillav1.APIPropagation) *flotillav1.APIPropagation {
+// chooses it, or the RGD is hub-only.
+func placerOf(rgd metav1.Object, props []flotillav1.APIPropagation) *flotillav1.APIPropagation {
+	if hubOnly(rgd) {
+		return nil
+	}
 	var live, deleting []*flotillav1.APIPropagation
 	for i := range props {
 		p := &props[i]
-		if !chooses(p, name, rgdLabels) {
+		if !chooses(p, rgd) {
 			continue
 		}
 		if p.DeletionTimestamp.IsZero() {

@@ -47,7 +47,7 @@ func TestPlacerOf(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := placerOf("web", c.labels, c.props)
+			got := placerOf(&metav1.ObjectMeta{Name: "web", Labels: c.labels}, c.props)
 			name := ""
 			if got != nil {
 				name = got.Name
@@ -71,5 +71,27 @@ func TestPlacementRefProblem(t *testing.T) {
 	}
 	if msg := placementRefProblem(&p, []string{"team"}); msg != "" {
 		t.Fatalf("an admin namespace refused: %s", msg)
+	}
+}
+
+// An RGD marked kro.run/distribute: "false", as a label or an annotation, is served by none of
+// the APIPropagations that choose it; "true" is the default.
+func TestPlacerOfHubOnly(t *testing.T) {
+	byName := []flotillav1.APIPropagation{propagation("a", []string{"web"}, nil, false)}
+	cases := []struct {
+		name string
+		rgd  metav1.ObjectMeta
+		want bool
+	}{
+		{"label false", metav1.ObjectMeta{Name: "web", Labels: map[string]string{HubOnlyMarker: "false"}}, false},
+		{"annotation false", metav1.ObjectMeta{Name: "web", Annotations: map[string]string{HubOnlyMarker: "false"}}, false},
+		{"annotation true", metav1.ObjectMeta{Name: "web", Annotations: map[string]string{HubOnlyMarker: "true"}}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := placerOf(&c.rgd, byName); (got != nil) != c.want {
+				t.Fatalf("placer %v, want served: %v", got, c.want)
+			}
+		})
 	}
 }

@@ -129,13 +129,15 @@ func (s *statusReconciler) views(p *flotillav1.APIPropagation, rgds []kro.Resour
 	var views []apiView
 	for i := range rgds {
 		rgd := &rgds[i]
-		if !chooses(p, rgd.Name, rgd.Labels) {
+		if !chooses(p, rgd) {
 			continue
 		}
 		seen[rgd.Name] = true
 		kind := kro.InstanceKind(rgd)
 		v := apiView{result: flotillav1.APIResult{Name: rgd.Name, Kind: kind.Kind + "." + kind.Group, Generation: rgd.Generation}}
-		switch placer := placerOf(rgd.Name, rgd.Labels, props); {
+		switch placer := placerOf(rgd, props); {
+		case hubOnly(rgd):
+			v.result.Message = HubOnlyMarker + ` is "false": the ResourceGraphDefinition stays on the hub, served on no cluster`
 		case placer != nil && placer.Name != p.Name:
 			v.result.Message = "served by APIPropagation " + placer.Name + ", whose name sorts first"
 		case !rgd.DeletionTimestamp.IsZero():
@@ -367,7 +369,7 @@ func (s *statusReconciler) releaseFinalizer(ctx context.Context, p *flotillav1.A
 		return nil
 	}
 	for i := range rgds {
-		placer := placerOf(rgds[i].Name, rgds[i].Labels, props)
+		placer := placerOf(&rgds[i], props)
 		if placer == nil || placer.Name != p.Name {
 			continue
 		}
