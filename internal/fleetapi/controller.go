@@ -341,14 +341,20 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
 			Reason: string(strategy.Deletion), Message: limit(removalMessage(strategy, pending[c]))})
 	}
+	waiting := r.serveGraphs(ctx, rgd, placer, st.targets, st.rows, plans)
+	for _, c := range waiting {
+		if _, removing := pending[c]; !removing {
+			st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
+				Reason: string(flotillav1.DeletionDelete), Message: waitingMessage})
+		}
+	}
 	sort.SliceStable(st.rows, func(i, j int) bool { return st.rows[i].Cluster < st.rows[j].Cluster })
-	r.serveGraphs(rgd, placer.Spec.Tenancy, st.rows, plans, sortedKeys(leaving))
 
 	if r.settling(rgd.Name, st.targets, want, out.Results, connecting) {
 		return reconcile.Result{RequeueAfter: time.Second}, err
 	}
 	r.publish(rgd.Name, st)
-	if retry || len(pending) > 0 {
+	if retry || len(pending) > 0 || len(waiting) > 0 {
 		return reconcile.Result{RequeueAfter: retryInterval}, err
 	}
 	return reconcile.Result{RequeueAfter: resync}, err
@@ -365,19 +371,26 @@ func (r *Reconciler) release(ctx context.Context, rgd *kro.ResourceGraphDefiniti
 		strategy = strategyOf(placer, rgd.Name)
 	}
 	pending, err := r.fanout.Cleanup(ctx, owner, records, strategy)
-	if len(pending) > 0 || err != nil {
+	var waiting []string
+	if len(pending) == 0 && err == nil {
+		waiting = r.releaseGraphs(ctx, rgd, nil, strategy.Deletion == flotillav1.DeletionDelete)
+	}
+	if len(pending) > 0 || len(waiting) > 0 || err != nil {
 		if placer != nil {
 			st := apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation}
 			for _, c := range sortedKeys(pending) {
 				st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
 					Reason: string(strategy.Deletion), Message: limit(removalMessage(strategy, pending[c]))})
 			}
+			for _, c := range waiting {
+				st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
+					Reason: string(strategy.Deletion), Message: waitingMessage})
+			}
 			r.publish(rgd.Name, st)
 		}
 		return reconcile.Result{RequeueAfter: retryInterval}, err
 	}
 	r.Deliverer.ForgetEverywhere(owner)
-	r.unserveGraphs(kro.InstanceKind(rgd), sortedKeys(records))
 	if err := r.keepFinalizer(ctx, rgd, false); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -944,6 +945,92 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 				t.Errorf("the CRD of a hub-only RGD on %s: %v", s, err)
 			}
 		}
+	})
+
+	t.Run("with removal Delete, an RGD whose CRD has instances is deleted once confirmed, the instances' children first", func(t *testing.T) {
+		tallies := &kro.ResourceGraphDefinition{}
+		manifest := strings.NewReplacer("counters.flotilla.test", "tallies.flotilla.test", "kind: Counter", "kind: Tally").Replace(countersRGD)
+		if err := yaml.Unmarshal([]byte(manifest), tallies); err != nil {
+			t.Fatal(err)
+		}
+		fapi := &flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "tallies"}, Spec: flotillav1.APIPropagationSpec{
+			ResourceGraphDefinitions: flotillav1.ResourceGraphDefinitionSelector{Names: []string{tallies.Name}},
+			PlacementRef:             flotillav1.PlacementRef{Name: "fleet", Namespace: membership.Namespace},
+			Removal:                  flotillav1.DeletionDelete,
+		}}
+		for _, obj := range []client.Object{tallies, fapi} {
+			if err := e.hub.Create(ctx, obj); err != nil {
+				t.Fatalf("create %s: %v", obj.GetName(), err)
+			}
+		}
+		e.status(t, "tallies", "serving on 3 clusters", serving(3))
+		crdName := kro.CRDName(tallies)
+		instance := &unstructured.Unstructured{}
+		instance.SetGroupVersionKind(kro.InstanceKind(tallies))
+		instance.SetNamespace("default")
+		instance.SetName("t1")
+		instance.Object["spec"] = map[string]any{"name": "t1"}
+		spoke := e.spokes["spoke-a"]
+		if err := spoke.Create(ctx, instance); err != nil {
+			t.Fatal(err)
+		}
+		child := client.ObjectKey{Namespace: "default", Name: "t1"}
+		fleettest.Eventually(t, wait, "the instance's ConfigMap on spoke-a", func() error {
+			return spoke.Get(ctx, child, &corev1.ConfigMap{})
+		})
+
+		since := time.Now()
+		if err := e.hub.Delete(ctx, &kro.ResourceGraphDefinition{ObjectMeta: metav1.ObjectMeta{Name: tallies.Name}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{"spoke-b", "spoke-c"} {
+			fleettest.Eventually(t, wait, "CRD "+crdName+" deleted on "+s+", which has no instance", func() error {
+				err := e.spokes[s].Get(ctx, client.ObjectKey{Name: crdName}, &extv1.CustomResourceDefinition{})
+				if apierrors.IsNotFound(err) {
+					return nil
+				}
+				return fmt.Errorf("still there (%v)", err)
+			})
+		}
+		e.status(t, "tallies", "spoke-a waits for the confirmation", func(p *flotillav1.APIPropagation) error {
+			if r := resultOf(p, "spoke-a", tallies.Name); r == nil || r.Phase != flotillav1.APIRemoving || !strings.Contains(r.Message, flotillav1.AnnotationConfirmPrune) {
+				return fmt.Errorf("spoke-a: %+v", r)
+			}
+			return nil
+		})
+		if w := e.flotillaWrites(t, "spoke-a", since, func(ev localfleet.AuditEvent) bool {
+			return ev.Verb == "delete" && (ev.ObjectRef.Name == crdName || ev.ObjectRef.Name == child.Name)
+		}); len(w) != 0 {
+			t.Errorf("deleted before the confirmation: %v", w)
+		}
+
+		confirmed := time.Now()
+		if err := e.hub.Patch(ctx, fapi, client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"`+flotillav1.AnnotationConfirmPrune+`":"removed"}}}`))); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, wait, "CRD "+crdName+" and the instance's ConfigMap gone from spoke-a", func() error {
+			if err := spoke.Get(ctx, child, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+				u := instance.DeepCopy()
+				ierr := spoke.Get(ctx, client.ObjectKeyFromObject(u), u)
+				crd := &extv1.CustomResourceDefinition{}
+				cerr := spoke.Get(ctx, client.ObjectKey{Name: crdName}, crd)
+				return fmt.Errorf("ConfigMap t1 still there (%v); instance %v %v %v; crd %v %v %+v", err, ierr, u.GetDeletionTimestamp(), u.GetFinalizers(), cerr, crd.DeletionTimestamp, crd.Status.Conditions)
+			}
+			if err := spoke.Get(ctx, client.ObjectKey{Name: crdName}, &extv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("CRD still there (%v)", err)
+			}
+			return nil
+		})
+		fleettest.Eventually(t, wait, "the RGD gone from the hub", func() error {
+			err := e.hub.Get(ctx, client.ObjectKey{Name: tallies.Name}, &kro.ResourceGraphDefinition{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("still there (%v)", err)
+		})
+		t.Logf("Flotilla's deletes on spoke-a after the confirmation: %v", e.flotillaWrites(t, "spoke-a", confirmed,
+			func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" }))
 	})
 }
 

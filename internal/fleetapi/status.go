@@ -142,6 +142,12 @@ func (s *statusReconciler) views(p *flotillav1.APIPropagation, rgds []kro.Resour
 			v.result.Message = "served by APIPropagation " + placer.Name + ", whose name sorts first"
 		case !rgd.DeletionTimestamp.IsZero():
 			v.result.Message = "the ResourceGraphDefinition is being deleted"
+			// Its removal's rows (Removing, and why a CRD waits) and the instances left, once a
+			// pass of the deletion has published them.
+			if st, ok := s.states.get(rgd.Name); ok && st.placer == p.Name && st.generation == rgd.Generation {
+				v.state = &st
+				v.instances = s.instancesOf(p, rgd.Name, &st)
+			}
 		default:
 			st, ok := s.states.get(rgd.Name)
 			if !ok || st.placer != p.Name || st.generation != rgd.Generation {

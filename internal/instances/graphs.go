@@ -1,6 +1,7 @@
 package instances
 
 import (
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -81,6 +82,20 @@ func (m *Memory) Unserve(cluster string, kind schema.GroupVersionKind) {
 	if had {
 		m.changed(cluster)
 	}
+}
+
+// Clusters returns the clusters that serve kind, sorted.
+func (m *Memory) Clusters(kind schema.GroupVersionKind) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for cluster, kinds := range m.served {
+		if _, ok := kinds[kind]; ok {
+			out = append(out, cluster)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Served implements Graphs.
