@@ -104,6 +104,12 @@ func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner 
 		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIFailed, flotillav1.ReasonInvalidSpec, limit(err.Error())
 		return r.hold(ctx, p, owner, view, target.name)
 	}
+	if served == nil {
+		if served, err = unmanagedCRD(ctx, engaged, desired.GetName()); err != nil {
+			p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, limit("cannot read the cluster's CRDs: "+err.Error())
+			return r.hold(ctx, p, owner, view, target.name)
+		}
+	}
 	if served != nil && render.HashOf(served) != render.HashOf(desired) {
 		if reason, msg := r.refuseUpdate(rgd, served, compiled); reason != "" {
 			p.row.Phase, p.row.Reason, p.row.Message = phaseOfRefusal(reason), reason, limit(fmt.Sprintf("generation %d: %s", rgd.Generation, msg))
@@ -228,26 +234,34 @@ func desiredCRD(compiled *kro.Compiled, rev rgdRevision, owner render.Owner) (*u
 	return render.Render(u, owner)
 }
 
-// servedCRD reads the CRD of that name on the cluster: from its cache, which holds only objects
-// Flotilla delivered, and, when that has none, from the cluster itself, since someone else's
-// may be there (a kro on the cluster made it, say). Such a CRD is checked as kro would check
-// replacing it (refuseUpdate): a breaking change is refused, another RGD's or a stranger's is a
-// conflict. Once Flotilla has delivered the CRD, the cache answers and nothing is read.
+// servedCRD reads the CRD of that name from the cluster's cache, which holds only objects
+// Flotilla delivered: nil when there is none of Flotilla's (there may be someone else's:
+// unmanagedCRD).
 func servedCRD(ctx context.Context, engaged cluster.Cluster, name string) (*unstructured.Unstructured, error) {
+	return readCRD(ctx, engaged.GetCache(), name)
+}
+
+// unmanagedCRD reads the CRD of that name from the cluster itself, for when the cache has none
+// of Flotilla's and a CRD is about to be delivered: someone else's may be there (a kro on the
+// cluster made it, say), and it is checked as kro would check replacing it (refuseUpdate): a
+// breaking change is refused, another RGD's or a stranger's is a conflict. Only a cluster that
+// is about to get the CRD is read, so a steady fleet, or one failing to compile, reads nothing.
+func unmanagedCRD(ctx context.Context, engaged cluster.Cluster, name string) (*unstructured.Unstructured, error) {
+	return readCRD(ctx, engaged.GetAPIReader(), name)
+}
+
+func readCRD(ctx context.Context, reader client.Reader, name string) (*unstructured.Unstructured, error) {
 	ctx, cancel := context.WithTimeout(ctx, spokeReadTimeout)
 	defer cancel()
-	for _, reader := range []client.Reader{engaged.GetCache(), engaged.GetAPIReader()} {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(crdKind)
-		err := reader.Get(ctx, client.ObjectKey{Name: name}, u)
-		switch {
-		case err == nil:
-			return u, nil
-		case !apierrors.IsNotFound(err):
-			return nil, err
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(crdKind)
+	if err := reader.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
 		}
+		return nil, err
 	}
-	return nil, nil
+	return u, nil
 }
 
 // servedGeneration is the RGD generation a CRD this owner delivered was compiled from, once it

@@ -99,9 +99,11 @@ type Reconciler struct {
 	schemas  *snapshots
 	compiles *compiles
 	states   *states
-	notifier deliver.Notifier // RGD passes
-	status   *statusReconciler
-	settle   fanout.Settle[string] // status writes waiting for deliveries in flight, by RGD
+	// lastServed is what each RGD's clusters were last seen serving (revisionsInUse).
+	lastServed lastServed
+	notifier   deliver.Notifier // RGD passes
+	status     *statusReconciler
+	settle     fanout.Settle[string] // status writes waiting for deliveries in flight, by RGD
 	// countsChanged coalesces the instance count changes of each APIPropagation.
 	countsChanged *coalescer
 }
@@ -373,18 +375,18 @@ func (r *Reconciler) release(ctx context.Context, rgd *kro.ResourceGraphDefiniti
 	pending, err := r.fanout.Cleanup(ctx, owner, records, strategy)
 	var waiting []string
 	if len(pending) == 0 && err == nil {
-		waiting = r.releaseGraphs(ctx, rgd, nil, strategy.Deletion == flotillav1.DeletionDelete)
+		waiting = r.releaseGraphs(ctx, rgd, nil)
 	}
 	if len(pending) > 0 || len(waiting) > 0 || err != nil {
 		if placer != nil {
-			st := apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation}
+			st := apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation, kind: kro.InstanceKind(rgd)}
 			for _, c := range sortedKeys(pending) {
 				st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
 					Reason: string(strategy.Deletion), Message: limit(removalMessage(strategy, pending[c]))})
 			}
 			for _, c := range waiting {
 				st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
-					Reason: string(strategy.Deletion), Message: waitingMessage})
+					Reason: string(flotillav1.DeletionDelete), Message: waitingMessage})
 			}
 			r.publish(rgd.Name, st)
 		}
@@ -405,9 +407,10 @@ func (r *Reconciler) release(ctx context.Context, rgd *kro.ResourceGraphDefiniti
 // with no finalizer of Flotilla's on it, its CRDs stay where they are, unmanaged.
 func (r *Reconciler) gone(name string) {
 	r.Deliverer.ForgetEverywhere(ownerOf(name))
+	r.lastServed.forget(name)
 	if st, ok := r.states.get(name); ok {
 		r.compiles.forget(st.uid)
-		r.unserveGraphs(st.kind, st.targets)
+		r.unserveGraphs(st.kind)
 	}
 	r.unpublish(name)
 }

@@ -5,7 +5,10 @@ import (
 	"slices"
 	"strconv"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -37,15 +40,16 @@ func (r *Reconciler) serveGraphs(ctx context.Context, rgd *kro.ResourceGraphDefi
 			r.Graphs.Serve(row.Cluster, instances.Graph{Compiled: p.held, Revision: strconv.FormatInt(row.ServedGeneration, 10), ClusterWide: wide})
 		}
 	}
-	return r.releaseGraphs(ctx, rgd, targets, placer.Spec.Removal == flotillav1.DeletionDelete)
+	return r.releaseGraphs(ctx, rgd, targets)
 }
 
 // releaseGraphs stops expanding instances of the RGD's kind on every cluster that serves it
-// but those kept, except where its CRD is being deleted (deleting) and is still there: deleting
-// a CRD deletes its instances, and each must be cleaned up first (its children deleted, kro's
-// finalizer released), or neither it nor the CRD ever goes. It returns those clusters; a later
-// pass releases them once their CRD is gone.
-func (r *Reconciler) releaseGraphs(ctx context.Context, rgd *kro.ResourceGraphDefinition, keep []string, deleting bool) (waiting []string) {
+// but those kept, except where its CRD is being deleted: deleting a CRD deletes its instances,
+// and each must be cleaned up first (its children deleted, kro's finalizer released), or
+// neither it nor the CRD ever goes. It returns those clusters; a later pass releases them once
+// their CRD is gone. A CRD that stays (Orphan, protected, or not Flotilla's) releases its
+// cluster at once: its instances are left as they are.
+func (r *Reconciler) releaseGraphs(ctx context.Context, rgd *kro.ResourceGraphDefinition, keep []string) (waiting []string) {
 	if r.Graphs == nil {
 		return nil
 	}
@@ -53,7 +57,7 @@ func (r *Reconciler) releaseGraphs(ctx context.Context, rgd *kro.ResourceGraphDe
 	for _, c := range r.Graphs.Clusters(kind) {
 		switch {
 		case slices.Contains(keep, c):
-		case deleting && r.crdPresent(ctx, c, kro.CRDName(rgd)):
+		case r.crdTerminating(ctx, c, kro.CRDName(rgd)):
 			waiting = append(waiting, c)
 		default:
 			r.Graphs.Unserve(c, kind)
@@ -62,27 +66,38 @@ func (r *Reconciler) releaseGraphs(ctx context.Context, rgd *kro.ResourceGraphDe
 	return waiting
 }
 
-// crdPresent reports whether a cluster still has the CRD of that name, or may have it (it
-// cannot be read).
-func (r *Reconciler) crdPresent(ctx context.Context, cluster, name string) bool {
+// crdTerminating reports whether a cluster's CRD of that name is being deleted, read from the
+// cluster itself (the cache may not show a deletion just issued). A cluster that cannot be
+// read may be: it waits, unless it has left the fleet (its Cluster is gone from the hub).
+// Only clusters leaving an API are asked, so a steady fleet reads nothing.
+func (r *Reconciler) crdTerminating(ctx context.Context, cluster, name string) bool {
 	engaged, err := r.Clusters.Get(ctx, multicluster.ClusterName(cluster))
 	if err != nil {
+		return !apierrors.IsNotFound(r.Hub.Get(ctx, client.ObjectKey{Name: cluster}, &flotillav1.Cluster{}))
+	}
+	ctx, cancel := context.WithTimeout(ctx, spokeReadTimeout)
+	defer cancel()
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(crdKind)
+	switch err := engaged.GetAPIReader().Get(ctx, client.ObjectKey{Name: name}, crd); {
+	case apierrors.IsNotFound(err):
+		return false
+	case err != nil:
 		return true
 	}
-	crd, err := servedCRD(ctx, engaged, name)
-	return err != nil || crd != nil
+	return crd.DeletionTimestamp != nil
 }
 
 // waitingMessage is the row of a cluster whose CRD is being deleted once its instances are
 // cleaned up.
 const waitingMessage = "deleting the CRD: it goes once its instances are cleaned up (their children deleted, kro's finalizer released)"
 
-// unserveGraphs stops expanding instances of kind on clusters.
-func (r *Reconciler) unserveGraphs(kind schema.GroupVersionKind, clusters []string) {
+// unserveGraphs stops expanding instances of kind everywhere.
+func (r *Reconciler) unserveGraphs(kind schema.GroupVersionKind) {
 	if r.Graphs == nil || kind.Empty() {
 		return
 	}
-	for _, c := range clusters {
+	for _, c := range r.Graphs.Clusters(kind) {
 		r.Graphs.Unserve(c, kind)
 	}
 }

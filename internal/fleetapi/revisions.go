@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -76,16 +77,23 @@ func (r *Reconciler) saveRevision(ctx context.Context, owner ledger.Owner, hash 
 }
 
 // revisionsInUse are the revisions the history must not prune: those the clusters serve, those
-// records pin, and, while some cluster's CRD cannot be read (it is not connected), every kept
-// one, since it may serve any of them and its instances are expanded with what it serves.
+// records pin, and for a cluster whose CRD cannot be read (it is not connected) the one it was
+// last seen serving, or, not seen since the controller started, every kept one, since it may
+// serve any of them and its instances are expanded with what it serves.
 func (r *Reconciler) revisionsInUse(ctx context.Context, owner render.Owner, plans map[string]clusterPlan, records map[string]*flotillav1.Delivery) (map[string]bool, error) {
 	keep := map[string]bool{}
 	unread := false
-	for _, p := range plans {
-		if p.served != "" {
-			keep[p.served] = true
+	for c, p := range plans {
+		served, known := p.served, !p.unread
+		if known {
+			r.lastServed.remember(owner.Name, c, served)
+		} else {
+			served, known = r.lastServed.recall(owner.Name, c)
 		}
-		unread = unread || p.unread
+		if served != "" {
+			keep[served] = true
+		}
+		unread = unread || !known
 	}
 	for _, rec := range records {
 		if rec.Spec.Revision != "" {
@@ -130,4 +138,37 @@ func servedRevision(crd *unstructured.Unstructured, owner render.Owner) string {
 		return ""
 	}
 	return crd.GetAnnotations()[flotillav1.AnnotationAPIRevision]
+}
+
+// lastServed remembers, per RGD and cluster, the revision last read from the cluster's CRD
+// ("" for none): what a cluster that cannot be read is taken to serve. Memory only.
+type lastServed struct {
+	mu    sync.Mutex
+	byRGD map[string]map[string]string
+}
+
+func (l *lastServed) remember(rgd, cluster, revision string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byRGD == nil {
+		l.byRGD = map[string]map[string]string{}
+	}
+	if l.byRGD[rgd] == nil {
+		l.byRGD[rgd] = map[string]string{}
+	}
+	l.byRGD[rgd][cluster] = revision
+}
+
+func (l *lastServed) recall(rgd, cluster string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	revision, ok := l.byRGD[rgd][cluster]
+	return revision, ok
+}
+
+// forget drops what an RGD's clusters were seen serving.
+func (l *lastServed) forget(rgd string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.byRGD, rgd)
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
-// The history keeps what clusters serve and what records pin; while a cluster's CRD cannot be
-// read it keeps every revision, since that cluster may serve any of them.
+// The history keeps what clusters serve and what records pin; for a cluster whose CRD cannot be
+// read, what it was last seen serving, or every revision if it was never read since the start.
 func TestRevisionsInUse(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := appsv1.AddToScheme(scheme); err != nil {
@@ -36,17 +36,27 @@ func TestRevisionsInUse(t *testing.T) {
 		names = append(names, name)
 	}
 	pinned := map[string]*flotillav1.Delivery{"c": {Spec: flotillav1.DeliverySpec{Revision: names[1]}}}
-	r := &Reconciler{Revisions: store}
 	cases := []struct {
-		name  string
-		plans map[string]clusterPlan
-		want  []string
+		name   string
+		before map[string]clusterPlan // an earlier pass, if any
+		plans  map[string]clusterPlan
+		want   []string
 	}{
-		{"served and pinned", map[string]clusterPlan{"a": {served: names[0]}, "b": {}}, []string{names[0], names[1]}},
-		{"a cluster unread", map[string]clusterPlan{"a": {served: names[0]}, "b": {unread: true}}, names},
+		{"served and pinned", nil, map[string]clusterPlan{"a": {served: names[0]}, "b": {}}, []string{names[0], names[1]}},
+		{"a cluster never read", nil, map[string]clusterPlan{"a": {served: names[0]}, "b": {unread: true}}, names},
+		{"a cluster unread, last seen serving one", map[string]clusterPlan{"a": {served: names[0]}, "b": {served: names[2]}},
+			map[string]clusterPlan{"a": {served: names[0]}, "b": {unread: true}}, []string{names[0], names[1], names[2]}},
+		{"a cluster unread, last seen serving none", map[string]clusterPlan{"a": {served: names[0]}, "b": {}},
+			map[string]clusterPlan{"a": {served: names[0]}, "b": {unread: true}}, []string{names[0], names[1]}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			r := &Reconciler{Revisions: store}
+			if tc.before != nil {
+				if _, err := r.revisionsInUse(context.Background(), owner, tc.before, pinned); err != nil {
+					t.Fatal(err)
+				}
+			}
 			keep, err := r.revisionsInUse(context.Background(), owner, tc.plans, pinned)
 			if err != nil {
 				t.Fatal(err)
