@@ -3,9 +3,12 @@ package propagation_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,10 +51,32 @@ func TestFailoverPlacesTheShareElsewhereAndTrimsTheStrandedCopy(t *testing.T) {
 			return fmt.Errorf("decisions %+v", pl.Status.Decisions)
 		})
 	}
-	for _, s := range []string{"spoke-a", "spoke-b", "spoke-c"} {
-		e.replicasOn(t, "web", map[string]int32{s: 2})
-		fleettest.MarkAvailable(t, e.spokes[s], key)
+	// Each copy is made available as it is until all run 2: a spoke the first division missed
+	// (it was not Ready yet) holds the others at 3 until its own copy is available.
+	settled := func(want map[string]int32) {
+		t.Helper()
+		fleettest.Eventually(t, wait, fmt.Sprintf("web divided %v and available", want), func() error {
+			var off []string
+			for _, s := range slices.Sorted(maps.Keys(want)) {
+				d := &appsv1.Deployment{}
+				if err := e.spokes[s].Get(ctx, key, d); err != nil {
+					return fmt.Errorf("%s: %w", s, err)
+				}
+				// As a Deployment controller would: the status follows every spec change.
+				if d.Status.ObservedGeneration != d.Generation || d.Status.AvailableReplicas != *d.Spec.Replicas {
+					fleettest.MarkAvailable(t, e.spokes[s], key)
+				}
+				if *d.Spec.Replicas != want[s] {
+					off = append(off, fmt.Sprintf("%s runs %d", s, *d.Spec.Replicas))
+				}
+			}
+			if len(off) > 0 {
+				return fmt.Errorf("%v", off)
+			}
+			return nil
+		})
 	}
+	settled(map[string]int32{"spoke-a": 2, "spoke-b": 2, "spoke-c": 2})
 
 	spokeC := e.fleet.Plane("spoke-c")
 	spokeC.Stop()
@@ -70,9 +95,7 @@ func TestFailoverPlacesTheShareElsewhereAndTrimsTheStrandedCopy(t *testing.T) {
 	state("spoke-c", "")
 	e.replicasOn(t, "web", map[string]int32{"spoke-c": 2})
 	e.replicasOn(t, "web", map[string]int32{"spoke-a": 3})
-	fleettest.MarkAvailable(t, e.spokes["spoke-c"], key)
-	e.replicasOn(t, "web", map[string]int32{"spoke-a": 2})
-	e.replicasOn(t, "web", map[string]int32{"spoke-b": 2})
+	settled(map[string]int32{"spoke-a": 2, "spoke-b": 2, "spoke-c": 2})
 	if n := e.countWrites(t, "spoke-c", func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" }); n != 0 {
 		t.Errorf("%d deletes on the failed-over cluster, want none", n)
 	}
