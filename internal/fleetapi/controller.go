@@ -340,14 +340,12 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		st.rows = append(st.rows, row)
 	}
 	for _, c := range sortedKeys(pending) {
-		st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
-			Reason: string(strategy.Deletion), Message: limit(removalMessage(strategy, pending[c]))})
+		st.rows = append(st.rows, removingRow(rgd.Name, c, strategy.Deletion, removalMessage(strategy, pending[c])))
 	}
 	waiting := r.serveGraphs(ctx, rgd, placer, st.targets, st.rows, plans)
 	for _, c := range waiting {
 		if _, removing := pending[c]; !removing {
-			st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
-				Reason: string(flotillav1.DeletionDelete), Message: waitingMessage})
+			st.rows = append(st.rows, removingRow(rgd.Name, c, flotillav1.DeletionDelete, waitingMessage))
 		}
 	}
 	sort.SliceStable(st.rows, func(i, j int) bool { return st.rows[i].Cluster < st.rows[j].Cluster })
@@ -381,12 +379,10 @@ func (r *Reconciler) release(ctx context.Context, rgd *kro.ResourceGraphDefiniti
 		if placer != nil {
 			st := apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation, kind: kro.InstanceKind(rgd)}
 			for _, c := range sortedKeys(pending) {
-				st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
-					Reason: string(strategy.Deletion), Message: limit(removalMessage(strategy, pending[c]))})
+				st.rows = append(st.rows, removingRow(rgd.Name, c, strategy.Deletion, removalMessage(strategy, pending[c])))
 			}
 			for _, c := range waiting {
-				st.rows = append(st.rows, flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIRemoving,
-					Reason: string(flotillav1.DeletionDelete), Message: waitingMessage})
+				st.rows = append(st.rows, removingRow(rgd.Name, c, flotillav1.DeletionDelete, waitingMessage))
 			}
 			r.publish(rgd.Name, st)
 		}
@@ -456,6 +452,11 @@ func removalMessage(s decide.Strategy, res deliver.Result) string {
 		msg += ": " + res.Message
 	}
 	return msg
+}
+
+// removingRow is the row of a cluster an API is being removed from.
+func removingRow(api, cluster string, deletion flotillav1.DeletionPolicy, message string) flotillav1.APIClusterResult {
+	return flotillav1.APIClusterResult{Cluster: cluster, API: api, Phase: flotillav1.APIRemoving, Reason: string(deletion), Message: limit(message)}
 }
 
 // splitRecords separates the records of chosen clusters from those of clusters that left.
