@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +33,29 @@ type fighter struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	rewrites atomic.Int64
+}
+
+// watchAndRecheck hands each ConfigMap of w to seen, and calls recheck every 500 ms, until w
+// ends or ctx does.
+func watchAndRecheck(ctx context.Context, w watch.Interface, seen func(*corev1.ConfigMap), recheck func()) {
+	defer w.Stop()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			if cm, ok := ev.Object.(*corev1.ConfigMap); ok {
+				seen(cm)
+			}
+		case <-tick.C:
+			recheck()
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func startFighter(t *testing.T, cfg *rest.Config, name, value string) *fighter {
@@ -62,12 +86,13 @@ func startFighter(t *testing.T, cfg *rest.Config, name, value string) *fighter {
 			if err == nil && len(list.Items) == 1 {
 				rewrite(&list.Items[0])
 				if w, err := cms.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: list.ResourceVersion}); err == nil {
-					for ev := range w.ResultChan() {
-						if cm, ok := ev.Object.(*corev1.ConfigMap); ok {
+					watchAndRecheck(ctx, w, func(cm *corev1.ConfigMap) { rewrite(cm) }, func() {
+						// A rewrite that lost a race (a conflict) waits for the next event;
+						// should none come, a read now and then finds the object as it is.
+						if cm, err := cms.Get(ctx, name, metav1.GetOptions{}); err == nil {
 							rewrite(cm)
 						}
-					}
-					w.Stop()
+					})
 				}
 			}
 			select {
