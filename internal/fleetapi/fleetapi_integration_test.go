@@ -190,20 +190,7 @@ func (e *env) kroCRD(t *testing.T, spoke, manifest string) *extv1.CustomResource
 		t.Fatal(err)
 	}
 	crd := compiled.CRD()
-	if err := e.spokes[spoke].Create(context.Background(), crd); err != nil {
-		t.Fatal(err)
-	}
-	fleettest.Eventually(t, wait, "the CRD kro made Established on "+spoke, func() error {
-		if err := e.spokes[spoke].Get(context.Background(), client.ObjectKeyFromObject(crd), crd); err != nil {
-			return err
-		}
-		for _, c := range crd.Status.Conditions {
-			if c.Type == extv1.Established && c.Status == extv1.ConditionTrue {
-				return nil
-			}
-		}
-		return fmt.Errorf("not Established")
-	})
+	e.createEstablished(t, spoke, crd)
 	return crd
 }
 
@@ -257,10 +244,16 @@ func (e *env) installGadgets(t *testing.T, spoke string) {
 			Versions: []extv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
 				Schema: &extv1.CustomResourceValidation{OpenAPIV3Schema: &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{
 					"spec": {Type: "object", XPreserveUnknownFields: &preserve}}}}}}}}
+	e.createEstablished(t, spoke, crd)
+}
+
+// createEstablished creates a CRD on a spoke and waits until it is Established.
+func (e *env) createEstablished(t *testing.T, spoke string, crd *extv1.CustomResourceDefinition) {
+	t.Helper()
 	if err := e.spokes[spoke].Create(context.Background(), crd); err != nil {
 		t.Fatal(err)
 	}
-	fleettest.Eventually(t, wait, "gadgets Established on "+spoke, func() error {
+	fleettest.Eventually(t, wait, "CRD "+crd.Name+" Established on "+spoke, func() error {
 		if err := e.spokes[spoke].Get(context.Background(), client.ObjectKeyFromObject(crd), crd); err != nil {
 			return err
 		}
