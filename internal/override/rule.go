@@ -54,6 +54,9 @@ func Compile(specs []flotillav1.Override) []Rule {
 			}
 			r.selector = sel
 		}
+		if r.err == nil && targetsSecrets(r.target) {
+			r.err = errSecretTarget
+		}
 		if r.err == nil {
 			r.change, r.err = compileChange(s)
 		}
@@ -83,8 +86,13 @@ func (r *Rule) Matches(c Cluster) bool {
 	return r.names[c.Name] || (r.selector != nil && r.selector.Matches(labels.Set(c.Labels)))
 }
 
+// targets reports whether the rule applies to o; never to a Secret (secrets.go), unless it is
+// one that names the Secret kind, so that its refusal is reported.
 func (r *Rule) targets(o *unstructured.Unstructured) bool {
 	t := r.target
+	if isSecret(o) && !targetsSecrets(t) {
+		return false
+	}
 	return (t.APIVersion == "" || t.APIVersion == o.GetAPIVersion()) &&
 		(t.Kind == "" || t.Kind == o.GetKind()) &&
 		(t.Name == "" || t.Name == o.GetName())
