@@ -15,7 +15,7 @@ const canary = "canary-7f3a9c"
 func secret() *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]any{"name": "db", "namespace": "shop", "labels": map[string]any{"flotilla.dev/owner": "x"}},
+		"metadata":   map[string]any{"name": "db", "namespace": "shop", "labels": map[string]any{"flotilla.dev/owner": "x"}},
 		"stringData": map[string]any{"password": canary},
 	}}
 }
