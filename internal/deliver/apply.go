@@ -258,7 +258,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	// Create, Update or Correct: write it.
 	toApply := keepIgnored(desired, current, ignore)
 	if err := w.apply(ctx, cl, toApply); err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, w.explainForbidden(err))
+		return nil, fmt.Errorf("%s: %w", ref, w.explainForbidden(SecretError(desired, err)))
 	}
 	if correction != nil {
 		w.corrected(job.Owner, key, hash, correction)

@@ -144,7 +144,7 @@ func planObject(ctx context.Context, cl client.Client, d *propagation.Desired, s
 	}
 	result, err := dryRunApply(ctx, cl, toApply)
 	if err != nil {
-		it.Action, it.Reason = Blocked, "the cluster would refuse it: "+err.Error()
+		it.Action, it.Reason = Blocked, "the cluster would refuse it: "+deliver.SecretError(desired, err).Error()
 		return it
 	}
 	if live == nil {
