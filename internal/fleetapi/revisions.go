@@ -69,7 +69,7 @@ func (r *Reconciler) saveRevision(ctx context.Context, owner ledger.Owner, hash 
 	if r.Revisions == nil {
 		return nil
 	}
-	_, err := r.Revisions.Save(ctx, owner, hash, []*unstructured.Unstructured{obj}, keep)
+	_, err := r.Revisions.Save(ctx, owner, hash, []*unstructured.Unstructured{obj}, nil, keep)
 	if errors.Is(err, revisions.ErrTooLarge) {
 		return nil
 	}

@@ -29,7 +29,7 @@ func TestRevisionsInUse(t *testing.T) {
 	var names []string
 	for _, hash := range []string{"h1", "h2", "h3"} {
 		obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"v": hash}}}
-		name, err := store.Save(context.Background(), ledger.Owner{Owner: owner}, hash, []*unstructured.Unstructured{obj}, nil)
+		name, err := store.Save(context.Background(), ledger.Owner{Owner: owner}, hash, []*unstructured.Unstructured{obj}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -344,7 +344,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 			fmt.Sprintf("Placement %s does not exist; create it, or fix spec.placementRef (nothing is pruned meanwhile)", p.placementKey())}
 		return in, nil
 	}
-	hubObjects, err := r.selector().selectObjects(ctx, p)
+	hubObjects, sources, err := r.selector().selectObjects(ctx, p)
 	var invalid invalidSpecError
 	if errors.As(err, &invalid) {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
@@ -425,7 +425,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	if out.Refused != "" {
 		in.pruneBlocked = out.Refused
 	}
-	if _, err := r.saveRevision(p, &in, rendered); err != nil {
+	if _, err := r.saveRevision(p, &in, rendered, sources); err != nil {
 		return in, err
 	}
 	return in, nil

@@ -118,7 +118,7 @@ func TestCacheReadsHaveADeadline(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // the reconcile's
 			defer cancel()
-			_, err := h.selectObjects(ctx, p)
+			_, _, err := h.selectObjects(ctx, p)
 			var unavailable kindUnavailableError
 			if !errors.As(err, &unavailable) || !strings.Contains(err.Error(), "the hub cache of v1 ConfigMap did not sync within 100ms") {
 				t.Fatalf("got %v, want the kind unavailable", err)

@@ -13,9 +13,10 @@ import (
 
 // saveRevision has the propagator's rendered objects kept as its latest revision (once per
 // change, not per pass; stored aside, see revisions.Store.SaveAside) and returns the
-// revision's name. A revision too large to keep is not an error: the propagator delivers
+// revision's name. Its Secrets are kept without their values, with their sources (where
+// they are read again when the revision is used). A revision too large to keep is not an error: the propagator delivers
 // without history, and in.noHistory says why (from a later pass: the store finds it out aside).
-func (r *Reconciler) saveRevision(p propagator, in *statusInput, rendered []*unstructured.Unstructured) (string, error) {
+func (r *Reconciler) saveRevision(p propagator, in *statusInput, rendered []*unstructured.Unstructured, sources map[string]revisions.Source) (string, error) {
 	if len(rendered) == 0 {
 		return "", nil // an empty selection is held, not a revision
 	}
@@ -25,7 +26,7 @@ func (r *Reconciler) saveRevision(p propagator, in *statusInput, rendered []*uns
 			keep[rec.Spec.Revision] = true
 		}
 	}
-	name, err := r.Revisions.SaveAside(p.ledgerOwner(), in.revision, rendered, keep)
+	name, err := r.Revisions.SaveAside(p.ledgerOwner(), in.revision, rendered, sources, keep)
 	if errors.Is(err, revisions.ErrTooLarge) {
 		in.noHistory = err.Error()
 		return "", nil

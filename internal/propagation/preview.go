@@ -64,7 +64,7 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 	if decisions == nil {
 		return nil, fmt.Errorf("placement %s does not exist", p.placementKey())
 	}
-	hubObjects, err := hubSelector{hub: c, secrets: c}.selectObjects(ctx, p)
+	hubObjects, _, err := hubSelector{hub: c, secrets: c}.selectObjects(ctx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // invalidSpecError is a selector or manifest the user must fix.
@@ -47,24 +48,39 @@ func (r *Reconciler) selector() hubSelector {
 	return hubSelector{hub: r.Hub, secrets: r.HubReader, watch: r.watchHubKind, readTimeout: hubCacheReadTimeout}
 }
 
-// selectObjects returns the hub objects and manifest documents a propagator delivers.
-func (h hubSelector) selectObjects(ctx context.Context, p propagator) ([]*unstructured.Unstructured, error) {
+// selectObjects returns the hub objects and manifest documents a propagator delivers, and
+// where each Secret among them comes from (by render.Key: what a revision keeps instead of
+// its values).
+func (h hubSelector) selectObjects(ctx context.Context, p propagator) ([]*unstructured.Unstructured, map[string]revisions.Source, error) {
 	var out []*unstructured.Unstructured
+	sources := map[string]revisions.Source{}
+	from := func(objs []*unstructured.Unstructured, src func(o *unstructured.Unstructured) revisions.Source) {
+		for _, o := range objs {
+			if k := render.Key(o); revisions.IsSecret(o) && sources[k] == (revisions.Source{}) {
+				sources[k] = src(o) // the first, as dedupe keeps the first
+			}
+		}
+		out = append(out, objs...)
+	}
 	for i, sel := range p.spec.ResourceSelectors {
 		objs, err := h.selectResources(ctx, p, sel)
 		if err != nil {
-			return nil, fmt.Errorf("resourceSelectors[%d] (%s %s): %w", i, sel.APIVersion, sel.Kind, err)
+			return nil, nil, fmt.Errorf("resourceSelectors[%d] (%s %s): %w", i, sel.APIVersion, sel.Kind, err)
 		}
-		out = append(out, objs...)
+		from(objs, func(o *unstructured.Unstructured) revisions.Source {
+			return revisions.Source{Kind: "Secret", Namespace: o.GetNamespace(), Name: o.GetName()}
+		})
 	}
 	for i, src := range p.spec.Manifests {
 		objs, err := h.readManifests(ctx, p, src)
 		if err != nil {
-			return nil, fmt.Errorf("manifests[%d] (%s %s): %w", i, src.Kind, src.Name, err)
+			return nil, nil, fmt.Errorf("manifests[%d] (%s %s): %w", i, src.Kind, src.Name, err)
 		}
-		out = append(out, objs...)
+		from(objs, func(*unstructured.Unstructured) revisions.Source {
+			return revisions.Source{Kind: string(src.Kind), Namespace: p.obj.GetNamespace(), Name: src.Name, Manifest: true}
+		})
 	}
-	return dedupe(out), nil
+	return dedupe(out), sources, nil
 }
 
 func (h hubSelector) selectResources(ctx context.Context, p propagator, sel flotillav1.ResourceSelector) ([]*unstructured.Unstructured, error) {

@@ -17,24 +17,25 @@ const saveWorkers = 2
 
 // save is a revision to store (see Save).
 type save struct {
-	owner ledger.Owner
-	hash  string
-	objs  []*unstructured.Unstructured
-	keep  map[string]bool
+	owner   ledger.Owner
+	hash    string
+	objs    []*unstructured.Unstructured
+	sources map[string]Source
+	keep    map[string]bool
 }
 
 // SaveAside is Save done by the store's workers, so that encoding a thousand objects never
 // delays the reconcile that rendered them (and with it the owner's next edit). It returns the
 // name the revision has once stored; ErrTooLarge when an earlier attempt found it too large to
 // keep. Saves of one owner coalesce: of a burst of changes, the latest is stored.
-func (s *Store) SaveAside(owner ledger.Owner, hash string, objs []*unstructured.Unstructured, keep map[string]bool) (string, error) {
+func (s *Store) SaveAside(owner ledger.Owner, hash string, objs []*unstructured.Unstructured, sources map[string]Source, keep map[string]bool) (string, error) {
 	if r, ok := s.savedRevision(owner.Owner, hash); ok {
 		if r.Name == "" {
 			return "", fmt.Errorf("%w (found before)", ErrTooLarge)
 		}
 		return r.Name, nil
 	}
-	s.saveQueue().Add(owner.Owner, save{owner: owner, hash: hash, objs: objs, keep: keep})
+	s.saveQueue().Add(owner.Owner, save{owner: owner, hash: hash, objs: objs, sources: sources, keep: keep})
 	return name(owner.Owner, hash), nil
 }
 
@@ -47,7 +48,7 @@ func (s *Store) saveQueue() *coalesce.Queue[render.Owner, save] {
 	s.once.Do(func() {
 		s.saves = &coalesce.Queue[render.Owner, save]{Name: "revision-saves", Workers: saveWorkers,
 			Handle: func(ctx context.Context, _ render.Owner, sv save) error {
-				_, err := s.Save(ctx, sv.owner, sv.hash, sv.objs, sv.keep)
+				_, err := s.Save(ctx, sv.owner, sv.hash, sv.objs, sv.sources, sv.keep)
 				if errors.Is(err, ErrTooLarge) {
 					return nil // remembered: the owner's next pass reports it
 				}

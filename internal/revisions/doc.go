@@ -8,6 +8,10 @@
 // revision when is not this package's job.
 //
 // A revision holds the rendered objects before per-cluster overrides, as JSON, gzip-compressed
-// when large. One whose compressed form would not fit comfortably in etcd is not stored: the
+// when large. It never holds Secret data (secrets.go): Kubernetes' `view` role reads
+// ControllerRevisions but not Secrets. A Secret is kept without data and stringData, with the
+// hub object its values come from (the selected Secret, or the manifest that carries it);
+// Load reads them there again and uses them only if the Secret is then exactly what the
+// revision delivered (its render hash), failing with ErrSecretNotAsKept otherwise. One whose compressed form would not fit comfortably in etcd is not stored: the
 // owner then delivers without history, and says so.
 package revisions

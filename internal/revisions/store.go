@@ -57,9 +57,9 @@ type Store struct {
 	Limit int
 
 	mu     sync.Mutex
-	loaded map[render.Owner]map[string][]*unstructured.Unstructured // revisions read back, by owner and name (immutable)
-	saved  map[render.Owner]Revision                                // each owner's newest revision, as last saved
-	saves  *coalesce.Queue[render.Owner, save]                      // revisions to store aside (aside.go)
+	loaded map[render.Owner]map[string]decoded // revisions read back, by owner and name (immutable)
+	saved  map[render.Owner]Revision           // each owner's newest revision, as last saved
+	saves  *coalesce.Queue[render.Owner, save] // revisions to store aside (aside.go)
 	once   sync.Once
 }
 
@@ -74,6 +74,15 @@ type Revision struct {
 type payload struct {
 	Objects []json.RawMessage `json:"objects,omitempty"`
 	Gzip    []byte            `json:"gzip,omitempty"`
+	// Secrets are where the Secrets among Objects, kept without their values, get them back
+	// from (secrets.go), by render.Key.
+	Secrets map[string]Source `json:"secrets,omitempty"`
+}
+
+// decoded is a revision's data as read back: its Secrets still without their values.
+type decoded struct {
+	objs    []*unstructured.Unstructured
+	secrets map[string]Source
 }
 
 // List returns owner's kept revisions, oldest first.
@@ -96,8 +105,10 @@ func (s *Store) List(ctx context.Context, owner render.Owner) ([]Revision, error
 const annotationNumber = "flotilla.dev/revision-number"
 
 // Save stores objs as owner's revision hash unless it is kept already, prunes the history
-// beyond the limit (never a revision in keep), and returns the revision's name.
-func (s *Store) Save(ctx context.Context, owner ledger.Owner, hash string, objs []*unstructured.Unstructured, keep map[string]bool) (string, error) {
+// beyond the limit (never a revision in keep), and returns the revision's name. A Secret
+// among objs is kept without its values, with where they came from: sources, by render.Key
+// (one with no source cannot be delivered again from the revision).
+func (s *Store) Save(ctx context.Context, owner ledger.Owner, hash string, objs []*unstructured.Unstructured, sources map[string]Source, keep map[string]bool) (string, error) {
 	if r, ok := s.savedRevision(owner.Owner, hash); ok {
 		if r.Name == "" {
 			return "", fmt.Errorf("%w (found before)", ErrTooLarge)
@@ -114,7 +125,7 @@ func (s *Store) Save(ctx context.Context, owner ledger.Owner, hash string, objs 
 			return r.Name, nil
 		}
 	}
-	data, err := encode(objs)
+	data, err := encode(objs, sources)
 	if errors.Is(err, ErrTooLarge) {
 		s.rememberSaved(owner.Owner, hash, "") // not encoded again while the owner is unchanged
 	}
@@ -167,7 +178,9 @@ func (s *Store) prune(ctx context.Context, kept []Revision, owner render.Owner, 
 	return nil
 }
 
-// Load returns the objects of owner's kept revision name, and its hash.
+// Load returns the objects of owner's kept revision name, and its hash. Its Secrets are read
+// again from their sources; an error (ErrSecretNotAsKept) when one no longer holds what the
+// revision delivered.
 func (s *Store) Load(ctx context.Context, owner render.Owner, name string) ([]*unstructured.Unstructured, string, error) {
 	key := client.ObjectKey{Namespace: ledger.NamespaceOf(owner), Name: name}
 	cr := &appsv1.ControllerRevision{}
@@ -183,24 +196,37 @@ func (s *Store) Load(ctx context.Context, owner render.Owner, name string) ([]*u
 	}
 	hash := cr.Labels[labelHash]
 	s.mu.Lock()
-	objs, ok := s.loaded[owner][name]
+	d, ok := s.loaded[owner][name]
 	s.mu.Unlock()
-	if ok {
-		return objs, hash, nil
+	if !ok {
+		var err error
+		if d, err = decode(cr.Data.Raw); err != nil {
+			return nil, "", fmt.Errorf("revision %s of %s: %w", name, owner, err)
+		}
+		s.mu.Lock()
+		if s.loaded == nil {
+			s.loaded = map[render.Owner]map[string]decoded{}
+		}
+		if s.loaded[owner] == nil {
+			s.loaded[owner] = map[string]decoded{}
+		}
+		s.loaded[owner][name] = d
+		s.mu.Unlock()
 	}
-	objs, err := decode(cr.Data.Raw)
-	if err != nil {
-		return nil, "", fmt.Errorf("revision %s of %s: %w", name, owner, err)
+	objs, copied := d.objs, false
+	for i, o := range d.objs {
+		if !IsSecret(o) {
+			continue
+		}
+		if !copied {
+			objs, copied = append([]*unstructured.Unstructured(nil), d.objs...), true // the kept ones stay without values
+		}
+		withData, err := s.withData(ctx, o, d.secrets[render.Key(o)])
+		if err != nil {
+			return nil, "", fmt.Errorf("revision %s of %s: %w", name, owner, err)
+		}
+		objs[i] = withData
 	}
-	s.mu.Lock()
-	if s.loaded == nil {
-		s.loaded = map[render.Owner]map[string][]*unstructured.Unstructured{}
-	}
-	if s.loaded[owner] == nil {
-		s.loaded[owner] = map[string][]*unstructured.Unstructured{}
-	}
-	s.loaded[owner][name] = objs
-	s.mu.Unlock()
 	return objs, hash, nil
 }
 
@@ -248,10 +274,17 @@ func namePrefix(owner render.Owner) string {
 	return strings.ToLower(owner.Kind) + "." + owner.Name + "."
 }
 
-// encode writes objects as a revision's data.
-func encode(objs []*unstructured.Unstructured) ([]byte, error) {
+// encode writes objects as a revision's data, Secrets without their values (secrets.go).
+func encode(objs []*unstructured.Unstructured, sources map[string]Source) ([]byte, error) {
 	p := payload{Objects: make([]json.RawMessage, 0, len(objs))}
 	for _, o := range objs {
+		if IsSecret(o) {
+			if p.Secrets == nil {
+				p.Secrets = map[string]Source{}
+			}
+			p.Secrets[render.Key(o)] = sources[render.Key(o)]
+			o = withoutData(o)
+		}
 		raw, err := json.Marshal(o.Object)
 		if err != nil {
 			return nil, err
@@ -280,23 +313,23 @@ func encode(objs []*unstructured.Unstructured) ([]byte, error) {
 }
 
 // decode reads a revision's data.
-func decode(data []byte) ([]*unstructured.Unstructured, error) {
+func decode(data []byte) (decoded, error) {
 	var p payload
 	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, err
+		return decoded{}, err
 	}
 	if len(p.Gzip) > 0 {
 		zr, err := gzip.NewReader(bytes.NewReader(p.Gzip))
 		if err != nil {
-			return nil, err
+			return decoded{}, err
 		}
 		raw, err := io.ReadAll(zr)
 		if err != nil {
-			return nil, err
+			return decoded{}, err
 		}
 		p = payload{}
 		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, err
+			return decoded{}, err
 		}
 	}
 	out := make([]*unstructured.Unstructured, 0, len(p.Objects))
@@ -304,9 +337,9 @@ func decode(data []byte) ([]*unstructured.Unstructured, error) {
 		// apimachinery's JSON keeps integers int64, as unstructured objects need.
 		o := map[string]any{}
 		if err := utiljson.Unmarshal(raw, &o); err != nil {
-			return nil, err
+			return decoded{}, err
 		}
 		out = append(out, &unstructured.Unstructured{Object: o})
 	}
-	return out, nil
+	return decoded{objs: out, secrets: p.Secrets}, nil
 }

@@ -42,7 +42,7 @@ func TestEncodeDecode(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			data, err := encode(c.objs)
+			data, err := encode(c.objs, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +54,7 @@ func TestEncodeDecode(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Integers come back as int64, as unstructured objects need them.
-			if !reflect.DeepEqual(back, c.objs) {
+			if !reflect.DeepEqual(back.objs, c.objs) {
 				t.Errorf("decoded objects differ from the encoded ones")
 			}
 		})
@@ -62,7 +62,7 @@ func TestEncodeDecode(t *testing.T) {
 }
 
 func TestTooLarge(t *testing.T) {
-	_, err := encode(objects(2000, 1000, true))
+	_, err := encode(objects(2000, 1000, true), nil)
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("err = %v, want ErrTooLarge", err)
 	}
