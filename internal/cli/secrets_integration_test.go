@@ -54,7 +54,7 @@ func TestSecretDataStaysInside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	create := func(obj client.Object) {
+	create := func(t *testing.T, obj client.Object) {
 		t.Helper()
 		if err := hub.Create(ctx, obj); err != nil {
 			t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
@@ -67,33 +67,33 @@ func TestSecretDataStaysInside(t *testing.T) {
 		spec.PlacementRef = flotillav1.PlacementRef{Name: "eu"}
 		return &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name}, Spec: spec}
 	}
-	create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
 	fleettest.Grant(t, ctx, hub, "team", fleettest.Viewer, "view")
 	// The hub runs no controller manager, so nothing aggregates `view`: grant its rules too.
 	fleettest.Grant(t, ctx, hub, "team", fleettest.Viewer, "system:aggregate-to-view")
-	create(&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "eu"},
+	create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "eu"},
 		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}})
 
 	// db: selected Secrets, kept in revisions and pinned.
 	dbLabels := map[string]string{"app": "db"}
-	create(secret("db", dbLabels, map[string]string{"password": secretCanary}))
-	create(propagation("db", flotillav1.PropagationSpec{ResourceSelectors: []flotillav1.ResourceSelector{
+	create(t, secret("db", dbLabels, map[string]string{"password": secretCanary}))
+	create(t, propagation("db", flotillav1.PropagationSpec{ResourceSelectors: []flotillav1.ResourceSelector{
 		{APIVersion: "v1", Kind: "Secret", LabelSelector: &metav1.LabelSelector{MatchLabels: dbLabels}}}}))
 	// broken: a manifest Secret the spoke refuses, quoting the value it cannot decode.
-	create(secret("broken-bundle", nil, map[string]string{"broken.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: broken\n" +
+	create(t, secret("broken-bundle", nil, map[string]string{"broken.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: broken\n" +
 		"stringData:\n  token:\n    nested: " + secretCanary + "\n"}))
-	create(propagation("broken", flotillav1.PropagationSpec{Manifests: []flotillav1.ManifestSource{{Kind: "Secret", Name: "broken-bundle"}}}))
+	create(t, propagation("broken", flotillav1.PropagationSpec{Manifests: []flotillav1.ManifestSource{{Kind: "Secret", Name: "broken-bundle"}}}))
 	// probe: override rules that would read the Secret (CEL's timestamp() quotes its input).
-	create(secret("probe-bundle", nil, map[string]string{"probe.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: probe\n" +
+	create(t, secret("probe-bundle", nil, map[string]string{"probe.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: probe\n" +
 		"stringData:\n  token: " + secretCanary + "\n"}))
 	readsToken := &flotillav1.CELOverride{Path: "/metadata/labels/leak", Expression: `string(timestamp(object.stringData.token))`}
-	create(propagation("probe", flotillav1.PropagationSpec{Manifests: []flotillav1.ManifestSource{{Kind: "Secret", Name: "probe-bundle"}},
+	create(t, propagation("probe", flotillav1.PropagationSpec{Manifests: []flotillav1.ManifestSource{{Kind: "Secret", Name: "probe-bundle"}},
 		Overrides: []flotillav1.Override{
 			{Name: "any-kind", CEL: readsToken},
 			{Name: "secrets", Target: &flotillav1.OverrideTarget{Kind: "Secret"}, CEL: readsToken},
 		}}))
 
-	condition := func(name, reason, message string) *flotillav1.Propagation {
+	condition := func(t *testing.T, name, reason, message string) *flotillav1.Propagation {
 		t.Helper()
 		p := &flotillav1.Propagation{}
 		fleettest.Eventually(t, 60*time.Second, fmt.Sprintf("propagation %s %s %q", name, reason, message), func() error {
@@ -108,7 +108,7 @@ func TestSecretDataStaysInside(t *testing.T) {
 		})
 		return p
 	}
-	revisions := func(n int) []appsv1.ControllerRevision {
+	revisions := func(t *testing.T, n int) []appsv1.ControllerRevision {
 		t.Helper()
 		var list appsv1.ControllerRevisionList
 		label := render.Owner{Kind: "Propagation", Namespace: "team", Name: "db"}.LabelValue()
@@ -123,7 +123,7 @@ func TestSecretDataStaysInside(t *testing.T) {
 		})
 		return list.Items
 	}
-	onSpoke := func(name string) string {
+	onSpoke := func(t *testing.T, name string) string {
 		t.Helper()
 		s := &corev1.Secret{}
 		if err := spoke.Get(ctx, client.ObjectKey{Namespace: "team", Name: name}, s); err != nil {
@@ -131,7 +131,7 @@ func TestSecretDataStaysInside(t *testing.T) {
 		}
 		return string(s.Data["password"])
 	}
-	secretWrites := func(name string, since time.Time) int {
+	secretWrites := func(t *testing.T, name string, since time.Time) int {
 		t.Helper()
 		events, err := fleet.Plane("spoke-a").AuditEvents()
 		if err != nil {
@@ -146,7 +146,7 @@ func TestSecretDataStaysInside(t *testing.T) {
 		}
 		return n
 	}
-	pin := func(revision string) {
+	pin := func(t *testing.T, revision string) {
 		t.Helper()
 		rec := &flotillav1.Delivery{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "propagation.db.spoke-a"}}
 		if err := hub.Patch(ctx, rec, client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"revision":%q}}`, revision)))); err != nil {
@@ -154,17 +154,17 @@ func TestSecretDataStaysInside(t *testing.T) {
 		}
 	}
 
-	condition("db", flotillav1.ReasonApplied, "")
-	first := revisions(1)[0]
+	condition(t, "db", flotillav1.ReasonApplied, "")
+	first := revisions(t, 1)[0]
 
 	t.Run("a pinned revision delivers its Secret, read again from the hub", func(t *testing.T) {
-		pin(first.Name)
+		pin(t, first.Name)
 		pinned := time.Now()
 		// A second Secret makes a new latest revision; the pinned cluster stays on the first.
-		create(secret("db-extra", dbLabels, map[string]string{"password": "not-a-canary"}))
-		revisions(2)
+		create(t, secret("db-extra", dbLabels, map[string]string{"password": "not-a-canary"}))
+		revisions(t, 2)
 		fleettest.Eventually(t, 30*time.Second, "spoke-a reported at the pinned revision", func() error {
-			p := condition("db", flotillav1.ReasonApplied, "")
+			p := condition(t, "db", flotillav1.ReasonApplied, "")
 			for _, r := range p.Status.ClusterResults {
 				if r.Cluster == "spoke-a" && r.Revision == first.Labels["flotilla.dev/revision"] && r.Failed == 0 && r.Applied == 1 {
 					return nil
@@ -175,12 +175,27 @@ func TestSecretDataStaysInside(t *testing.T) {
 		if err := spoke.Get(ctx, client.ObjectKey{Namespace: "team", Name: "db-extra"}, &corev1.Secret{}); err == nil {
 			t.Error("db-extra reached the cluster pinned to a revision without it")
 		}
-		if v := onSpoke("db"); v != secretCanary {
+		if v := onSpoke(t, "db"); v != secretCanary {
 			t.Errorf("the pinned Secret holds %q on the spoke, want its value", v)
 		}
-		if n := secretWrites("db", pinned); n != 0 {
+		if n := secretWrites(t, "db", pinned); n != 0 {
 			t.Errorf("%d writes to Secret db since the pin: the revision must deliver exactly what it delivered", n)
 		}
+		// Drift there is corrected back to the revision's Secret, its value read from the hub.
+		live := &corev1.Secret{}
+		if err := spoke.Get(ctx, client.ObjectKey{Namespace: "team", Name: "db"}, live); err != nil {
+			t.Fatal(err)
+		}
+		live.Data["password"] = []byte("edited-on-the-spoke")
+		if err := spoke.Update(ctx, live); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, 30*time.Second, "the pinned Secret corrected on the spoke", func() error {
+			if v := onSpoke(t, "db"); v != secretCanary {
+				return fmt.Errorf("password %q", v)
+			}
+			return nil
+		})
 	})
 
 	t.Run("a pinned Secret changed on the hub fails, writing nothing", func(t *testing.T) {
@@ -193,17 +208,14 @@ func TestSecretDataStaysInside(t *testing.T) {
 		if err := hub.Update(ctx, db); err != nil {
 			t.Fatal(err)
 		}
-		condition("db", flotillav1.ReasonApplyFailed, "now holds other data than this revision delivered")
-		if v := onSpoke("db"); v != secretCanary {
+		condition(t, "db", flotillav1.ReasonApplyFailed, "now holds other data than this revision delivered")
+		if v := onSpoke(t, "db"); v != secretCanary {
 			t.Errorf("the pinned cluster got %q, want what it had", v)
 		}
-		if n := secretWrites("db", changed); n != 0 {
+		if n := secretWrites(t, "db", changed); n != 0 {
 			t.Errorf("%d writes to Secret db after its source changed", n)
 		}
 	})
-
-	broken := condition("broken", flotillav1.ReasonApplyFailed, "its message is withheld")
-	probe := condition("probe", flotillav1.ReasonApplyFailed, `override "secrets": targets Secrets`)
 
 	t.Run("a view user lists the revisions, not the data", func(t *testing.T) {
 		viewer, err := client.New(fleettest.As(fleet.Hub().RESTConfig(), fleettest.Viewer), client.Options{Scheme: install.Scheme()})
@@ -230,6 +242,8 @@ func TestSecretDataStaysInside(t *testing.T) {
 	})
 
 	t.Run("no Secret value in status, Events, records, logs or CLI output", func(t *testing.T) {
+		broken := condition(t, "broken", flotillav1.ReasonApplyFailed, "its message is withheld")
+		probe := condition(t, "probe", flotillav1.ReasonApplyFailed, `override "secrets": targets Secrets`)
 		var outputs []string
 		for _, args := range [][]string{
 			{"status", "propagation/db"}, {"status", "propagation/broken"}, {"status", "propagation/probe"},
