@@ -38,7 +38,7 @@ func (w *clusterWorker) recheck(ctx context.Context, cl cluster.Cluster, owner p
 	wg.Wait()
 	if err != nil {
 		ctrllog.FromContext(ctx).V(1).Info("Cannot dry-run an apply to tell drift from the cluster's own changes",
-			"object", decide.Describe(desired), "error", err.Error())
+			"object", decide.Describe(desired), "error", SecretError(desired, err).Error())
 		return paths, manager
 	}
 	return drift.Compare(form, live.Object, ignore), manager
