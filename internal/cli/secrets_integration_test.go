@@ -69,8 +69,6 @@ func TestSecretDataStaysInside(t *testing.T) {
 	}
 	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
 	fleettest.Grant(t, ctx, hub, "team", fleettest.Viewer, "view")
-	// The hub runs no controller manager, so nothing aggregates `view`: grant its rules too.
-	fleettest.Grant(t, ctx, hub, "team", fleettest.Viewer, "system:aggregate-to-view")
 	create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "eu"},
 		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}})
 

@@ -37,17 +37,40 @@ func As(cfg *rest.Config, user string, groups ...string) *rest.Config {
 }
 
 // Grant binds clusterRole (for example the built-in "view" or "edit") to user in namespace, which
-// must exist.
+// must exist. The built-in roles are aggregated by kube-controller-manager, which hub and API-only
+// planes do not run, so they hold no rules there: Grant also binds every ClusterRole that
+// aggregates into the role (labelled rbac.authorization.k8s.io/aggregate-to-<role>, for edit and
+// admin those of the roles they include too), which gives the user exactly the rights the role
+// has on a real cluster.
 func Grant(t testing.TB, ctx context.Context, c client.Client, namespace, user, clusterRole string) {
 	t.Helper()
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user + "-" + clusterRole, Namespace: namespace},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	roles := []string{clusterRole}
+	for _, into := range aggregatesInto[clusterRole] {
+		var parts rbacv1.ClusterRoleList
+		if err := c.List(ctx, &parts, client.MatchingLabels{"rbac.authorization.k8s.io/aggregate-to-" + into: "true"}); err != nil {
+			t.Fatalf("list the ClusterRoles that aggregate into %s: %v", into, err)
+		}
+		for _, part := range parts.Items {
+			roles = append(roles, part.Name)
+		}
 	}
-	if err := c.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("grant %s %q in %s: %v", user, clusterRole, namespace, err)
+	for _, role := range roles {
+		binding := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: user + "-" + strings.ReplaceAll(role, ":", "-"), Namespace: namespace},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+		}
+		if err := c.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("grant %s %q in %s: %v", user, role, namespace, err)
+		}
 	}
+}
+
+// aggregatesInto names, for each built-in role, the roles whose aggregated parts it holds.
+var aggregatesInto = map[string][]string{
+	"view":  {"view"},
+	"edit":  {"edit", "view"},
+	"admin": {"admin", "edit", "view"},
 }
 
 // NoCanary fails the test when canary appears in anything a reader of the plane could see other
