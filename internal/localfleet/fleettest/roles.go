@@ -84,6 +84,8 @@ func NoCanary(t testing.TB, ctx context.Context, cfg *rest.Config, canary string
 			t.Errorf("the canary appears in text %d: %s", i, around(text, canary))
 		}
 	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.WarningHandler = rest.NoWarnings{} // listing everything lists deprecated kinds too
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
