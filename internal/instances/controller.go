@@ -2,6 +2,7 @@ package instances
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -34,7 +35,8 @@ type Options struct {
 	// caches and submits a job; it never waits on a spoke.
 	Workers int
 	// ReconcileTimeout bounds one reconcile (default 30s): the cache reads inside it wait for
-	// a kind's first sync at most.
+	// a kind's first sync at most, and kro's CEL is interrupted when it passes (the instance
+	// shows ERROR, saying so).
 	ReconcileTimeout time.Duration
 }
 
@@ -132,7 +134,8 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(req)
-	rctx, cancel := context.WithTimeout(ctx, c.opts.ReconcileTimeout)
+	rctx, cancel := context.WithTimeoutCause(ctx, c.opts.ReconcileTimeout,
+		fmt.Errorf("the instance's reconcile deadline of %s passed", c.opts.ReconcileTimeout))
 	err := c.reconcile(rctx, req)
 	cancel()
 	if err != nil && ctx.Err() == nil {

@@ -55,7 +55,7 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		external: func(ctx context.Context, key externalKey, resource schema.GroupVersionResource) (*externalWatch, error) {
 			return c.external(ctx, s, key, resource)
 		}}
-	plan, err := kro.Evaluate(g.Compiled, instance, observer)
+	plan, err := kro.Evaluate(ctx, g.Compiled, instance, observer)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
