@@ -64,7 +64,7 @@ func (c *Controller) external(ctx context.Context, s *spoke, key externalKey, re
 			}
 			s.mu.Unlock()
 			for _, inst := range users {
-				c.enqueue(s.name, inst.Kind, inst.Namespace, inst.Name)
+				s.enqueue(inst.Kind, inst.Namespace, inst.Name)
 			}
 		}
 		_, _ = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{

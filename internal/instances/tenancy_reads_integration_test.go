@@ -9,14 +9,12 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
-	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
@@ -69,17 +67,7 @@ func TestInstanceReadsNothingOutsideItsNamespace(t *testing.T) {
 	delivered := len(e.writes(t, "spoke-1", inPayments))
 
 	// The attacker: edit in team, and the right to create the API's instances there.
-	fleettest.Grant(t, ctx, spoke, "team", fleettest.SpokeUser, "edit")
-	peeks := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "peeks-editor"}, Rules: []rbacv1.PolicyRule{{
-		APIGroups: []string{compiled.InstanceKind().Group}, Resources: []string{compiled.InstanceResource().Resource}, Verbs: []string{"*"}}}}
-	if err := spoke.Create(ctx, peeks); err != nil {
-		t.Fatal(err)
-	}
-	fleettest.Grant(t, ctx, spoke, "team", fleettest.SpokeUser, "peeks-editor")
-	user, err := client.New(fleettest.As(plane.RESTConfig(), fleettest.SpokeUser), client.Options{Scheme: install.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	user := e.spokeUser(t, "spoke-1", "team", compiled)
 	if err := user.Get(ctx, client.ObjectKey{Namespace: "payments", Name: "ledger"}, &corev1.ConfigMap{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("the spoke user reads payments' ConfigMap itself (%v): the test proves nothing", err)
 	}
