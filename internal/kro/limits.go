@@ -97,10 +97,11 @@ func limitedPrograms(g *graph.Graph, costLimit uint64) (map[*krocel.Expression]c
 	return out, nil
 }
 
+// nodesOf are the graph's resource nodes, in no particular order.
 func nodesOf(g *graph.Graph) []*graph.Node {
 	out := make([]*graph.Node, 0, len(g.Nodes))
-	for _, id := range g.TopologicalOrder {
-		out = append(out, g.Nodes[id])
+	for _, n := range g.Nodes {
+		out = append(out, n)
 	}
 	return out
 }

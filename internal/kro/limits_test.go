@@ -113,3 +113,16 @@ func TestCELCostBudget(t *testing.T) {
 		t.Errorf("ResourcesReady message %q", msg)
 	}
 }
+
+// BenchmarkEvaluateChain is one pass over the chain graph with its external reference present:
+// what the limits add to an ordinary evaluation (the copy of the graph, cost tracking).
+func BenchmarkEvaluateChain(b *testing.B) {
+	c := chainGraph(b)
+	instance := newInstance(b, c, "shop", map[string]any{"name": "shop", "colors": []any{"red", "blue"}})
+	world := Objects{settings()}
+	for b.Loop() {
+		if _, err := Evaluate(context.Background(), c, instance, world); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
