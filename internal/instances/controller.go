@@ -2,6 +2,7 @@ package instances
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -30,11 +31,13 @@ var _ Deliverer = (*deliver.Deliverer)(nil)
 
 // Options tunes the controller.
 type Options struct {
-	// Workers is how many instances are reconciled at once (default 4). A reconcile reads
-	// caches and submits a job; it never waits on a spoke.
+	// Workers is how many instances of one cluster are reconciled at once (default 4): each
+	// engaged cluster has its own queue and workers (queue.go). A reconcile reads caches,
+	// evaluates kro's CEL under its limits and submits a job; it never waits on a spoke.
 	Workers int
 	// ReconcileTimeout bounds one reconcile (default 30s): the cache reads inside it wait for
-	// a kind's first sync at most.
+	// a kind's first sync at most, and kro's CEL is interrupted when it passes (the instance
+	// shows ERROR, saying so).
 	ReconcileTimeout time.Duration
 }
 
@@ -46,10 +49,14 @@ type Controller struct {
 	deliverer Deliverer
 	opts      Options
 	log       logr.Logger
-	queue     workqueue.TypedRateLimitingInterface[request]
 
 	mu     sync.Mutex
 	spokes map[string]*spoke
+	// ctx is Start's, once started; stopped is set when it ends. workers counts the workers
+	// of every spoke's queue.
+	ctx     context.Context
+	stopped bool
+	workers sync.WaitGroup
 	// kinds remembers the kind of every owner with a job, so that a deliverer result, which
 	// names the owner only by "Kind.group", finds its instance.
 	kinds map[render.Owner]schema.GroupVersionKind
@@ -81,10 +88,7 @@ func New(graphs Graphs, d Deliverer, opts Options) *Controller {
 	}
 	c := &Controller{
 		graphs: graphs, deliverer: d, opts: opts,
-		log: ctrllog.Log.WithName("instances"),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[request](200*time.Millisecond, time.Minute),
-			workqueue.TypedRateLimitingQueueConfig[request]{Name: "instances"}),
+		log:    ctrllog.Log.WithName("instances"),
 		spokes: map[string]*spoke{},
 		kinds:  map[render.Owner]schema.GroupVersionKind{},
 		shown:  map[render.Owner]shownStatus{},
@@ -93,21 +97,21 @@ func New(graphs Graphs, d Deliverer, opts Options) *Controller {
 	return c
 }
 
-// Start implements manager.Runnable: it reconciles instances until ctx ends. Spokes engaged
-// before it starts are watched already; their events wait in the queue.
+// Start implements manager.Runnable: it reconciles instances until ctx ends, each engaged
+// spoke's from its own queue. Spokes engaged before it starts are watched already; their
+// events wait in their queues.
 func (c *Controller) Start(ctx context.Context) error {
-	var wg sync.WaitGroup
-	for range c.opts.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c.processNext(ctx) {
-			}
-		}()
+	c.mu.Lock()
+	c.ctx = ctx
+	for _, s := range c.spokes {
+		c.startWorkersLocked(s)
 	}
+	c.mu.Unlock()
 	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
+	c.workers.Wait()
 	return nil
 }
 
@@ -121,32 +125,28 @@ func (c *Controller) Notify(owner render.Owner) {
 	c.mu.Lock()
 	kind, ok := c.kinds[owner]
 	c.mu.Unlock()
-	if ok {
-		c.queue.Add(newRequest(owner.Cluster, kind, owner.Namespace, owner.Name))
+	if s := c.spoke(owner.Cluster); ok && s != nil {
+		s.enqueue(kind, owner.Namespace, owner.Name)
 	}
 }
 
-func (c *Controller) processNext(ctx context.Context) bool {
-	req, shutdown := c.queue.Get()
+func (c *Controller) processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[request]) bool {
+	req, shutdown := queue.Get()
 	if shutdown {
 		return false
 	}
-	defer c.queue.Done(req)
-	rctx, cancel := context.WithTimeout(ctx, c.opts.ReconcileTimeout)
+	defer queue.Done(req)
+	rctx, cancel := context.WithTimeoutCause(ctx, c.opts.ReconcileTimeout,
+		fmt.Errorf("the instance's reconcile deadline of %s passed", c.opts.ReconcileTimeout))
 	err := c.reconcile(rctx, req)
 	cancel()
 	if err != nil && ctx.Err() == nil {
 		c.log.V(1).Info("Reconcile failed; retrying", "instance", req.String(), "error", err.Error())
-		c.queue.AddRateLimited(req)
+		queue.AddRateLimited(req)
 		return true
 	}
-	c.queue.Forget(req)
+	queue.Forget(req)
 	return true
-}
-
-// enqueue queues an instance.
-func (c *Controller) enqueue(cluster string, kind schema.GroupVersionKind, namespace, name string) {
-	c.queue.Add(newRequest(cluster, kind, namespace, name))
 }
 
 // submit hands a job for an instance to the deliverer, remembering the owner's kind for its

@@ -20,8 +20,9 @@
 //   - Children live in the spoke cache, since the deliverer marks them as the instance's; an
 //     event handler on it routes a child's changes to its instance, named by kro's instance
 //     labels, so readyWhen and status fields follow the children.
-//   - Events feed one queue of mcreconcile.WithCluster[Instance]: the cluster travels in the
-//     request.
+//   - Events feed the spoke's own queue of mcreconcile.WithCluster[Instance], served by its
+//     own workers (queue.go): one spoke's instances, however many or costly, never make
+//     another's wait.
 //
 // A reconcile (reconcile.go) reads the instance from its informer and its children from the
 // spoke cache (cacheObserver), runs kro.Evaluate, and submits the outcome to the deliverer as
@@ -61,12 +62,20 @@
 //
 // External references (externals.go) are read, never written, from watches shared by the
 // instances of a spoke that refer to the same kind in the same namespace, started by the first
-// and stopped after the last; a change there evaluates those instances again. Under the
-// default tenancy a reference must be in the instance's own namespace (Flotilla reads with its
-// own identity, which may read anything), else the pass stops saying so.
+// and stopped after the last; a change there evaluates those instances again.
+//
+// Reads are confined like writes (cacheObserver.confine): under the default tenancy nothing
+// outside the instance's namespace is read, child or external reference (Flotilla reads with
+// its own identity, which may read anything, and what kro reads can reach the instance's
+// status). A query elsewhere, or of a cluster-scoped kind, stops the pass before anything is
+// read: the instance shows ERROR saying what and where, and nothing is applied.
 //
 // A pass kro stopped (a CEL error, a read that failed, a child being deleted) writes its
-// status and is retried with backoff, as kro retries.
+// status and is retried with backoff, as kro retries. kro's CEL runs under the limits of
+// internal/kro (a cost per expression, a budget per pass) and the reconcile's deadline
+// (Options.ReconcileTimeout), which interrupts it: an instance whose spec makes its graph too
+// costly shows ERROR, naming the expression and the limit, and its spoke's workers are free
+// again.
 //
 // Tenancy: an instance is confined to its namespace (its children, by the deliverer's scope
 // rule; its external references, here) unless its Graph is ClusterWide (the API is served with

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -44,6 +45,12 @@ type env struct {
 
 func startEnv(t *testing.T, spokes ...string) *env {
 	t.Helper()
+	return startEnvWith(t, instances.Options{}, spokes...)
+}
+
+// startEnvWith is startEnv with the instance controller's options.
+func startEnvWith(t *testing.T, opts instances.Options, spokes ...string) *env {
+	t.Helper()
 	planes := []localfleet.PlaneSpec{fleettest.Hub()}
 	for _, name := range spokes {
 		s := fleettest.APIOnlySpoke(name)
@@ -71,7 +78,7 @@ func startEnv(t *testing.T, spokes ...string) *env {
 			controller.Notify(owner)
 		}
 	}, deliver.Options{VerifyInterval: -1})
-	controller = instances.New(e.graphs, e.deliverer, instances.Options{})
+	controller = instances.New(e.graphs, e.deliverer, opts)
 	if err := mgr.Add(e.deliverer); err != nil {
 		t.Fatal(err)
 	}
@@ -140,15 +147,41 @@ func (e *env) serveCompiled(t *testing.T, spoke string, rgd *kro.ResourceGraphDe
 
 func (e *env) compile(t *testing.T, spoke string, rgd *kro.ResourceGraphDefinition) *kro.Compiled {
 	t.Helper()
+	return e.compileWith(t, spoke, rgd, kro.DefaultConfig())
+}
+
+func (e *env) compileWith(t *testing.T, spoke string, rgd *kro.ResourceGraphDefinition, cfg kro.Config) *kro.Compiled {
+	t.Helper()
 	target, err := kro.TargetForConfig(e.fleet.Plane(spoke).RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	compiled, err := kro.Compile(rgd, target, kro.DefaultConfig())
+	compiled, err := kro.Compile(rgd, target, cfg)
 	if err != nil {
 		t.Fatalf("compile %s against %s: %v", rgd.Name, spoke, err)
 	}
 	return compiled
+}
+
+// spokeUser is fleettest.SpokeUser on a spoke: edit in namespace, and the right to create
+// instances of compiled there (the API server aggregates no CRD into edit on API-only
+// spokes).
+func (e *env) spokeUser(t *testing.T, spoke, namespace string, compiled *kro.Compiled) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	admin := e.spokes[spoke]
+	fleettest.Grant(t, ctx, admin, namespace, fleettest.SpokeUser, "edit")
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: compiled.InstanceResource().Resource + "-editor"}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{compiled.InstanceKind().Group}, Resources: []string{compiled.InstanceResource().Resource}, Verbs: []string{"*"}}}}
+	if err := admin.Create(ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Grant(t, ctx, admin, namespace, fleettest.SpokeUser, role.Name)
+	user, err := client.New(fleettest.As(e.fleet.Plane(spoke).RESTConfig(), fleettest.SpokeUser), client.Options{Scheme: install.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return user
 }
 
 func (e *env) namespace(t *testing.T, spoke, name string) {

@@ -19,7 +19,8 @@ import (
 // spoke that refers to the same kind in the same namespace, counted by the instances using
 // them: a watch starts with its first user and stops with its last. A change there evaluates
 // its users again. Under the default tenancy a reference must be in the instance's own
-// namespace: Flotilla reads with its own identity, which may read anything.
+// namespace (cacheObserver.confine): Flotilla reads with its own identity, which may read
+// anything.
 
 // externalKey is one shared watch: a kind in a namespace.
 type externalKey struct {
@@ -63,7 +64,7 @@ func (c *Controller) external(ctx context.Context, s *spoke, key externalKey, re
 			}
 			s.mu.Unlock()
 			for _, inst := range users {
-				c.enqueue(s.name, inst.Kind, inst.Namespace, inst.Name)
+				s.enqueue(inst.Kind, inst.Namespace, inst.Name)
 			}
 		}
 		_, _ = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{

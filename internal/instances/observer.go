@@ -22,8 +22,8 @@ import (
 // object Flotilla did not deliver is absent here, and the deliverer refuses to take it over.
 //
 // The kinds of the graph's external references are read from shared watches instead
-// (externals.go), and only in the instance's own namespace unless the API is served
-// cluster-wide.
+// (externals.go). Unless the API is served cluster-wide, nothing is read outside the instance's
+// own namespace (confine): not a child, not an external reference.
 //
 // Before Flotilla first delivers an instance a kro on the cluster managed, the children that kro
 // applied are on the spoke but not in the cache (they carry the instance's ApplySet mark, not
@@ -36,10 +36,12 @@ type cacheObserver struct {
 	// takeover is the ApplySet mark of the instance's children while a kro's may be on the
 	// spoke and not in the cache (see takeoverMark); empty otherwise: no read to the spoke.
 	takeover decide.Mark
-	// namespace is the instance's: the only one external references may be read in, unless
-	// clusterWide.
+	// namespace is the instance's: the only one anything may be read in, unless clusterWide.
 	namespace   string
 	clusterWide bool
+	// namespaced are the graph's kinds that are namespaced on the spoke: a list of a child
+	// kind across all namespaces is read in namespace only.
+	namespaced map[schema.GroupVersionKind]bool
 	// externals are the graph's external reference kinds; external reads them, and used
 	// records the watches read.
 	externals map[schema.GroupVersionKind]bool
@@ -52,6 +54,10 @@ var _ kro.Observer = (*cacheObserver)(nil)
 // Observe implements kro.Observer. A kind the spoke does not serve has no objects; any other
 // failure to read is an error, which stops kro's walk: the state of the cluster is unknown.
 func (o *cacheObserver) Observe(q kro.Query) ([]*unstructured.Unstructured, error) {
+	q, err := o.confine(q)
+	if err != nil {
+		return nil, err
+	}
 	if o.externals[q.Kind] {
 		return o.observeExternal(q)
 	}
@@ -120,15 +126,48 @@ func takeoverMark(instance *unstructured.Unstructured, delivered bool) decide.Ma
 	return decide.Mark{Key: kro.ApplySetPartOfLabel, Value: kro.ApplySetID(instance)}
 }
 
+// confine keeps a query inside the instance's namespace unless the API is served cluster-wide:
+// Flotilla reads with its own identity, which may read anything, and what kro reads reaches the
+// instance's status. A list of a namespaced child kind (a forEach's items, found by the
+// instance's labels) is read in the instance's namespace only, where its items can be; any other
+// query elsewhere, or of a cluster-scoped kind, is refused before anything is read, which stops
+// kro's pass: the instance shows ERROR, saying why.
+func (o *cacheObserver) confine(q kro.Query) (kro.Query, error) {
+	if o.clusterWide || (q.Namespace == o.namespace && o.namespace != "") {
+		return q, nil
+	}
+	if q.Namespace == "" && q.Name == "" && o.namespaced[q.Kind] && !o.externals[q.Kind] && o.namespace != "" {
+		q.Namespace = o.namespace
+		return q, nil
+	}
+	what := q.Kind.Kind
+	switch {
+	case !o.namespaced[q.Kind]:
+		what += " (cluster-scoped on this cluster)"
+	case q.Namespace == "":
+		what += " in all namespaces"
+	default:
+		what += fmt.Sprintf(" in namespace %q", q.Namespace)
+	}
+	if o.externals[q.Kind] {
+		what = "external reference to " + what
+	}
+	return q, fmt.Errorf("%s not allowed: an instance may read and write only its own namespace %q (the APIPropagation serving this API may set tenancy: Cluster)", what, o.namespace)
+}
+
+// namespacedKinds are the kinds of a graph's resources that are namespaced on its cluster.
+func namespacedKinds(c *kro.Compiled) map[schema.GroupVersionKind]bool {
+	out := map[schema.GroupVersionKind]bool{}
+	for _, n := range c.Nodes() {
+		if n.Namespaced {
+			out[n.Kind] = true
+		}
+	}
+	return out
+}
+
 // observeExternal reads an external reference from its shared watch.
 func (o *cacheObserver) observeExternal(q kro.Query) ([]*unstructured.Unstructured, error) {
-	if !o.clusterWide && q.Namespace != o.namespace {
-		where := fmt.Sprintf("namespace %q", q.Namespace)
-		if q.Namespace == "" {
-			where = "all namespaces or cluster-wide"
-		}
-		return nil, fmt.Errorf("external reference to %s in %s not allowed: an instance may read only its own namespace %q (the APIPropagation serving this API may set tenancy: Cluster)", q.Kind.Kind, where, o.namespace)
-	}
 	key := externalKey{kind: q.Kind, namespace: q.Namespace}
 	w, err := o.external(o.ctx, key, q.Resource)
 	if err != nil {

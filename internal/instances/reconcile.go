@@ -49,12 +49,13 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		return nil
 	}
 	previous, hasPrevious := c.deliverer.Result(owner, cluster)
-	observer := &cacheObserver{ctx: ctx, cl: s.cl, namespace: instance.GetNamespace(), clusterWide: g.ClusterWide, externals: externalKinds(g.Compiled),
+	observer := &cacheObserver{ctx: ctx, cl: s.cl, namespace: instance.GetNamespace(), clusterWide: g.ClusterWide,
+		externals: externalKinds(g.Compiled), namespaced: namespacedKinds(g.Compiled),
 		takeover: takeoverMark(instance, hasPrevious), used: map[externalKey]bool{},
 		external: func(ctx context.Context, key externalKey, resource schema.GroupVersionResource) (*externalWatch, error) {
 			return c.external(ctx, s, key, resource)
 		}}
-	plan, err := kro.Evaluate(g.Compiled, instance, observer)
+	plan, err := kro.Evaluate(ctx, g.Compiled, instance, observer)
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
@@ -74,7 +75,7 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		// back too). The deliverer confirmed it before and would not look again.
 		c.deliverer.Recheck(owner, cluster)
 	}
-	if plan.Err != nil {
+	if plan.Err != nil && x.refused == "" {
 		// Its status says why; look again with backoff, as kro does: a read that failed may
 		// succeed later.
 		return fmt.Errorf("the pass stopped: %w", plan.Err)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
@@ -25,6 +26,8 @@ type spoke struct {
 	cl   cluster.Cluster
 	ctx  context.Context
 	dyn  dynamic.Interface
+	// queue holds the spoke's instances to reconcile (queue.go).
+	queue workqueue.TypedRateLimitingInterface[request]
 
 	mu    sync.Mutex
 	kinds map[schema.GroupVersionKind]*kindWatch
@@ -51,7 +54,7 @@ func (c *Controller) Engage(ctx context.Context, name multicluster.ClusterName, 
 	if err != nil {
 		return fmt.Errorf("dynamic client for cluster %s: %w", name, err)
 	}
-	s := &spoke{name: string(name), cl: cl, ctx: ctx, dyn: dyn,
+	s := &spoke{name: string(name), cl: cl, ctx: ctx, dyn: dyn, queue: newQueue(string(name)),
 		kinds: map[schema.GroupVersionKind]*kindWatch{}, children: map[schema.GroupVersionKind]bool{},
 		externals: map[externalKey]*externalWatch{}}
 	c.mu.Lock()
@@ -60,6 +63,7 @@ func (c *Controller) Engage(ctx context.Context, name multicluster.ClusterName, 
 		return nil
 	}
 	c.spokes[s.name] = s
+	c.startWorkersLocked(s)
 	c.mu.Unlock()
 	context.AfterFunc(ctx, func() {
 		c.mu.Lock()
@@ -117,7 +121,7 @@ func (c *Controller) sync(cluster string) {
 			kw.revision, kw.clusterWide = g.Revision, g.ClusterWide
 			for _, key := range kw.informer.GetStore().ListKeys() {
 				ns, name, _ := toolscache.SplitMetaNamespaceKey(key)
-				c.enqueue(cluster, kind, ns, name)
+				s.enqueue(kind, ns, name)
 			}
 		}
 		for _, kind := range childKinds(g.Compiled) {
@@ -139,7 +143,7 @@ func (c *Controller) watchInstances(s *spoke, g Graph) *kindWatch {
 			obj = tomb.Obj
 		}
 		if u, ok := obj.(*unstructured.Unstructured); ok {
-			c.enqueue(s.name, kind, u.GetNamespace(), u.GetName())
+			s.enqueue(kind, u.GetNamespace(), u.GetName())
 		}
 	}
 	// The counts change with an instance's arrival, departure, state or reason, not with
@@ -170,7 +174,7 @@ func (c *Controller) watchInstances(s *spoke, g Graph) *kindWatch {
 			// event, which an instance nobody changes never has: each is queued once more.
 			for _, key := range informer.GetStore().ListKeys() {
 				ns, name, _ := toolscache.SplitMetaNamespaceKey(key)
-				c.enqueue(s.name, kind, ns, name)
+				s.enqueue(kind, ns, name)
 			}
 			c.countsChanged(s.name, kind)
 		}
@@ -199,7 +203,7 @@ func (c *Controller) watchChildrenLocked(s *spoke, kind schema.GroupVersionKind)
 		}
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			if req, ok := instanceOf(s.name, u); ok {
-				c.queue.Add(req)
+				s.queue.Add(req)
 			}
 		}
 	}

@@ -173,7 +173,7 @@ func playKro(t *testing.T, spoke client.Client, compiled *kro.Compiled, inst *un
 		if err := spoke.Get(ctx, client.ObjectKeyFromObject(inst), inst); err != nil {
 			return err
 		}
-		plan, err := kro.Evaluate(compiled, inst, liveObserver{spoke})
+		plan, err := kro.Evaluate(ctx, compiled, inst, liveObserver{spoke})
 		if err != nil {
 			return err
 		}

@@ -46,7 +46,7 @@ func TestInstanceConfinedToItsNamespace(t *testing.T) {
 		if err := stateIs(u, kro.StateError); err != nil {
 			return err
 		}
-		if msg := fmt.Sprint(condition(u, "ResourcesReady")["message"]); !strings.Contains(msg, `may deliver only into its own namespace team, not "other"`) {
+		if msg := fmt.Sprint(condition(u, "ResourcesReady")["message"]); !strings.Contains(msg, `ConfigMap in namespace "other" not allowed: an instance may read and write only its own namespace "team"`) {
 			return fmt.Errorf("ResourcesReady message %q", msg)
 		}
 		return nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/google/cel-go/cel"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,19 +15,38 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kubernetes-sigs/kro/api/v1alpha1"
+	krocel "github.com/kubernetes-sigs/kro/pkg/cel"
 	"github.com/kubernetes-sigs/kro/pkg/graph"
 	"github.com/kubernetes-sigs/kro/pkg/graph/hash"
 )
 
-// Config holds kro's limits on forEach collections.
+// Config holds kro's limits on forEach collections, and Flotilla's on what evaluating an
+// instance's CEL may cost (limits.go).
 type Config struct {
 	MaxCollectionSize          int
 	MaxCollectionDimensionSize int
+	// CELCostLimit is what one evaluation of one expression may cost (cel-go's cost units);
+	// CELCostBudget what all the expressions of one evaluation of an instance may. Zero is
+	// the default.
+	CELCostLimit  uint64
+	CELCostBudget uint64
 }
 
-// DefaultConfig is kro's controller default.
+// DefaultConfig is kro's controller default, with Kubernetes' CEL cost limits.
 func DefaultConfig() Config {
-	return Config{MaxCollectionSize: DefaultMaxCollectionSize, MaxCollectionDimensionSize: DefaultMaxCollectionDimensionSize}
+	return Config{MaxCollectionSize: DefaultMaxCollectionSize, MaxCollectionDimensionSize: DefaultMaxCollectionDimensionSize,
+		CELCostLimit: DefaultCELCostLimit, CELCostBudget: DefaultCELCostBudget}
+}
+
+// withDefaults fills the CEL limits left zero.
+func (c Config) withDefaults() Config {
+	if c.CELCostLimit == 0 {
+		c.CELCostLimit = DefaultCELCostLimit
+	}
+	if c.CELCostBudget == 0 {
+		c.CELCostBudget = DefaultCELCostBudget
+	}
+	return c
 }
 
 func (c Config) graphConfig() graph.Config {
@@ -37,8 +57,10 @@ func (c Config) graphConfig() graph.Config {
 // instances are evaluated with (Evaluate). It is immutable and safe for concurrent use; compiled
 // CEL programs are shared by every evaluation.
 type Compiled struct {
-	graph       *graph.Graph
-	config      Config
+	graph  *graph.Graph
+	config Config
+	// limited are the graph's expressions compiled with the CEL cost limit (limits.go).
+	limited     map[*krocel.Expression]cel.Program
 	crd         *extv1.CustomResourceDefinition
 	labels      map[string]string
 	specHash    string
@@ -100,6 +122,11 @@ func Compile(rgd *ResourceGraphDefinition, target Target, cfg Config) (*Compiled
 	if err != nil {
 		return nil, watch.classify(rgd, err)
 	}
+	cfg = cfg.withDefaults()
+	limited, err := limitedPrograms(g, cfg.CELCostLimit)
+	if err != nil {
+		return nil, &InvalidGraphError{Err: fmt.Errorf("compile with CEL cost limits: %w", err)}
+	}
 	specHash, err := hash.Spec(rgd.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("hash of the RGD spec: %w", err)
@@ -117,6 +144,7 @@ func Compile(rgd *ResourceGraphDefinition, target Target, cfg Config) (*Compiled
 	c := &Compiled{
 		graph:    g,
 		config:   cfg,
+		limited:  limited,
 		crd:      crd,
 		labels:   labels,
 		specHash: specHash,

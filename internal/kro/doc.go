@@ -17,6 +17,14 @@
 //     annotation, which resources wait on data, are excluded by includeWhen or are ready, whether
 //     pruning is safe, the instance's ApplySet metadata, and the status kro would write (state,
 //     conditions, the RGD's CEL status fields).
+//   - The CEL of an instance's evaluation runs under limits (limits.go), since its cost is in
+//     the hands of whoever writes the instance's spec and it runs on the hub: cel-go's cost
+//     limit per expression (Config.CELCostLimit, Kubernetes' per-call limit by default), a
+//     budget for the whole evaluation (Config.CELCostBudget), and Evaluate's context, which
+//     interrupts a running comprehension. kro compiles its programs without limits and its
+//     builder takes no CEL options, so Compile compiles each expression again with them and
+//     each evaluation swaps them into a copy of the graph. A pass stopped so is ERROR, naming
+//     the expression and the limit (Plan.Err matches ErrCELLimit).
 //   - CheckCRDUpdate applies kro's CRD compatibility rules before a served CRD is replaced,
 //     honouring kro.run/allow-breaking-changes.
 //

@@ -1,6 +1,7 @@
 package kro
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -107,18 +108,24 @@ type InstanceMetadata struct {
 //
 // The instance should be as the cluster serves it (defaulted by the CRD). Neither it nor the
 // observed objects are modified.
-func Evaluate(c *Compiled, instance *unstructured.Unstructured, observer Observer) (*Plan, error) {
+//
+// Its CEL runs under limits (limits.go): each expression's cost, the evaluation's total, and
+// ctx, whose end interrupts what runs. A pass stopped by one has Err matching ErrCELLimit, and
+// the state ERROR, as kro shows any failed expression.
+func Evaluate(ctx context.Context, c *Compiled, instance *unstructured.Unstructured, observer Observer) (*Plan, error) {
 	if instance.GetDeletionTimestamp() != nil {
 		return nil, ErrInstanceDeleting
 	}
 	inst := instance.DeepCopy()
-	rt, err := runtime.FromGraph(c.graph, c.config.graphConfig(), runtime.WithInstance(inst))
+	limits := &limiter{ctx: ctx, programs: c.limited, limit: c.config.CELCostLimit, budget: c.config.CELCostBudget}
+	rt, err := runtime.FromGraph(limits.graph(c.graph), c.config.graphConfig(), runtime.WithInstance(inst))
 	if err != nil {
 		return nil, fmt.Errorf("kro runtime: %w", err)
 	}
 	e := &evaluation{
 		compiled:   c,
 		rt:         rt,
+		limits:     limits,
 		instance:   inst,
 		observer:   observer,
 		applySetID: applyset.ID(inst),
@@ -161,13 +168,16 @@ func Evaluate(c *Compiled, instance *unstructured.Unstructured, observer Observe
 }
 
 type evaluation struct {
-	compiled   *Compiled
-	rt         *runtime.Runtime
-	instance   *unstructured.Unstructured
-	observer   Observer
-	applySetID string
-	states     *instancectrl.StateManager
-	plan       *Plan
+	compiled *Compiled
+	rt       *runtime.Runtime
+	limits   *limiter
+	// fieldsStopped says a CEL limit stopped the status fields (statusFields).
+	fieldsStopped bool
+	instance      *unstructured.Unstructured
+	observer      Observer
+	applySetID    string
+	states        *instancectrl.StateManager
+	plan          *Plan
 
 	// resources are the applyset inputs, for the inventory (kro's ApplySet.Project).
 	resources []applyset.Resource

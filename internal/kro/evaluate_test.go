@@ -1,6 +1,7 @@
 package kro
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -105,7 +106,7 @@ func identity(obj *unstructured.Unstructured) string {
 
 func evaluate(t testing.TB, c *Compiled, instance *unstructured.Unstructured, observer Observer) *Plan {
 	t.Helper()
-	plan, err := Evaluate(c, instance, observer)
+	plan, err := Evaluate(context.Background(), c, instance, observer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,7 +527,7 @@ func TestEvaluateRefusesADeletingInstance(t *testing.T) {
 	instance := newInstance(t, c, "shop", map[string]any{"name": "shop"})
 	now := metav1.Now()
 	instance.SetDeletionTimestamp(&now)
-	if _, err := Evaluate(c, instance, Objects{}); !errors.Is(err, ErrInstanceDeleting) {
+	if _, err := Evaluate(context.Background(), c, instance, Objects{}); !errors.Is(err, ErrInstanceDeleting) {
 		t.Fatalf("%v, want ErrInstanceDeleting", err)
 	}
 }

@@ -175,7 +175,7 @@ func expandToActive(t *testing.T, ctx context.Context, dyn dynamic.Interface, ta
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := Evaluate(compiled, current, observer)
+		plan, err := Evaluate(context.Background(), compiled, current, observer)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,6 +25,10 @@ var instanceConditions = apis.NewReadyConditions(instancectrl.InstanceManaged, i
 func (e *evaluation) status() error {
 	inst := e.instance
 	wire, _, _ := unstructured.NestedMap(inst.Object, "status")
+	fields, err := e.statusFields()
+	if err != nil {
+		return err
+	}
 	mark := instancectrl.NewConditionsMarkerFor(inst)
 
 	var deleting *ResourceDeletingError
@@ -54,19 +58,17 @@ func (e *evaluation) status() error {
 	} else {
 		status["state"] = string(e.states.State)
 	}
-
-	instanceNode := e.rt.Instance()
-	desired, err := instanceNode.GetDesired()
-	if err != nil {
-		return fmt.Errorf("instance status fields: %w", err)
+	if e.fieldsStopped {
+		status["state"] = string(v1alpha1.InstanceStateError) // no resource failed, the pass did
 	}
-	if fields, found, _ := unstructured.NestedMap(desired[0].Object, "status"); found {
-		for k, v := range fields {
-			if k != "conditions" && k != "state" {
-				status[k] = v
-			}
+
+	for k, v := range fields {
+		if k != "conditions" && k != "state" {
+			status[k] = v
 		}
 	}
+
+	instanceNode := e.rt.Instance()
 
 	if instanceNode.HasConditions() {
 		authored, incomplete, evalErr := instanceNode.EvaluateConditions(logr.Discard(), builtinConditions(conditioned))
@@ -85,6 +87,25 @@ func (e *evaluation) status() error {
 	e.plan.State, _ = status["state"].(string)
 	e.plan.Status = status
 	return nil
+}
+
+// statusFields evaluates the RGD's status fields. A field over a CEL limit stops the pass like a
+// failed resource (Err, nothing applied, no prune) and leaves the fields out; any other failure
+// is kro's and is returned.
+func (e *evaluation) statusFields() (map[string]any, error) {
+	desired, err := e.rt.Instance().GetDesired()
+	switch {
+	case err != nil && e.limits.err() != nil:
+		if e.plan.Err == nil {
+			e.plan.Err = fmt.Errorf("instance status fields: %w", err)
+		}
+		e.plan.Children, e.plan.Prune, e.fieldsStopped = nil, false, true
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("instance status fields: %w", err)
+	}
+	fields, _, _ := unstructured.NestedMap(desired[0].Object, "status")
+	return fields, nil
 }
 
 // markResources sets ResourcesReady after a walk that was not stopped, with kro's reasons. The

@@ -1,0 +1,154 @@
+package instances_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-dev/flotilla/internal/instances"
+	"github.com/flotilla-dev/flotilla/internal/kro"
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+)
+
+// pairsExpression is the heavy API's expression, as its instances' errors quote it.
+const pairsExpression = "schema.spec.items.all(a, schema.spec.items.all(b, size(a) <= size(b) + 100))"
+
+// heavyEnv serves the heavy API on spoke-1, compiled with cfg, and with the default limits on
+// spoke-2, with a team namespace on both; the instance controller has two workers per spoke and
+// a reconcile deadline.
+func heavyEnv(t *testing.T, cfg kro.Config, deadline time.Duration) (e *env, heavy, limited *kro.Compiled) {
+	t.Helper()
+	e = startEnvWith(t, instances.Options{Workers: 2, ReconcileTimeout: deadline}, "spoke-1", "spoke-2")
+	rgd := readRGD(t, "testdata/heavy-rgd.yaml")
+	heavy = e.compileWith(t, "spoke-1", rgd, cfg)
+	e.installCRD(t, "spoke-1", heavy)
+	e.graphs.Serve("spoke-1", instances.Graph{Compiled: heavy, Revision: heavy.SpecHash()})
+	limited = e.serve(t, "spoke-2", rgd)
+	for _, spoke := range []string{"spoke-1", "spoke-2"} {
+		e.namespace(t, spoke, "team")
+	}
+	return e, heavy, limited
+}
+
+// failedBecause checks that an instance shows ERROR, naming the heavy expression and why.
+func failedBecause(c client.Client, compiled *kro.Compiled, name, because string) error {
+	u := newInstance(compiled, "team", name, nil)
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
+		return err
+	}
+	if err := stateIs(u, kro.StateError); err != nil {
+		return err
+	}
+	if msg := fmt.Sprint(condition(u, "ResourcesReady")["message"]); !strings.Contains(msg, because) || !strings.Contains(msg, pairsExpression) {
+		return fmt.Errorf("ResourcesReady message %q", msg)
+	}
+	return nil
+}
+
+// heavyInstances creates n instances of the heavy API as the spoke user on spoke-1, each with
+// 10,000 items (10⁸ comparisons), and waits until all show ERROR saying because.
+func heavyInstances(t *testing.T, e *env, heavy *kro.Compiled, n int, because string) time.Duration {
+	t.Helper()
+	user := e.spokeUser(t, "spoke-1", "team", heavy)
+	start := time.Now()
+	for i := range n {
+		if err := user.Create(context.Background(), newInstance(heavy, "team", fmt.Sprintf("heavy-%d", i), map[string]any{"items": spreadItems(10000)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fleettest.Eventually(t, wait, "the costly instances in ERROR", func() error {
+		for i := range n {
+			if err := failedBecause(user, heavy, fmt.Sprintf("heavy-%d", i), because); err != nil {
+				return fmt.Errorf("heavy-%d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	took := time.Since(start)
+	t.Logf("%d costly instances on spoke-1 ERROR %v after their creation", n, took)
+	return took
+}
+
+// activeWithin creates a cheap instance on spoke-2 and fails the test unless it becomes ACTIVE
+// within limit, measured from its creation.
+func activeWithin(t *testing.T, e *env, limited *kro.Compiled, limit time.Duration) {
+	t.Helper()
+	spoke2 := e.spokes["spoke-2"]
+	cheap := newInstance(limited, "team", "cheap", map[string]any{"items": []any{"a", "b"}})
+	start := time.Now()
+	if err := spoke2.Create(context.Background(), cheap); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		err := spoke2.Get(context.Background(), client.ObjectKeyFromObject(cheap), cheap)
+		if err == nil && stateIs(cheap, kro.StateActive) == nil {
+			break
+		}
+		if time.Since(start) > wait {
+			t.Fatalf("the cheap instance on spoke-2 not ACTIVE after %v (%v)", wait, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval
+	}
+	took := time.Since(start)
+	t.Logf("the cheap instance on spoke-2 ACTIVE %v after its creation", took)
+	if took > limit {
+		t.Errorf("the cheap instance on spoke-2 took %v to become ACTIVE, beside costly instances on spoke-1", took)
+	}
+}
+
+// noHeavyChild fails the test if a costly instance's child was written on a spoke.
+func noHeavyChild(t *testing.T, e *env, spokes ...string) {
+	t.Helper()
+	for _, spoke := range spokes {
+		pairs := func(ev localfleet.AuditEvent) bool {
+			return strings.HasPrefix(ev.ObjectRef.Name, "heavy") && ev.ObjectRef.Resource == "configmaps"
+		}
+		if w := e.writes(t, spoke, pairs); len(w) != 0 {
+			t.Errorf("a costly instance's child written on %s: %s", spoke, describe(w))
+		}
+	}
+}
+
+// A spoke user's instances whose input makes the API's CEL pathological (the API served with
+// the default limits and reconcile deadline) fail, each with ERROR naming the expression and
+// the cost limit, so before their deadline, which would otherwise have stopped them saying so,
+// and write nothing; an instance on another spoke becomes ACTIVE in under 2 s meanwhile.
+// Without the limits each pass would run for minutes on the hub.
+func TestPathologicalInstanceFailsWithinItsDeadline(t *testing.T) {
+	const deadline = 30 * time.Second // the default
+	e, heavy, limited := heavyEnv(t, kro.DefaultConfig(), deadline)
+	if took := heavyInstances(t, e, heavy, 4, "CEL cost limit of 1000000 exceeded"); took > deadline {
+		t.Errorf("the costly instances were stopped %v after their creation, beyond their deadline of %v", took, deadline)
+	}
+	activeWithin(t, e, limited, 2*time.Second)
+	noHeavyChild(t, e, "spoke-1")
+}
+
+// One spoke cannot stall the others even when each of its instances takes the whole reconcile
+// deadline: served on spoke-1 with no cost limit to speak of, four costly instances, twice as
+// many as a spoke has workers, are stopped by the deadline (ERROR, saying so) and keep spoke-1's
+// workers busy with their retries, while a cheap instance on spoke-2, which has workers of its
+// own, becomes ACTIVE in under 2 s.
+func TestCostlyInstancesStallNoOtherSpoke(t *testing.T) {
+	const deadline = 4 * time.Second
+	lax := kro.DefaultConfig()
+	lax.CELCostLimit, lax.CELCostBudget = 1<<62, 1<<62
+	e, heavy, limited := heavyEnv(t, lax, deadline)
+	heavyInstances(t, e, heavy, 4, "CEL evaluation stopped: the instance's reconcile deadline of 4s passed")
+	activeWithin(t, e, limited, 2*time.Second)
+	noHeavyChild(t, e, "spoke-1")
+}
+
+// spreadItems is a spec list of n short strings.
+func spreadItems(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("i%d", i)
+	}
+	return out
+}
