@@ -15,6 +15,7 @@ import (
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/owners"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -36,6 +37,8 @@ type Options struct {
 	// ReconcileTimeout bounds one reconcile (default 30s): the cache reads inside it wait for
 	// a kind's first sync at most.
 	ReconcileTimeout time.Duration
+	// Owners, if set, is told every instance: their children are what spoke caches keep whole.
+	Owners *owners.Registry
 }
 
 // Controller watches the instances of the fleet APIs every engaged spoke serves and expands
