@@ -309,3 +309,82 @@ func TestSpokeUserCannotGrowHubMemory(t *testing.T) {
 		t.Error("the audit log shows no write of Flotilla's delivery: the check above sees nothing")
 	}
 }
+
+// TestSpokeCacheBoundKeepsDeliveriesRight runs the controller with a spoke cache bound of
+// 16 KiB and a Propagation delivering six ConfigMaps of 6 KiB: those past the bound are stubs,
+// which the metrics and a log line say, and every one of them still converges to a hub change,
+// has its drift on the spoke corrected, and is not written again once it holds what the hub
+// says (a stub is read from the spoke, never taken for the object).
+func TestSpokeCacheBoundKeepsDeliveriesRight(t *testing.T) {
+	m := startMemoryFleet(t, func(o *Options) { o.Inventory.CacheBytesPerCluster = 16 << 10 })
+	ctx := context.Background()
+	const n = 6
+	payload := strings.Repeat("p", 6<<10)
+	var selectors []flotillav1.ResourceSelector
+	for i := range n {
+		name := fmt.Sprintf("config-%d", i)
+		m.hubConfigMap(t, "team", name, map[string]string{"v": "1", "payload": payload})
+		selectors = append(selectors, flotillav1.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap", Name: name})
+	}
+	if err := m.hub.Create(ctx, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "configs"}, Spec: flotillav1.PropagationSpec{
+		PlacementRef: flotillav1.PlacementRef{Name: "eu"}, ResourceSelectors: selectors}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		m.spokeConfigMap(t, "team", fmt.Sprintf("config-%d", i), "v", "1")
+	}
+	fleettest.Eventually(t, 30*time.Second, "the spoke cache is at its bound", func() error {
+		if full, stubs := gauge(t, "flotilla_spoke_cache_full", "spoke-a"), gauge(t, "flotilla_spoke_cache_stubs", "spoke-a"); full != 1 || stubs < 1 {
+			return fmt.Errorf("flotilla_spoke_cache_full %v, %v stubs", full, stubs)
+		}
+		return nil
+	})
+	if !strings.Contains(logs.String(), "Spoke cache is at its bound") {
+		t.Error("no log line says the spoke cache is at its bound")
+	}
+
+	for i := range n {
+		m.hubConfigMap(t, "team", fmt.Sprintf("config-%d", i), map[string]string{"v": "2", "payload": payload})
+	}
+	for i := range n {
+		m.spokeConfigMap(t, "team", fmt.Sprintf("config-%d", i), "v", "2")
+	}
+	for i := range n {
+		live := &corev1.ConfigMap{}
+		if err := m.spoke.Get(ctx, client.ObjectKey{Namespace: "team", Name: fmt.Sprintf("config-%d", i)}, live); err != nil {
+			t.Fatal(err)
+		}
+		live.Data["v"] = "drifted"
+		if err := m.spoke.Update(ctx, live); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		m.spokeConfigMap(t, "team", fmt.Sprintf("config-%d", i), "v", "2")
+	}
+
+	// Converged: Flotilla writes nothing more to the spoke.
+	writes := func() int {
+		events, err := m.fleet.Plane("spoke-a").AuditEvents()
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := 0
+		for _, e := range events {
+			if e.Mutating() && strings.HasPrefix(e.UserAgent, "flotilla") && e.ObjectRef.Resource == "configmaps" {
+				count++
+			}
+		}
+		return count
+	}
+	settled := writes()
+	fleettest.Consistently(t, 5*time.Second, "no further writes once converged", func() error {
+		if w := writes(); w != settled {
+			return fmt.Errorf("%d more writes of ConfigMaps", w-settled)
+		}
+		return nil
+	})
+	if reads := gauge(t, "flotilla_spoke_cache_stub_reads_total", "spoke-a"); reads < 1 {
+		t.Errorf("flotilla_spoke_cache_stub_reads_total = %v: no stub was read from the spoke", reads)
+	}
+}
