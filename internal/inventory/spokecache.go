@@ -39,7 +39,7 @@ func (s *spokeCache) transform(obj any) (any, error) {
 	if !ok {
 		return s.whole(obj)
 	}
-	if s.owners == nil || s.owners.Keeps(s.cluster, o.GetLabels()[flotillav1.LabelOwner], o.GetNamespace()) {
+	if s.owners == nil || s.owners.Keeps(s.cluster, label(o, flotillav1.LabelOwner), o.GetNamespace()) {
 		if s.budget.admit(o.GetUID(), sizeOf(obj)) {
 			unmarkStub(o)
 			return s.whole(obj)

@@ -24,7 +24,26 @@ const (
 
 // isStub reports whether an object read from a spoke cache is a stub.
 func isStub(o client.Object) bool {
-	return o.GetAnnotations()[annotationStub] == "true"
+	return annotation(o, annotationStub) == "true"
+}
+
+// annotation reads one annotation without copying an unstructured object's map, as
+// GetAnnotations does: every read of the cache asks.
+func annotation(o client.Object, key string) string {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		v, _, _ := unstructured.NestedString(u.Object, "metadata", "annotations", key)
+		return v
+	}
+	return o.GetAnnotations()[key]
+}
+
+// label reads one label the same way.
+func label(o client.Object, key string) string {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		v, _, _ := unstructured.NestedString(u.Object, "metadata", "labels", key)
+		return v
+	}
+	return o.GetLabels()[key]
 }
 
 // stubOf returns the stub of a spoke object: what lookups by name and owner label need.
@@ -68,9 +87,10 @@ func stubLabels(l map[string]string) map[string]string {
 // unmarkStub removes a stub mark from an object kept whole (one a spoke user wrote there would
 // only cost reads, but a cache copy should say what it is).
 func unmarkStub(o client.Object) {
-	a := o.GetAnnotations()
-	if _, ok := a[annotationStub]; ok {
-		delete(a, annotationStub)
-		o.SetAnnotations(a)
+	if annotation(o, annotationStub) == "" {
+		return
 	}
+	a := o.GetAnnotations()
+	delete(a, annotationStub)
+	o.SetAnnotations(a)
 }
