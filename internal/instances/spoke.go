@@ -108,6 +108,9 @@ func (c *Controller) sync(cluster string) {
 					req := newRequest(cluster, kind, u.GetNamespace(), u.GetName())
 					s.useExternalsLocked(req.Request, nil)
 					c.forget(ownerOf(req))
+					if c.opts.Owners != nil {
+						c.opts.Owners.Remove(ownerOf(req))
+					}
 				}
 			}
 		}
