@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/flotilla-dev/flotilla/internal/hub"
+	"github.com/flotilla-dev/flotilla/internal/inventory"
 )
 
 func newHubCommand(hf *hubFlags) *cobra.Command {
@@ -64,6 +65,7 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 	f.DurationVar(&opts.VerifyInterval, "verify-interval", 10*time.Minute, "how often every delivered object is compared with the spoke caches, a backstop to the spoke watches that writes only what differs; negative disables it")
 	f.DurationVar(&opts.Inventory.ProbeInterval, "probe-interval", 10*time.Second, "how often each spoke's health is probed")
 	f.DurationVar(&opts.Inventory.ProbeTimeout, "probe-timeout", 5*time.Second, "how long one probe may take")
+	f.Int64Var(&opts.Inventory.CacheBytesPerCluster, "spoke-cache-bytes", inventory.DefaultCacheBytesPerCluster, "bound on what one spoke's cache keeps whole of Flotilla's delivered objects, in estimated bytes of JSON; objects past it are read from the spoke when needed and their drift is found by deliveries, not watches (metric flotilla_spoke_cache_full)")
 	f.BoolVar(&opts.Sources.KubeconfigSecrets, "import-kubeconfig-secrets", true, "import Secrets labelled sigs.k8s.io/multicluster-runtime-kubeconfig=true in --kubeconfig-secret-namespace as Clusters (key kubeconfig, cluster named after the Secret)")
 	f.BoolVar(&opts.Sources.ClusterAPI, "import-cluster-api", true, "import provisioned Cluster API clusters (cluster.x-k8s.io v1beta2 or v1beta1) with their labels, credentials from their <cluster>-kubeconfig Secret; on only where the hub serves Cluster API")
 	f.BoolVar(&opts.Sources.ArgoCD, "import-argocd", true, "import Argo CD cluster Secrets (argocd.argoproj.io/secret-type=cluster) in --argocd-namespace with their labels; bearer-token and TLS client-certificate credentials only; on only where the hub serves Argo CD")

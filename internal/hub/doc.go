@@ -2,4 +2,8 @@
 // API server, the inventory provider that engages spokes, and (as they arrive) the controllers
 // of the later pipeline stages. `flotilla hub`, `flotilla dev up` and the integration tests all
 // run it through Run, so they run the same thing.
+//
+// It also feeds the registry of known owners (internal/owners) from the hub informers of every
+// owner kind (owners.go); the inventory engages spokes once those have synced, and the spoke
+// caches keep whole only the objects of those owners.
 package hub

@@ -21,6 +21,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/owners"
 	"github.com/flotilla-dev/flotilla/internal/placement"
 	"github.com/flotilla-dev/flotilla/internal/propagation"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -85,6 +86,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	var deliverer *deliver.Deliverer
 	apis := &fleetapi.Reconciler{AdminNamespaces: opts.AdminNamespaces}
 	inventoryOpts := opts.Inventory
+	// The owners that exist, by owner label value: what spoke caches keep whole.
+	known := owners.New()
+	inventoryOpts.Owners = known
 	inventoryOpts.OnReady = func(cluster string) {
 		if deliverer != nil {
 			deliverer.Retry(cluster)
@@ -117,6 +121,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
+	if err := feedOwners(ctx, mgr.GetLocalManager().GetCache(), known); err != nil {
+		return err
+	}
 	if err := provider.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up cluster inventory: %w", err)
 	}
@@ -126,7 +133,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
 		return fmt.Errorf("set up placement scheduling: %w", err)
 	}
-	if deliverer, err = setupDelivery(ctx, mgr, provider, apis, opts); err != nil {
+	if deliverer, err = setupDelivery(ctx, mgr, provider, apis, known, opts); err != nil {
 		return err
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
@@ -153,7 +160,7 @@ func pprofAddr(a string) string {
 // setupDelivery creates the deliverer, the one writer to spokes, and the controllers that feed
 // it: Propagations, transparent mode and fleet APIs. Delivery results go back to whichever owns
 // them.
-func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *inventory.Provider, apis *fleetapi.Reconciler, opts Options) (*deliver.Deliverer, error) {
+func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *inventory.Provider, apis *fleetapi.Reconciler, known *owners.Registry, opts Options) (*deliver.Deliverer, error) {
 	local := mgr.GetLocalManager()
 	prop := &propagation.Reconciler{AdminNamespaces: opts.AdminNamespaces}
 	transparentByKind := map[string]*transparent.Reconciler{}
@@ -194,7 +201,7 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 		apis.Graphs, graphs = served, served
 	}
 	// Instances of fleet APIs on spokes, expanded there through the same deliverer.
-	fleetAPIs = instances.New(graphs, d, instances.Options{})
+	fleetAPIs = instances.New(graphs, d, instances.Options{Owners: known})
 	// The APIPropagations' status counts the instances the instances controller watches.
 	apis.Instances = fleetAPIs
 	fleetAPIs.SubscribeCounts(apis.InstancesChanged)

@@ -16,6 +16,7 @@ import (
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/owners"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -39,6 +40,8 @@ type Options struct {
 	// a kind's first sync at most, and kro's CEL is interrupted when it passes (the instance
 	// shows ERROR, saying so).
 	ReconcileTimeout time.Duration
+	// Owners, if set, is told every instance: their children are what spoke caches keep whole.
+	Owners *owners.Registry
 }
 
 // Controller watches the instances of the fleet APIs every engaged spoke serves and expands

@@ -83,6 +83,9 @@
 // ClusterWide and references may be read anywhere. A change of either evaluates every instance
 // of the kind again.
 //
+// Every instance the informers see is told to Options.Owners (internal/owners), with its graph's
+// ClusterWide scope, so that the spoke caches keep its children whole.
+//
 // Instances of a cluster-scoped kind are expanded only when their Graph is ClusterWide: they have
 // no namespace to be confined to, and anyone allowed to create one would get what its graph
 // makes anywhere on the cluster. Otherwise they show ERROR saying so, and nothing else is

@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // spoke is one engaged instance of a cluster: its caches, and the informers over the instances
@@ -110,6 +112,9 @@ func (c *Controller) sync(cluster string) {
 					req := newRequest(cluster, kind, u.GetNamespace(), u.GetName())
 					s.useExternalsLocked(req.Request, nil)
 					c.forget(ownerOf(req))
+					if c.opts.Owners != nil {
+						c.opts.Owners.Remove(ownerOf(req))
+					}
 				}
 			}
 		}
@@ -152,6 +157,15 @@ func (c *Controller) watchInstances(s *spoke, g Graph) *kindWatch {
 		if informer.HasSynced() {
 			c.countsChanged(s.name, kind)
 		}
+	}
+	if c.opts.Owners != nil {
+		_, _ = informer.AddEventHandler(c.opts.Owners.Feed(g.ClusterWide, func(obj any) (render.Owner, bool) {
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				return render.Owner{}, false
+			}
+			return ownerOf(newRequest(s.name, kind, u.GetNamespace(), u.GetName())), true
+		}))
 	}
 	_, _ = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { queue(obj); counted(obj) },

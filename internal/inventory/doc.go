@@ -26,6 +26,14 @@
 // in flight that follows what the spoke answers. The Flow outlives credential rotations and
 // goes, with its metrics, when the Cluster does.
 //
+// Each engaged spoke's cache selects the objects carrying Flotilla's owner label, which any
+// spoke user can write, and keeps whole only those of known owners (Options.Owners, the
+// internal/owners registry) where those owners deliver, within a byte bound per cluster
+// (Options.CacheBytesPerCluster); any other is a small stub, and a read that meets a stub is
+// answered by the spoke (spokecache.go). Spokes are engaged once the registry's hub sources have
+// synced, so a restart stubs no delivered object. The flotilla_spoke_cache_* metrics say what
+// each cache holds.
+//
 // Credentials never leave this package: they are read with an uncached GET when needed, the
 // hub cache holds Secrets as metadata only, and no error, condition, Event or metric carries
 // them.

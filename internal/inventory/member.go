@@ -31,6 +31,10 @@ const versionEvery = 30
 // cache that does not is an engage failure the prober retries).
 const cacheStartTimeout = 30 * time.Second
 
+// ownersSyncTimeout bounds the wait for the hub's owner informers before a spoke is engaged
+// (they sync in moments; one that cannot costs reads, not correctness).
+const ownersSyncTimeout = 2 * time.Minute
+
 // member is a Cluster with usable credentials: its prober, and its engaged cluster once a probe
 // has succeeded.
 type member struct {
@@ -172,17 +176,37 @@ func rejectsUs(reason string) bool {
 // hands it to every multicluster controller through the manager.
 func (p *Provider) engage(ctx context.Context, m *member, cfg *rest.Config, log logr.Logger) error {
 	// The spoke cache holds only what Flotilla manages (and Nodes, trimmed, for capacity):
-	// a spoke full of other objects costs the hub nothing.
+	// a spoke full of other objects costs the hub nothing. Of the objects carrying the owner
+	// label, which any spoke user can write, it keeps whole only known owners' (spokecache.go):
+	// the registry must be complete first, or a restart would stub every delivered object.
+	if p.opts.Owners != nil {
+		syncCtx, cancel := context.WithTimeout(ctx, ownersSyncTimeout)
+		synced := p.opts.Owners.WaitSynced(syncCtx)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !synced {
+			log.Info("The hub's owners are not all known yet; engaging anyway: objects of owners not yet known are read from the spoke until they next change",
+				"waited", ownersSyncTimeout)
+		}
+	}
+	budget := newCacheBudget(m.name, p.opts.CacheBytesPerCluster, log)
+	spoke := newSpokeCache(m.name, p.opts.Owners, budget, p.strings)
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = p.scheme
-		o.Cache.DefaultTransform = spokeObjectTransform(p.strings)
+		o.Cache.DefaultTransform = spoke.transform
+		o.Cache.NewInformer = spoke.newInformer
 		o.Cache.DefaultLabelSelector = render.ManagedSelector()
 		o.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: trimNode, Label: labels.Everything()}}
+		o.NewCache = spoke.newCache
 	})
 	if err != nil {
 		return err
 	}
 	engagedCtx, disengage := context.WithCancel(ctx)
+	budgets.Store(m.name, budget)
+	context.AfterFunc(engagedCtx, func() { budgets.CompareAndDelete(m.name, budget) })
 	go func() {
 		if err := cl.Start(engagedCtx); err != nil {
 			log.Error(err, "Spoke cluster stopped")

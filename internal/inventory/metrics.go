@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,10 +35,54 @@ var (
 		Help:    "Duration of spoke health probes.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 8),
 	}, []string{"cluster"})
+	stubReads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "flotilla_spoke_cache_stub_reads_total",
+		Help: "Objects read from a spoke because its cache held them as stubs (no known owner there, or past the cache's bound).",
+	}, []string{"cluster"})
 )
 
+// Gauges of what each engaged spoke's cache holds, read from its budget when scraped.
+var (
+	cacheBytesDesc = prometheus.NewDesc("flotilla_spoke_cache_bytes",
+		"Estimated JSON bytes of the objects a spoke's cache keeps whole (bounded by --spoke-cache-bytes).", []string{"cluster"}, nil)
+	cacheObjectsDesc = prometheus.NewDesc("flotilla_spoke_cache_objects",
+		"Objects a spoke's cache keeps whole: those of known owners, where those owners deliver.", []string{"cluster"}, nil)
+	cacheStubsDesc = prometheus.NewDesc("flotilla_spoke_cache_stubs",
+		"Objects carrying the owner label that a spoke's cache keeps as stubs (name and labels only).", []string{"cluster"}, nil)
+	cacheFullDesc = prometheus.NewDesc("flotilla_spoke_cache_full",
+		"1 when a spoke's cache is at its bound and stubs objects of known owners, else 0.", []string{"cluster"}, nil)
+)
+
+// budgets are the engaged spokes' cache budgets, by cluster: the latest engagement's.
+var budgets sync.Map
+
+type budgetCollector struct{}
+
+func (budgetCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- cacheBytesDesc
+	ch <- cacheObjectsDesc
+	ch <- cacheStubsDesc
+	ch <- cacheFullDesc
+}
+
+func (budgetCollector) Collect(ch chan<- prometheus.Metric) {
+	budgets.Range(func(key, value any) bool {
+		cluster := key.(string)
+		bytes, objects, stubs, full := value.(*cacheBudget).totals()
+		fullValue := 0.0
+		if full {
+			fullValue = 1
+		}
+		ch <- prometheus.MustNewConstMetric(cacheBytesDesc, prometheus.GaugeValue, float64(bytes), cluster)
+		ch <- prometheus.MustNewConstMetric(cacheObjectsDesc, prometheus.GaugeValue, float64(objects), cluster)
+		ch <- prometheus.MustNewConstMetric(cacheStubsDesc, prometheus.GaugeValue, float64(stubs), cluster)
+		ch <- prometheus.MustNewConstMetric(cacheFullDesc, prometheus.GaugeValue, fullValue, cluster)
+		return true
+	})
+}
+
 func init() {
-	ctrlmetrics.Registry.MustRegister(clusterReady, clusterEngaged, probesTotal, lastProbe, probeDuration, credentialExpiry)
+	ctrlmetrics.Registry.MustRegister(clusterReady, clusterEngaged, probesTotal, lastProbe, probeDuration, credentialExpiry, stubReads, budgetCollector{})
 }
 
 // forgetMetrics drops every series of a cluster that is no longer a member.
@@ -47,6 +92,7 @@ func forgetMetrics(cluster string) {
 	lastProbe.DeleteLabelValues(cluster)
 	credentialExpiry.DeleteLabelValues(cluster)
 	probeDuration.DeleteLabelValues(cluster)
+	stubReads.DeleteLabelValues(cluster)
 	probesTotal.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
 }
 

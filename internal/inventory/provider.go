@@ -18,6 +18,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/intern"
+	"github.com/flotilla-dev/flotilla/internal/owners"
 	"github.com/flotilla-dev/flotilla/internal/spokeclient"
 )
 
@@ -39,6 +40,12 @@ type Options struct {
 	// (default 1/3; between 0 and 1). A third leaves room for the hub to be away, or for
 	// renewal to fail and be retried, for a third of the lifetime before the token expires.
 	RenewWhenRemaining float64
+	// Owners are the owners whose objects spoke caches keep whole; nil keeps every object
+	// carrying the owner label. Spokes are engaged once its sources have synced.
+	Owners *owners.Registry
+	// CacheBytesPerCluster bounds what one spoke's cache keeps whole, in estimated bytes of
+	// JSON (default DefaultCacheBytesPerCluster); objects past it are kept as stubs.
+	CacheBytesPerCluster int64
 }
 
 func (o Options) withDefaults() Options {
