@@ -118,7 +118,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		if prev.LostNothing(want) {
 			pruned = true
 		} else {
-			err := w.prune(ctx, cl, job)
+			err := w.prune(ctx, cl, job, prev)
 			var blocked pruneBlockedError
 			var cascading cascadeBlockedError
 			switch {
@@ -143,6 +143,9 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res.Message = joinBounded(failures)
 	next := observe.NewConfirmed()
 	next.Pruned = pruned && res.Complete
+	if !pruned {
+		next.Left = prev.StillOwned(want)
+	}
 	next.Under = under
 	next.Status = statuses
 	if job.OwnerMeta != nil && metaDone && metaErr == nil {

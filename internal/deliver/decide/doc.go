@@ -21,9 +21,12 @@
 //     made on the cluster are corrected, reported or ignored as the policy says;
 //   - fields left to the cluster (IgnoredFields): the owner's ignoreFields, and the replicas
 //     of a workload an HPA scales there while its share is unchanged;
-//   - pruning (Owned, Kept, OverBudget): only the owner's own objects are pruned, protected
-//     ones and those of an Orphan strategy are kept, and a prune larger than the budget waits
-//     for confirmation.
+//   - pruning (Owned, InScope, Leftovers, Kept, OverBudget): only the owner's own objects in
+//     its scope (its namespace, for a namespaced owner) are pruned, protected ones and those of
+//     an Orphan strategy are kept, and a prune larger than the budget waits for confirmation
+//     (ConfirmCommand). Marks can be forged by whoever may write on a cluster, so the budget
+//     counts as the owner's only what it wants and what its deliveries confirmed, and
+//     protected objects not at all: forged objects can make a prune wait, never let one through.
 //
 // What a decision leads to (writing, backing off a fight, waking other owners, reporting) is
 // the deliverer's; this package only decides.

@@ -1,9 +1,14 @@
 package decide
 
 import (
+	"fmt"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // Unbudgeted is the PruneBudget of a delivery that removes an owner from a cluster: the caller
@@ -13,10 +18,10 @@ const Unbudgeted = -1
 // Kept says why an object of the owner's (Owned) that its desired set no longer has stays on
 // the cluster, or "" when a prune deletes it. A protected object stays whatever the owner
 // wants, so an object can outlive its hub copy; an Orphan strategy leaves every such object,
-// unmanaged from then on. Kept objects count as owned but not as deleted in OverBudget.
+// unmanaged from then on. Protected objects do not count in OverBudget at all (Leftovers).
 func Kept(obj metav1.Object, s Strategy) string {
 	switch {
-	case obj.GetLabels()[flotillav1.LabelProtected] == "true":
+	case protected(obj):
 		return "labelled " + flotillav1.LabelProtected
 	case s.Deletion == flotillav1.DeletionOrphan:
 		return "strategy.deletion is Orphan"
@@ -34,4 +39,55 @@ func OverBudget(s Strategy, revision string, stale, owned int) bool {
 		return false
 	}
 	return stale >= owned || stale*100 > s.PruneBudget*owned
+}
+
+func protected(obj metav1.Object) bool {
+	return obj.GetLabels()[flotillav1.LabelProtected] == "true"
+}
+
+// InScope reports whether an object found on a cluster lies where owner delivers: in its own
+// namespace for a namespaced owner, anywhere for a cluster-scoped one. Whoever may write a
+// namespace of a spoke may put any label there; an object elsewhere that carries a namespaced
+// owner's marks was not delivered by it, and is neither counted nor deleted as its.
+func InScope(obj metav1.Object, owner render.Owner) bool {
+	return owner.Namespace == "" || obj.GetNamespace() == owner.Namespace
+}
+
+// Leftovers sorts what a prune found on a cluster under owner's label: stale are the objects
+// it would delete (Owned, InScope, not wanted, not Kept), and owned is the denominator of the
+// prune budget (OverBudget). Marks can be forged by anyone who may write an object on the
+// cluster, so the denominator counts only what the owner is known to have there: the objects
+// it wants now and those its earlier deliveries confirmed (known; nil knows nothing more).
+// Protected objects count nowhere. An object that is neither wanted nor known counts as a
+// deletion, never as an object kept: forged objects can only make a prune wait, never let a
+// larger one through.
+func Leftovers(found []*unstructured.Unstructured, owner render.Owner, s Strategy, wanted, known func(key string) bool) (stale []*unstructured.Unstructured, owned int) {
+	for _, obj := range found {
+		if !Owned(obj, owner) || !InScope(obj, owner) || protected(obj) {
+			continue
+		}
+		key := render.Key(obj)
+		if wanted(key) || (known != nil && known(key)) {
+			owned++
+		}
+		if !wanted(key) && Kept(obj, s) == "" {
+			stale = append(stale, obj)
+		}
+	}
+	return stale, owned
+}
+
+// ConfirmCommand is the command, ready to paste, that confirms value on owner: `kubectl
+// annotate` of flotilla.dev/confirm-prune, with the owner's namespace, and for an owner on a
+// spoke the cluster to run it against.
+func ConfirmCommand(owner render.Owner, value string) string {
+	ns := ""
+	if owner.Namespace != "" {
+		ns = " -n " + owner.Namespace
+	}
+	cmd := fmt.Sprintf("kubectl annotate --overwrite%s %s %s %s=%s", ns, strings.ToLower(owner.Kind), owner.Name, flotillav1.AnnotationConfirmPrune, value)
+	if owner.OnSpoke() {
+		cmd += " (on cluster " + owner.Cluster + ")"
+	}
+	return cmd
 }
