@@ -34,7 +34,8 @@
 //   - an object already carrying the desired hash (read from the spoke cache, which holds only
 //     Flotilla-managed objects) is not written: a steady fleet sees zero writes;
 //   - an object that exists without Flotilla's marker is not taken over unless the strategy
-//     says Adopt; one delivered by another owner stays with it until it lets go, and the
+//     says Adopt, and one taken over is marked adopted first (adopt.go), with a field manager
+//     of its own, and never deleted; one delivered by another owner stays with it until it lets go, and the
 //     other reports a Conflict (and is delivered again when the holder lets go), so two
 //     owners never fight;
 //   - a namespaced owner's objects are checked against each spoke's own REST mapping before

@@ -17,12 +17,15 @@ const Unbudgeted = -1
 
 // Kept says why an object of the owner's (Owned) that its desired set no longer has stays on
 // the cluster, or "" when a prune deletes it. A protected object stays whatever the owner
-// wants, so an object can outlive its hub copy; an Orphan strategy leaves every such object,
-// unmanaged from then on. Protected objects do not count in OverBudget at all (Leftovers).
+// wants, so an object can outlive its hub copy; so does an adopted one (strategy.conflict:
+// Adopt took it over from whoever made it on the cluster, who may be its administrator); an
+// Orphan strategy leaves every such object, unmanaged from then on. Protected objects do not count in OverBudget at all (Leftovers).
 func Kept(obj metav1.Object, s Strategy) string {
 	switch {
 	case protected(obj):
 		return "labelled " + flotillav1.LabelProtected
+	case obj.GetAnnotations()[flotillav1.AnnotationAdopted] != "":
+		return "adopted: it existed before Flotilla delivered it, so Flotilla never deletes it"
 	case s.Deletion == flotillav1.DeletionOrphan:
 		return "strategy.deletion is Orphan"
 	}
