@@ -23,10 +23,6 @@ import (
 // Only objects in the owner's scope count, and the budget counts as the owner's only those it
 // wants or prev confirmed (decide.Leftovers).
 func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job, prev *observe.Confirmed) error {
-	want := map[string]bool{}
-	for _, o := range job.Objects {
-		want[render.Key(o)] = true
-	}
 	var found []*unstructured.Unstructured
 	for _, gvk := range pruneKinds(job) {
 		list := &unstructured.UnstructuredList{}
@@ -42,7 +38,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job, 
 			found = append(found, &list.Items[i])
 		}
 	}
-	stale, owned := decide.Leftovers(found, job.Owner, job.Strategy, func(k string) bool { return want[k] }, prev.Owns)
+	stale, owned := decide.Leftovers(found, job.Objects, job.Owner, job.Strategy, prev.Owns)
 	if len(stale) == 0 {
 		return nil
 	}

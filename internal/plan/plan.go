@@ -209,7 +209,7 @@ func pruneItems(ctx context.Context, cl client.Client, d *propagation.Desired, s
 			found = append(found, &list.Items[i])
 		}
 	}
-	stale, owned := decide.Leftovers(found, d.Owner, s, func(k string) bool { return want[k] }, func(k string) bool { return cd.Delivered[k] })
+	stale, owned := decide.Leftovers(found, cd.Objects, d.Owner, s, func(k string) bool { return cd.Delivered[k] })
 	var items []Item
 	for _, o := range found {
 		if !decide.Owned(o, d.Owner) || !decide.InScope(o, d.Owner) || want[render.Key(o)] {

@@ -149,7 +149,7 @@ func TestPruneSafety(t *testing.T) {
 		e.updatePropagation(t, "guarded", func(p *flotillav1.Propagation) {
 			p.Spec.ResourceSelectors[0].LabelSelector.MatchLabels = map[string]string{"ship": "yes", "tier": "keep"}
 		})
-		got := e.condition(t, "guarded", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "would delete 3 of 5 objects")
+		got := e.condition(t, "guarded", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "would delete 3 of the 4 objects")
 		fleettest.Consistently(t, 2*time.Second, "nothing deleted", func() error {
 			if n := e.countOnSpoke(t, "spoke-a", owned); n != 5 {
 				return fmt.Errorf("%d objects left", n)

@@ -56,24 +56,31 @@ func InScope(obj metav1.Object, owner render.Owner) bool {
 	return owner.Namespace == "" || obj.GetNamespace() == owner.Namespace
 }
 
-// Leftovers sorts what a prune found on a cluster under owner's label: stale are the objects
-// it would delete (Owned, InScope, not wanted, not Kept), and owned is the denominator of the
-// prune budget (OverBudget). Marks can be forged by anyone who may write an object on the
-// cluster, so the denominator counts only what the owner is known to have there: the objects
-// it wants now and those its earlier deliveries confirmed (known; nil knows nothing more).
-// Protected objects count nowhere. An object that is neither wanted nor known counts as a
-// deletion, never as an object kept: forged objects can only make a prune wait, never let a
-// larger one through.
-func Leftovers(found []*unstructured.Unstructured, owner render.Owner, s Strategy, wanted, known func(key string) bool) (stale []*unstructured.Unstructured, owned int) {
-	for _, obj := range found {
-		if !Owned(obj, owner) || !InScope(obj, owner) || protected(obj) {
-			continue
-		}
-		key := render.Key(obj)
-		if wanted(key) || (known != nil && known(key)) {
+// Leftovers sorts what a prune found on a cluster under owner's label against what the owner
+// wants there now (wanted, applied before any prune): stale are the objects it would delete
+// (Owned, InScope, not wanted, not Kept), and owned is the denominator of the prune budget
+// (OverBudget). Marks can be forged by anyone who may write an object on the cluster, so the
+// denominator counts only what the owner is known to have there: the objects it wants, and
+// those its earlier deliveries confirmed (known; nil knows nothing more). Protected objects
+// count nowhere. An object found that is neither wanted nor known counts as a deletion, never
+// as one kept: forged objects can only make a prune wait, never let a larger one through.
+func Leftovers(found, wanted []*unstructured.Unstructured, owner render.Owner, s Strategy, known func(key string) bool) (stale []*unstructured.Unstructured, owned int) {
+	want := make(map[string]bool, len(wanted))
+	for _, obj := range wanted {
+		want[render.Key(obj)] = true
+		if !protected(obj) {
 			owned++
 		}
-		if !wanted(key) && Kept(obj, s) == "" {
+	}
+	for _, obj := range found {
+		key := render.Key(obj)
+		if want[key] || !Owned(obj, owner) || !InScope(obj, owner) || protected(obj) {
+			continue
+		}
+		if known != nil && known(key) {
+			owned++
+		}
+		if Kept(obj, s) == "" {
 			stale = append(stale, obj)
 		}
 	}

@@ -83,6 +83,7 @@ func TestLeftovers(t *testing.T) {
 		mark("team", "p1", flotillav1.LabelProtected, "true"), mark("team", "p2", flotillav1.LabelProtected, "true")}
 	unknownHere := []*unstructured.Unstructured{mark("team", "u1"), mark("team", "u2"), mark("team", "u3")}
 	otherOwner := object(map[string]string{flotillav1.LabelOwner: tenant.LabelValue()}, map[string]string{flotillav1.AnnotationOwner: "Propagation/team/other"})
+	list := func(objs ...*unstructured.Unstructured) []*unstructured.Unstructured { return objs }
 	set := func(keys ...*unstructured.Unstructured) func(string) bool {
 		m := map[string]bool{}
 		for _, o := range keys {
@@ -101,22 +102,24 @@ func TestLeftovers(t *testing.T) {
 		name         string
 		owner        render.Owner
 		found        []*unstructured.Unstructured
-		wanted       func(string) bool
+		wanted       []*unstructured.Unstructured
 		known        func(string) bool
 		stale, owned int
 		over         bool // at the default budget
 	}{
-		{"one of four goes", tenant, real, set(real[:3]...), set(real...), 1, 4, false},
-		{"all four go", tenant, real, set(), set(real...), 4, 4, true},
-		{"all four go, decoys elsewhere and protected ones do not pad the count", tenant, all(real, decoys), set(), set(real...), 4, 4, true},
-		{"objects in the owner's namespace it is not known to have count as deletions only", tenant, all(real, unknownHere), set(real[:2]...), set(real...), 5, 4, true},
-		{"nothing known (a restart): only what is wanted counts as kept", tenant, real, set(real[:3]...), nil, 1, 3, false},
-		{"another owner's object under an equal label", tenant, all(real, []*unstructured.Unstructured{otherOwner}), set(real...), set(real...), 0, 4, false},
-		{"a cluster-scoped owner's scope is the cluster, its count what it knows", render.Owner{Kind: "ClusterPropagation", Name: "web"}, nil, set(), set(), 0, 0, false},
+		{"one of four goes", tenant, real, list(real[:3]...), set(real...), 1, 4, false},
+		{"all four go", tenant, real, list(), set(real...), 4, 4, true},
+		{"all four go, decoys elsewhere and protected ones do not pad the count", tenant, all(real, decoys), list(), set(real...), 4, 4, true},
+		{"objects in the owner's namespace it is not known to have count as deletions only", tenant, all(real, unknownHere), list(real[:2]...), set(real...), 5, 4, true},
+		{"nothing known (a restart): only what is wanted counts as kept", tenant, real, list(real[:3]...), nil, 1, 3, false},
+		{"another owner's object under an equal label", tenant, all(real, []*unstructured.Unstructured{otherOwner}), list(real...), set(real...), 0, 4, false},
+		{"a wanted object the listing does not show yet counts", tenant, real[:3], list(real[3]), set(real[:3]...), 3, 4, true},
+		{"a wanted protected object does not count", tenant, all(real, decoys), list(real[3], decoys[3]), set(real...), 3, 4, true},
+		{"a cluster-scoped owner's scope is the cluster, its count what it knows", render.Owner{Kind: "ClusterPropagation", Name: "web"}, nil, list(), set(), 0, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			stale, owned := Leftovers(c.found, c.owner, Strategy{PruneBudget: 50}, c.wanted, c.known)
+			stale, owned := Leftovers(c.found, c.wanted, c.owner, Strategy{PruneBudget: 50}, c.known)
 			if len(stale) != c.stale || owned != c.owned {
 				t.Errorf("Leftovers = %d stale of %d owned, want %d of %d", len(stale), owned, c.stale, c.owned)
 			}
