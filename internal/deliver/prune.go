@@ -43,7 +43,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job, 
 		return nil
 	}
 	if decide.OverBudget(job.Strategy, job.Revision, len(stale), owned) {
-		return pruneBlockedError{stale: len(stale), owned: owned, budget: job.PruneBudget, confirm: decide.ConfirmCommand(job.Owner, job.Revision)}
+		return pruneBlockedError{stale: len(stale), owned: owned, budget: job.PruneBudget, confirm: decide.ConfirmCommand(job.Owner, job.Strategy, job.Revision)}
 	}
 	if job.PruneConfirmed != job.Revision {
 		for _, o := range stale {
@@ -52,7 +52,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job, 
 				return fmt.Errorf("%w (nothing was deleted)", err)
 			}
 			if c.count > 0 {
-				return cascadeBlockedError{object: decide.Describe(o), cascade: c, confirm: decide.ConfirmCommand(job.Owner, job.Revision)}
+				return cascadeBlockedError{object: decide.Describe(o), cascade: c, confirm: decide.ConfirmCommand(job.Owner, job.Strategy, job.Revision)}
 			}
 		}
 	}

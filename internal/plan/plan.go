@@ -226,7 +226,7 @@ func pruneItems(ctx context.Context, cl client.Client, d *propagation.Desired, s
 			if items[i].Action == Prune {
 				items[i].Action = Blocked
 				items[i].Reason = fmt.Sprintf("pruning %d of %d objects exceeds the prune budget (%d%%); confirm with %s",
-					len(stale), owned, s.PruneBudget, decide.ConfirmCommand(d.Owner, cd.Revision))
+					len(stale), owned, s.PruneBudget, decide.ConfirmCommand(d.Owner, s, cd.Revision))
 			}
 		}
 	}

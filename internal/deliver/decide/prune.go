@@ -87,15 +87,18 @@ func Leftovers(found, wanted []*unstructured.Unstructured, owner render.Owner, s
 	return stale, owned
 }
 
-// ConfirmCommand is the command, ready to paste, that confirms value on owner: `kubectl
-// annotate` of flotilla.dev/confirm-prune, with the owner's namespace, and for an owner on a
-// spoke the cluster to run it against.
-func ConfirmCommand(owner render.Owner, value string) string {
-	ns := ""
+// ConfirmCommand is the command, ready to paste, that confirms value for owner: `kubectl
+// annotate` of flotilla.dev/confirm-prune on the object s.ConfirmOn names, or on the owner
+// itself (with its namespace), and for an owner on a spoke the cluster to run it against.
+func ConfirmCommand(owner render.Owner, s Strategy, value string) string {
+	target := strings.ToLower(owner.Kind) + " " + owner.Name
 	if owner.Namespace != "" {
-		ns = " -n " + owner.Namespace
+		target = "-n " + owner.Namespace + " " + target
 	}
-	cmd := fmt.Sprintf("kubectl annotate --overwrite%s %s %s %s=%s", ns, strings.ToLower(owner.Kind), owner.Name, flotillav1.AnnotationConfirmPrune, value)
+	if s.ConfirmOn != "" {
+		target = s.ConfirmOn
+	}
+	cmd := fmt.Sprintf("kubectl annotate --overwrite %s %s=%s", target, flotillav1.AnnotationConfirmPrune, value)
 	if owner.OnSpoke() {
 		cmd += " (on cluster " + owner.Cluster + ")"
 	}

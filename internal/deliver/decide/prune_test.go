@@ -163,8 +163,12 @@ func TestConfirmCommand(t *testing.T) {
 		{render.Owner{Kind: "Widget.example.dev", Namespace: "team", Name: "w", Cluster: "eu-1"},
 			"kubectl annotate --overwrite -n team widget.example.dev w flotilla.dev/confirm-prune=r1 (on cluster eu-1)"},
 	}
+	if got, want := ConfirmCommand(render.Owner{Kind: "ResourceGraphDefinition.kro.run", Name: "apps"}, Strategy{ConfirmOn: "apipropagation serving"}, "removed"),
+		"kubectl annotate --overwrite apipropagation serving flotilla.dev/confirm-prune=removed"; got != want {
+		t.Errorf("ConfirmCommand on another object = %q, want %q", got, want)
+	}
 	for _, c := range cases {
-		if got := ConfirmCommand(c.owner, "r1"); got != c.want {
+		if got := ConfirmCommand(c.owner, Strategy{}, "r1"); got != c.want {
 			t.Errorf("ConfirmCommand(%s) = %q, want %q", c.owner, got, c.want)
 		}
 	}
