@@ -216,7 +216,7 @@ func TestPruneBudgetZero(t *testing.T) {
 	if err := e.hub.Delete(ctx, configMap("s-1", nil, "")); err != nil {
 		t.Fatal(err)
 	}
-	got := e.condition(t, "strict", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "would delete 1 of 2 objects")
+	got := e.condition(t, "strict", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "would delete 1 of the 2 objects")
 	deletes := func() int {
 		return e.countWrites(t, "spoke-a", func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" && ev.ObjectRef.Name == "s-1" })
 	}
