@@ -134,7 +134,8 @@ const (
 	AnnotationOverrides = "flotilla.dev/overrides"
 	// AnnotationAdopted on an object on a spoke names the owner that adopted it
 	// (strategy.conflict: Adopt): the object existed there before Flotilla delivered it, so
-	// Flotilla never deletes it; a prune or the owner's removal leaves it in place. Flotilla
+	// Flotilla never deletes it; a prune or the owner's removal releases it (takes Flotilla's
+	// marks, this one included, off it) and leaves it in place. Flotilla
 	// writes it, with a field manager of its own, before it first applies the object; a
 	// delivered object may not carry it.
 	AnnotationAdopted = "flotilla.dev/adopted"

@@ -35,7 +35,8 @@
 //     Flotilla-managed objects) is not written: a steady fleet sees zero writes;
 //   - an object that exists without Flotilla's marker is not taken over unless the strategy
 //     says Adopt, and one taken over is marked adopted first (adopt.go), with a field manager
-//     of its own, and never deleted; one delivered by another owner stays with it until it lets go, and the
+//     of its own, and never deleted: released (Flotilla's marks taken off) when its owner no
+//     longer wants it; one delivered by another owner stays with it until it lets go, and the
 //     other reports a Conflict (and is delivered again when the holder lets go), so two
 //     owners never fight;
 //   - a namespaced owner's objects are checked against each spoke's own REST mapping before

@@ -39,8 +39,9 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job, 
 		}
 	}
 	stale, owned := decide.Leftovers(found, job.Objects, job.Owner, job.Strategy, prev.Owns)
+	released := decide.Released(found, job.Objects, job.Owner)
 	if len(stale) == 0 {
-		return nil
+		return w.release(ctx, cl, released)
 	}
 	if decide.OverBudget(job.Strategy, job.Revision, len(stale), owned) {
 		return pruneBlockedError{stale: len(stale), owned: owned, budget: job.PruneBudget, confirm: decide.ConfirmCommand(job.Owner, job.Strategy, job.Revision)}
@@ -57,10 +58,10 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job, 
 		}
 	}
 	if job.PruneOrder != "" {
-		return w.pruneInWaves(ctx, cl, job.PruneOrder, stale)
+		return errors.Join(w.pruneInWaves(ctx, cl, job.PruneOrder, stale), w.release(ctx, cl, released))
 	}
 	render.SortForDeletion(stale)
-	return w.deleteAll(ctx, cl, stale)
+	return errors.Join(w.deleteAll(ctx, cl, stale), w.release(ctx, cl, released))
 }
 
 // deleteAll deletes objects of the cluster, each only if it is still the object that was read.

@@ -181,6 +181,18 @@ func TestSpokeUserCannotSteerPruneOrOwnership(t *testing.T) {
 		if n := deletes(func(ev localfleet.AuditEvent) bool { return ev.ObjectRef.Resource == "resourcequotas" }); n != 0 {
 			t.Errorf("%d deletes of ResourceQuotas by Flotilla", n)
 		}
+		// Released: no mark of Flotilla's is left on it.
+		if err := spoke.Get(ctx, client.ObjectKeyFromObject(quota), quota); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{flotillav1.AnnotationOwner, flotillav1.AnnotationHash, flotillav1.AnnotationAdopted} {
+			if _, ok := quota.Annotations[key]; ok {
+				t.Errorf("the released quota still carries %s", key)
+			}
+		}
+		if _, ok := quota.Labels[flotillav1.LabelOwner]; ok {
+			t.Errorf("the released quota still carries the label %s", flotillav1.LabelOwner)
+		}
 	})
 }
 

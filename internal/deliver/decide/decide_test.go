@@ -233,7 +233,16 @@ func TestAdoptMarks(t *testing.T) {
 	if d := Decide(tenant, adopt, desired(flotillav1.AnnotationAdopted, ""), Live{Scope: meta.RESTScopeNameNamespace}); d.Action != Refused || !errors.Is(d.Err, ErrAdoptedMark) {
 		t.Errorf("a desired object carrying the adopted mark: %s (%v), want refused", d.Action, d.Err)
 	}
-	if why := Kept(object(map[string]string{flotillav1.LabelOwner: tenant.LabelValue()}, map[string]string{flotillav1.AnnotationAdopted: tenant.String()}), Strategy{}); why == "" {
+	adopted := object(map[string]string{flotillav1.LabelOwner: tenant.LabelValue()}, map[string]string{flotillav1.AnnotationOwner: tenant.String(), flotillav1.AnnotationAdopted: tenant.String()})
+	if why := Kept(adopted, Strategy{}); why == "" {
 		t.Error("an adopted object would be pruned")
+	}
+	created := object(map[string]string{flotillav1.LabelOwner: tenant.LabelValue()}, map[string]string{flotillav1.AnnotationOwner: tenant.String()})
+	created.SetName("created")
+	if got := Released([]*unstructured.Unstructured{adopted, created}, nil, tenant); len(got) != 1 || got[0] != adopted {
+		t.Errorf("Released = %v, want the adopted object only", got)
+	}
+	if got := Released([]*unstructured.Unstructured{adopted}, []*unstructured.Unstructured{adopted}, tenant); len(got) != 0 {
+		t.Errorf("Released = %v while the owner still wants it", got)
 	}
 }

@@ -17,7 +17,8 @@
 //     and its annotation must not name another owner; an object keeps the first owner that
 //     delivered it, and one Flotilla did not create is taken over only when the strategy says
 //     Adopt, and is then marked adopted (Decision.Adopt, flotilla.dev/adopted) so that no prune
-//     or removal deletes it (Kept); a desired object may not carry that mark;
+//     or removal deletes it (Kept), but releases it (Released); a desired object may not carry
+//     that mark;
 //   - mode and drift policy (ModeOf, DriftOf): an object's annotations override the owner's
 //     strategy; ApplyOnce objects are created (and recreated) but never updated, and changes
 //     made on the cluster are corrected, reported or ignored as the policy says;

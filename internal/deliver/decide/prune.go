@@ -25,7 +25,7 @@ func Kept(obj metav1.Object, s Strategy) string {
 	case protected(obj):
 		return "labelled " + flotillav1.LabelProtected
 	case obj.GetAnnotations()[flotillav1.AnnotationAdopted] != "":
-		return "adopted: it existed before Flotilla delivered it, so Flotilla never deletes it"
+		return "adopted: it existed before Flotilla delivered it, so Flotilla releases it and never deletes it"
 	case s.Deletion == flotillav1.DeletionOrphan:
 		return "strategy.deletion is Orphan"
 	}
@@ -85,6 +85,23 @@ func Leftovers(found, wanted []*unstructured.Unstructured, owner render.Owner, s
 		}
 	}
 	return stale, owned
+}
+
+// Released are the adopted objects (flotillav1.AnnotationAdopted) of owner's, in its scope,
+// that it no longer wants (wanted): a prune or the owner's removal never deletes them (Kept);
+// it takes Flotilla's marks off them instead, leaving them to whoever made them.
+func Released(found, wanted []*unstructured.Unstructured, owner render.Owner) []*unstructured.Unstructured {
+	want := make(map[string]bool, len(wanted))
+	for _, obj := range wanted {
+		want[render.Key(obj)] = true
+	}
+	var out []*unstructured.Unstructured
+	for _, obj := range found {
+		if !want[render.Key(obj)] && Owned(obj, owner) && InScope(obj, owner) && obj.GetAnnotations()[flotillav1.AnnotationAdopted] != "" {
+			out = append(out, obj)
+		}
+	}
+	return out
 }
 
 // ConfirmCommand is the command, ready to paste, that confirms value for owner: `kubectl
