@@ -88,7 +88,9 @@ func TestSpokeUserCannotSteerPruneOrOwnership(t *testing.T) {
 		e.confirmPrune(t, "budgeted", blocked)
 		e.condition(t, "budgeted", flotillav1.PropagationPruneBlocked, metav1.ConditionFalse, "")
 		fleettest.Eventually(t, wait, "the confirmed prune done", func() error {
-			if n := deletes(func(ev localfleet.AuditEvent) bool { return ev.ObjectRef.Namespace == "team" && ev.ObjectRef.Resource == "configmaps" }); n != 3 {
+			if n := deletes(func(ev localfleet.AuditEvent) bool {
+				return ev.ObjectRef.Namespace == "team" && ev.ObjectRef.Resource == "configmaps"
+			}); n != 3 {
 				return fmt.Errorf("%d deletes in team, want 3", n)
 			}
 			return nil
