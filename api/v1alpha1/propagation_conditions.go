@@ -132,6 +132,13 @@ const (
 	AnnotationConfirmPrune = "flotilla.dev/confirm-prune"
 	// AnnotationOverrides on a delivered object lists the override rules applied to it.
 	AnnotationOverrides = "flotilla.dev/overrides"
+	// AnnotationAdopted on an object on a spoke names the owner that adopted it
+	// (strategy.conflict: Adopt): the object existed there before Flotilla delivered it, so
+	// Flotilla never deletes it; a prune or the owner's removal releases it (takes Flotilla's
+	// marks, this one included, off it) and leaves it in place. Flotilla
+	// writes it, with a field manager of its own, before it first applies the object; a
+	// delivered object may not carry it.
+	AnnotationAdopted = "flotilla.dev/adopted"
 	// AnnotationShare on a delivered copy of a divided workload that an HPA delivered with it
 	// scales is the spec.replicas Flotilla writes there: its share of the division (or what a
 	// move holds). While the cluster's copy carries the value Flotilla would write, its

@@ -118,7 +118,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		if prev.LostNothing(want) {
 			pruned = true
 		} else {
-			err := w.prune(ctx, cl, job)
+			err := w.prune(ctx, cl, job, prev)
 			var blocked pruneBlockedError
 			var cascading cascadeBlockedError
 			switch {
@@ -143,6 +143,9 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res.Message = joinBounded(failures)
 	next := observe.NewConfirmed()
 	next.Pruned = pruned && res.Complete
+	if !pruned {
+		next.Left = prev.StillOwned(want)
+	}
 	next.Under = under
 	next.Status = statuses
 	if job.OwnerMeta != nil && metaDone && metaErr == nil {
@@ -236,7 +239,8 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		return nil, fmt.Errorf("%s: read: %w", ref, w.explainForbidden(err))
 	}
 	var correction *Drift // the drift this write corrects
-	switch d := decide.Decide(job.Owner, job.Strategy, desired, found); d.Action {
+	d := decide.Decide(job.Owner, job.Strategy, desired, found)
+	switch d.Action {
 	case decide.Conflict, decide.Refused:
 		if errors.Is(d.Err, decide.ErrHeld) {
 			w.waitFor(key, job.Owner)
@@ -255,7 +259,12 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 			return h, nil // corrected when its backoff ends (fight.go)
 		}
 	}
-	// Create, Update or Correct: write it.
+	// Create, Update or Correct: write it; an object taken over is marked adopted first.
+	if d.Adopt && found.Object.GetAnnotations()[flotillav1.AnnotationAdopted] == "" {
+		if err := w.markAdopted(ctx, cl, desired, found.Object, job.Owner); err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, w.explainForbidden(err))
+		}
+	}
 	toApply := keepIgnored(desired, current, ignore)
 	if err := w.apply(ctx, cl, toApply); err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, w.explainForbidden(SecretError(desired, err)))

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
-	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -149,13 +148,13 @@ func qualified(ns, name string) string {
 // cascadeBlockedError is a prune of a CRD or Namespace held because it would delete objects
 // Flotilla does not manage.
 type cascadeBlockedError struct {
-	object   string
-	cascade  cascade
-	revision string
+	object  string
+	cascade cascade
+	confirm string // the command that confirms (decide.ConfirmCommand)
 }
 
 func (e cascadeBlockedError) Error() string {
 	return fmt.Sprintf("pruning %s would also delete %d objects Flotilla does not manage (%s); nothing was deleted. "+
-		"Move or delete them first, or confirm with: kubectl annotate --overwrite <propagation> %s=%s",
-		e.object, e.cascade.count, strings.Join(e.cascade.sample, ", "), flotillav1.AnnotationConfirmPrune, e.revision)
+		"Move or delete them first, or confirm with: %s",
+		e.object, e.cascade.count, strings.Join(e.cascade.sample, ", "), e.confirm)
 }

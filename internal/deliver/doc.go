@@ -34,14 +34,18 @@
 //   - an object already carrying the desired hash (read from the spoke cache, which holds only
 //     Flotilla-managed objects) is not written: a steady fleet sees zero writes;
 //   - an object that exists without Flotilla's marker is not taken over unless the strategy
-//     says Adopt; one delivered by another owner stays with it until it lets go, and the
+//     says Adopt, and one taken over is marked adopted first (adopt.go), with a field manager
+//     of its own, and never deleted: released (Flotilla's marks taken off) when its owner no
+//     longer wants it; one delivered by another owner stays with it until it lets go, and the
 //     other reports a Conflict (and is delivered again when the holder lets go), so two
 //     owners never fight;
 //   - a namespaced owner's objects are checked against each spoke's own REST mapping before
 //     anything of them is read there;
-//   - only objects carrying this owner's label are ever pruned, and only after every apply of
-//     the delivery succeeded; a failure to list, reach or discover anything aborts the prune
-//     and is never read as "absent";
+//   - only objects carrying this owner's label and annotation, in its scope, are ever pruned,
+//     and only after every apply of the delivery succeeded; the prune budget counts as the
+//     owner's only what it wants and what its deliveries confirmed there (observe.Confirmed:
+//     Owns), never objects someone else marked; a failure to list, reach or discover anything
+//     aborts the prune and is never read as "absent";
 //   - an object is compared with what the cluster stores for Flotilla's apply (serverform.go),
 //     so a value admission sets is not drift; corrections that someone on the cluster keeps
 //     undoing back off, up to one per 5 minutes, and are reported as a fight (fight.go);

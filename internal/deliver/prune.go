@@ -14,18 +14,16 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/deliver/observe"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // prune deletes (or, with Orphan, leaves) the owner's objects on the cluster that the job no
 // longer wants, newest phase first. Any error reading the cluster aborts before deleting.
-func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) error {
-	want := map[string]bool{}
-	for _, o := range job.Objects {
-		want[render.Key(o)] = true
-	}
-	var stale []*unstructured.Unstructured
-	owned := 0
+// Only objects in the owner's scope count, and the budget counts as the owner's only those it
+// wants or prev confirmed (decide.Leftovers).
+func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job, prev *observe.Confirmed) error {
+	var found []*unstructured.Unstructured
 	for _, gvk := range pruneKinds(job) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -37,21 +35,16 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 			return fmt.Errorf("list %s to prune: %w (nothing was deleted)", gvk.Kind, err)
 		}
 		for i := range list.Items {
-			item := &list.Items[i]
-			if !decide.Owned(item, job.Owner) {
-				continue
-			}
-			owned++
-			if !want[render.Key(item)] && decide.Kept(item, job.Strategy) == "" {
-				stale = append(stale, item)
-			}
+			found = append(found, &list.Items[i])
 		}
 	}
+	stale, owned := decide.Leftovers(found, job.Objects, job.Owner, job.Strategy, prev.Owns)
+	released := decide.Released(found, job.Objects, job.Owner)
 	if len(stale) == 0 {
-		return nil
+		return w.release(ctx, cl, released)
 	}
 	if decide.OverBudget(job.Strategy, job.Revision, len(stale), owned) {
-		return pruneBlockedError{stale: len(stale), owned: owned, budget: job.PruneBudget, revision: job.Revision}
+		return pruneBlockedError{stale: len(stale), owned: owned, budget: job.PruneBudget, confirm: decide.ConfirmCommand(job.Owner, job.Strategy, job.Revision)}
 	}
 	if job.PruneConfirmed != job.Revision {
 		for _, o := range stale {
@@ -60,15 +53,15 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job) 
 				return fmt.Errorf("%w (nothing was deleted)", err)
 			}
 			if c.count > 0 {
-				return cascadeBlockedError{object: decide.Describe(o), cascade: c, revision: job.Revision}
+				return cascadeBlockedError{object: decide.Describe(o), cascade: c, confirm: decide.ConfirmCommand(job.Owner, job.Strategy, job.Revision)}
 			}
 		}
 	}
 	if job.PruneOrder != "" {
-		return w.pruneInWaves(ctx, cl, job.PruneOrder, stale)
+		return errors.Join(w.pruneInWaves(ctx, cl, job.PruneOrder, stale), w.release(ctx, cl, released))
 	}
 	render.SortForDeletion(stale)
-	return w.deleteAll(ctx, cl, stale)
+	return errors.Join(w.deleteAll(ctx, cl, stale), w.release(ctx, cl, released))
 }
 
 // deleteAll deletes objects of the cluster, each only if it is still the object that was read.
@@ -111,11 +104,10 @@ func pruneKinds(job Job) []schema.GroupVersionKind {
 // pruneBlockedError is a prune held by the budget.
 type pruneBlockedError struct {
 	stale, owned, budget int
-	revision             string
+	confirm              string // the command that confirms (decide.ConfirmCommand)
 }
 
 func (e pruneBlockedError) Error() string {
-	return fmt.Sprintf("pruning would delete %d of %d objects here, more than the prune budget (%d%%) allows; nothing was deleted. "+
-		"Fix the selection, or confirm with: kubectl annotate --overwrite <propagation> %s=%s",
-		e.stale, e.owned, e.budget, flotillav1.AnnotationConfirmPrune, e.revision)
+	return fmt.Sprintf("pruning would delete %d of the %d objects known to be the owner's here, more than the prune budget (%d%%) allows; nothing was deleted. "+
+		"Fix the selection, or confirm with: %s", e.stale, e.owned, e.budget, e.confirm)
 }

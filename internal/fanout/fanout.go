@@ -233,7 +233,7 @@ func (f *Fanout) Cleanup(ctx context.Context, owner render.Owner, records map[st
 // are gone, it deletes the cluster's record and reports true; until then, progress gets the
 // cluster's.
 func (f *Fanout) remove(ctx context.Context, owner render.Owner, c string, kinds []schema.GroupVersionKind, strategy decide.Strategy, progress map[string]deliver.Result) (bool, error) {
-	removal := decide.Strategy{Deletion: strategy.Deletion, PruneBudget: decide.Unbudgeted, PruneConfirmed: strategy.PruneConfirmed}
+	removal := decide.Strategy{Deletion: strategy.Deletion, PruneBudget: decide.Unbudgeted, PruneConfirmed: strategy.PruneConfirmed, ConfirmOn: strategy.ConfirmOn}
 	f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true, PruneKinds: kinds, Strategy: removal})
 	res, ok := f.Deliverer.Result(owner, c)
 	if !ok || !res.Complete || res.Revision != removalRevision {

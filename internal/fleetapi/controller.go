@@ -440,7 +440,7 @@ func strategyOf(p *flotillav1.APIPropagation, rgd string) decide.Strategy {
 		deletion = flotillav1.DeletionOrphan
 	}
 	return decide.Strategy{Deletion: deletion, Conflict: flotillav1.ConflictReject, PruneConfirmed: p.Annotations[flotillav1.AnnotationConfirmPrune],
-		AdoptMarked: decide.Mark{Key: kro.RGDNameLabel, Value: rgd}}
+		ConfirmOn: "apipropagation " + p.Name, AdoptMarked: decide.Mark{Key: kro.RGDNameLabel, Value: rgd}}
 }
 
 func removalMessage(s decide.Strategy, res deliver.Result) string {

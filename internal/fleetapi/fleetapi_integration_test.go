@@ -986,7 +986,8 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 			})
 		}
 		e.status(t, "tallies", "spoke-a waits for the confirmation", func(p *flotillav1.APIPropagation) error {
-			if r := resultOf(p, "spoke-a", tallies.Name); r == nil || r.Phase != flotillav1.APIRemoving || !strings.Contains(r.Message, flotillav1.AnnotationConfirmPrune) {
+			if r := resultOf(p, "spoke-a", tallies.Name); r == nil || r.Phase != flotillav1.APIRemoving ||
+				!strings.Contains(r.Message, "kubectl annotate --overwrite apipropagation tallies "+flotillav1.AnnotationConfirmPrune+"=removed") {
 				return fmt.Errorf("spoke-a: %+v", r)
 			}
 			return nil

@@ -186,14 +186,15 @@ func dryRunApply(ctx context.Context, cl client.Client, obj *unstructured.Unstru
 }
 
 // pruneItems lists the owner's objects on the cluster that the desired set no longer has, and
-// what a delivery's prune would do with each (decide.Kept, decide.OverBudget).
+// what a delivery's prune would do with each (decide.Leftovers, decide.Kept, decide.OverBudget).
+// A plan does not know what the deliverer confirmed there; its budget counts as the owner's
+// the objects it wants and those the owner's record lists (cd.Delivered).
 func pruneItems(ctx context.Context, cl client.Client, d *propagation.Desired, s decide.Strategy, cd propagation.ClusterDesired) ([]Item, error) {
 	want := map[string]bool{}
 	for _, o := range cd.Objects {
 		want[render.Key(o)] = true
 	}
-	var items []Item
-	owned, stale := 0, 0
+	var found []*unstructured.Unstructured
 	for _, gvk := range d.Kinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -205,29 +206,27 @@ func pruneItems(ctx context.Context, cl client.Client, d *propagation.Desired, s
 			return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		for i := range list.Items {
-			o := &list.Items[i]
-			if !decide.Owned(o, d.Owner) {
-				continue
-			}
-			owned++
-			if want[render.Key(o)] {
-				continue
-			}
-			it := Item{Action: Prune, Object: decide.Describe(o)}
-			if why := decide.Kept(o, s); why != "" {
-				it.Action, it.Reason = Kept, why
-			} else {
-				stale++
-			}
-			items = append(items, it)
+			found = append(found, &list.Items[i])
 		}
 	}
-	if decide.OverBudget(s, cd.Revision, stale, owned) {
+	stale, owned := decide.Leftovers(found, cd.Objects, d.Owner, s, func(k string) bool { return cd.Delivered[k] })
+	var items []Item
+	for _, o := range found {
+		if !decide.Owned(o, d.Owner) || !decide.InScope(o, d.Owner) || want[render.Key(o)] {
+			continue
+		}
+		it := Item{Action: Prune, Object: decide.Describe(o)}
+		if why := decide.Kept(o, s); why != "" {
+			it.Action, it.Reason = Kept, why
+		}
+		items = append(items, it)
+	}
+	if decide.OverBudget(s, cd.Revision, len(stale), owned) {
 		for i := range items {
 			if items[i].Action == Prune {
 				items[i].Action = Blocked
-				items[i].Reason = fmt.Sprintf("pruning %d of %d objects exceeds the prune budget (%d%%); confirm with %s=%s",
-					stale, owned, s.PruneBudget, flotillav1.AnnotationConfirmPrune, cd.Revision)
+				items[i].Reason = fmt.Sprintf("pruning %d of %d objects exceeds the prune budget (%d%%); confirm with %s",
+					len(stale), owned, s.PruneBudget, decide.ConfirmCommand(d.Owner, s, cd.Revision))
 			}
 		}
 	}

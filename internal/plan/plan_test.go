@@ -37,6 +37,10 @@ func TestForClusterTakesTheDeliveryDecision(t *testing.T) {
 		m.Namespace, m.Name = "team", name
 		return &corev1.ConfigMap{ObjectMeta: m, Data: map[string]string{"v": value}}
 	}
+	elsewhere := func(c *corev1.ConfigMap) *corev1.ConfigMap {
+		c.Namespace = "elsewhere"
+		return c
+	}
 	desired := func(kind, ns, name, value string) *unstructured.Unstructured {
 		m := marked(owner, "h2", nil)
 		u := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"v": value}}}
@@ -93,6 +97,17 @@ func TestForClusterTakesTheDeliveryDecision(t *testing.T) {
 			[]*unstructured.Unstructured{cm("a", "v")},
 			[]Item{{Action: Unchanged, Object: "configmap team/a"}, {Action: Blocked, Object: "configmap team/b", Reason: "prune budget"},
 				{Action: Blocked, Object: "configmap team/c", Reason: "prune budget"}}},
+		{"leftovers over the budget, decoys elsewhere and protected ones do not pad the count", flotillav1.PropagationStrategy{},
+			[]client.Object{live("a", "v", marked(owner, "h2", nil)), live("b", "v", marked(owner, "h1", nil)), live("c", "v", marked(owner, "h1", nil)),
+				elsewhere(live("d1", "v", marked(owner, "h1", map[string]string{flotillav1.LabelProtected: "true"}))),
+				elsewhere(live("d2", "v", marked(owner, "h1", map[string]string{flotillav1.LabelProtected: "true"}))),
+				elsewhere(live("d3", "v", marked(owner, "h1", map[string]string{flotillav1.LabelProtected: "true"}))),
+				live("p1", "v", marked(owner, "h1", map[string]string{flotillav1.LabelProtected: "true"})),
+				live("p2", "v", marked(owner, "h1", map[string]string{flotillav1.LabelProtected: "true"}))},
+			[]*unstructured.Unstructured{cm("a", "v")},
+			[]Item{{Action: Unchanged, Object: "configmap team/a"}, {Action: Blocked, Object: "configmap team/b", Reason: "prune budget"},
+				{Action: Blocked, Object: "configmap team/c", Reason: "prune budget"},
+				{Action: Kept, Object: "configmap team/p1"}, {Action: Kept, Object: "configmap team/p2"}}},
 		{"leftovers, Orphan", flotillav1.PropagationStrategy{Deletion: flotillav1.DeletionOrphan},
 			[]client.Object{live("b", "v", marked(owner, "h1", nil))}, nil,
 			[]Item{{Action: Kept, Object: "configmap team/b", Reason: "Orphan"}}},
@@ -109,7 +124,12 @@ func TestForClusterTakesTheDeliveryDecision(t *testing.T) {
 					return nil
 				}}).Build()
 			d := &propagation.Desired{Owner: owner, Strategy: c.strategy, Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}}
-			got := ForCluster(context.Background(), spoke, d, propagation.ClusterDesired{Cluster: "eu-1", Objects: c.desired, Revision: "r2"})
+			// The owner's record lists everything of its on the cluster: delivered before.
+			delivered := map[string]bool{}
+			for _, o := range c.live {
+				delivered["/ConfigMap/"+o.GetNamespace()+"/"+o.GetName()] = true
+			}
+			got := ForCluster(context.Background(), spoke, d, propagation.ClusterDesired{Cluster: "eu-1", Objects: c.desired, Revision: "r2", Delivered: delivered})
 			if got.Err != nil {
 				t.Fatal(got.Err)
 			}

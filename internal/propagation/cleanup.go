@@ -38,8 +38,8 @@ func fleetBudget(p propagator, leaving []string, touched, budget int, confirmed 
 		return ""
 	}
 	return fmt.Sprintf("the change would remove the objects from %d of the %d clusters (%s), more than the prune budget (%d%%) allows; nothing was removed. "+
-		"Fix the Placement, or confirm with: kubectl annotate --overwrite %s %s %s=%s",
-		len(leaving), touched, strings.Join(sorted, ", "), budget, strings.ToLower(p.kind), p.obj.GetName(), flotillav1.AnnotationConfirmPrune, token)
+		"Fix the Placement, or confirm with: %s",
+		len(leaving), touched, strings.Join(sorted, ", "), budget, decide.ConfirmCommand(p.owner(), decide.Strategy{}, token))
 }
 
 // cleanup removes (or, with Orphan, leaves) a deleted propagator's objects on every cluster

@@ -385,8 +385,8 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	// confirmation is its own: one given for a smaller prune of this revision does not count.
 	if everywhere := in.revision + "-everywhere"; len(in.targets) == 0 && len(in.records) > 0 && confirmed != everywhere {
 		in.hold = &holdReason{flotillav1.ReasonPruneBlocked, fmt.Sprintf(
-			"the Placement now chooses no cluster; the objects on %d clusters are kept. Fix the Placement, or confirm removing them with: kubectl annotate --overwrite %s %s %s=%s",
-			len(in.records), strings.ToLower(p.kind), p.obj.GetName(), flotillav1.AnnotationConfirmPrune, everywhere)}
+			"the Placement now chooses no cluster; the objects on %d clusters are kept. Fix the Placement, or confirm removing them with: %s",
+			len(in.records), decide.ConfirmCommand(p.owner(), decide.Strategy{}, everywhere))}
 		in.pruneBlocked = in.hold.message
 		return in, nil
 	}

@@ -36,6 +36,10 @@ type ClusterDesired struct {
 	Cluster  string
 	Objects  []*unstructured.Unstructured
 	Revision string
+	// Delivered are the objects (render.Key) the owner's record says its latest delivery to
+	// the cluster had: what a plan counts as the owner's there besides Objects, as a
+	// delivery counts what it confirmed (decide.Leftovers).
+	Delivered map[string]bool
 	// Err says why the cluster's objects cannot be computed (an override fails there).
 	Err error
 }
@@ -105,7 +109,7 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 	div, _ := divisionOf(placement, rendered, records, facts, free, fits, owner)
 	pass := division.NewPass(rendered, div.Shares)
 	for _, cl := range *decisions {
-		cd := ClusterDesired{Cluster: cl, Objects: rendered, Revision: revision}
+		cd := ClusterDesired{Cluster: cl, Objects: rendered, Revision: revision, Delivered: deliveredKeys(records[cl])}
 		if div.Shares != nil {
 			if cd.Objects, cd.Err = pass.Apply(rendered, cl); cd.Err == nil {
 				cd.Revision = render.Revision(cd.Objects)
@@ -119,4 +123,20 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 		d.Clusters = append(d.Clusters, cd)
 	}
 	return d, nil
+}
+
+// deliveredKeys are the render.Keys of the objects a record lists, nil without a record.
+func deliveredKeys(rec *flotillav1.Delivery) map[string]bool {
+	if rec == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, group := range rec.Status.Objects {
+		for _, gvk := range render.ParseKinds([]string{group.Kind}) {
+			for _, name := range group.Names {
+				out[gvk.Group+"/"+gvk.Kind+"/"+group.Namespace+"/"+name] = true
+			}
+		}
+	}
+	return out
 }

@@ -149,7 +149,7 @@ func TestPruneSafety(t *testing.T) {
 		e.updatePropagation(t, "guarded", func(p *flotillav1.Propagation) {
 			p.Spec.ResourceSelectors[0].LabelSelector.MatchLabels = map[string]string{"ship": "yes", "tier": "keep"}
 		})
-		got := e.condition(t, "guarded", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "would delete 3 of 5 objects")
+		got := e.condition(t, "guarded", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "would delete 3 of the 4 objects")
 		fleettest.Consistently(t, 2*time.Second, "nothing deleted", func() error {
 			if n := e.countOnSpoke(t, "spoke-a", owned); n != 5 {
 				return fmt.Errorf("%d objects left", n)
@@ -216,7 +216,7 @@ func TestPruneBudgetZero(t *testing.T) {
 	if err := e.hub.Delete(ctx, configMap("s-1", nil, "")); err != nil {
 		t.Fatal(err)
 	}
-	got := e.condition(t, "strict", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "would delete 1 of 2 objects")
+	got := e.condition(t, "strict", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "would delete 1 of the 2 objects")
 	deletes := func() int {
 		return e.countWrites(t, "spoke-a", func(ev localfleet.AuditEvent) bool { return ev.Verb == "delete" && ev.ObjectRef.Name == "s-1" })
 	}

@@ -178,8 +178,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	owner := render.Owner{Kind: ownerKind(r.GVK), Namespace: u.GetNamespace(), Name: u.GetName()}
 	placementName := u.GetLabels()[flotillav1.LabelPlacement]
-	if !u.GetDeletionTimestamp().IsZero() || placementName == "" {
+	if !u.GetDeletionTimestamp().IsZero() {
 		return reconcile.Result{}, r.cleanup(ctx, u, owner)
+	}
+	if placementName == "" {
+		return reconcile.Result{}, r.unlabelled(ctx, u, owner)
 	}
 	placement, err := r.placement(ctx, u.GetNamespace(), placementName)
 	if err != nil || placement == nil {
@@ -274,7 +277,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// A Placement that suddenly chooses nothing (a typo, every cluster tainted, a Placement
 	// deleted and created again) is more often a mistake than an intent, and one whose status
 	// has not caught up with its spec has not decided yet: both hold what is delivered.
-	hold := holdReason(placement, decisions, ledger.Clusters(records), u.GetAnnotations()[flotillav1.AnnotationConfirmPrune])
+	hold := holdReason(placement, decisions, ledger.Clusters(records), u.GetAnnotations()[flotillav1.AnnotationConfirmPrune], confirmCommand(u))
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: r.ledgerOwner(u, owner), Records: records, Chosen: chosen, Want: wants,
 		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Hold: hold != ""})
 	for _, c := range chosen {
@@ -370,24 +373,6 @@ func decisionsOf(p *flotillav1.Placement) []string {
 	return out
 }
 
-// confirmEverywhere is the flotilla.dev/confirm-prune value that lets a Placement that chooses
-// no cluster remove a transparent-mode object from every cluster it is on.
-const confirmEverywhere = "everywhere"
-
-// holdReason says why nothing may be removed now, or "": the Placement's status lags its spec
-// (it has not decided yet), or it chooses no cluster while the object is delivered somewhere
-// and the removal from everywhere is not confirmed.
-func holdReason(p *flotillav1.Placement, decisions, delivered []string, confirmed string) string {
-	switch {
-	case p.Status.ObservedGeneration != p.Generation:
-		return fmt.Sprintf("Placement %s has not scheduled its latest change yet; what is delivered stays where it is", p.Name)
-	case len(decisions) == 0 && len(delivered) > 0 && confirmed != confirmEverywhere:
-		return fmt.Sprintf("Placement %s now chooses no cluster; the object is kept on %d clusters (%s). Fix the Placement, or confirm removing it from all of them with: kubectl annotate --overwrite <kind> <name> %s=%s",
-			p.Name, len(delivered), strings.Join(delivered, ", "), flotillav1.AnnotationConfirmPrune, confirmEverywhere)
-	}
-	return ""
-}
-
 // cleanup removes the object from every cluster its records name, then lets it go.
 func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, owner render.Owner) error {
 	if !controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
@@ -405,6 +390,12 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	r.mu.Unlock()
 	before := u.DeepCopy()
 	controllerutil.RemoveFinalizer(u, flotillav1.FinalizerCleanup)
+	// The confirmation was for this removal: it must not carry over to the next one, should
+	// the object be labelled again.
+	if annotations := u.GetAnnotations(); annotations[flotillav1.AnnotationConfirmPrune] == confirmEverywhere {
+		delete(annotations, flotillav1.AnnotationConfirmPrune)
+		u.SetAnnotations(annotations)
+	}
 	return client.IgnoreNotFound(r.Hub.Patch(ctx, u, client.MergeFrom(before)))
 }
 

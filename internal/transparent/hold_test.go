@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )
@@ -29,9 +30,42 @@ func TestHoldReason(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := holdReason(c.p, c.decisions, c.on, c.confirmed); (got != "") != c.hold {
+			if got := holdReason(c.p, c.decisions, c.on, c.confirmed, "kubectl annotate ..."); (got != "") != c.hold {
 				t.Errorf("holdReason = %q, want hold=%v", got, c.hold)
 			}
 		})
+	}
+}
+
+func TestUnlabelledHold(t *testing.T) {
+	cases := []struct {
+		name      string
+		on        []string
+		confirmed string
+		hold      bool
+	}{
+		{"delivered to two clusters", []string{"a", "b"}, "", true},
+		{"delivered, confirmed", []string{"a", "b"}, "everywhere", false},
+		{"delivered, another change's confirmation", []string{"a"}, "abc123-everywhere", true},
+		{"delivered nowhere", nil, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := unlabelledHold(c.on, c.confirmed, "kubectl annotate ..."); (got != "") != c.hold {
+				t.Errorf("unlabelledHold = %q, want hold=%v", got, c.hold)
+			}
+		})
+	}
+}
+
+func TestConfirmCommandIsPasteable(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("apps/v1")
+	u.SetKind("Deployment")
+	u.SetNamespace("shop")
+	u.SetName("cart")
+	want := "kubectl annotate --overwrite -n shop deployment.apps cart flotilla.dev/confirm-prune=everywhere"
+	if got := confirmCommand(u); got != want {
+		t.Errorf("confirmCommand = %q, want %q", got, want)
 	}
 }

@@ -1,6 +1,8 @@
 package decide
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -73,6 +75,10 @@ type Decision struct {
 	// that the object was deleted.
 	Fields  []string
 	Deleted bool
+	// Adopt says the write takes over an object Flotilla did not create (strategy.conflict:
+	// Adopt): the caller marks it adopted (flotillav1.AnnotationAdopted) first, so that no
+	// prune or removal ever deletes it (Kept).
+	Adopt bool
 }
 
 // labelsPath is the drift of an object of the owner's that lost its owner label on the
@@ -85,6 +91,9 @@ const labelsPath = "/metadata/labels"
 func Decide(owner render.Owner, s Strategy, desired *unstructured.Unstructured, live Live) Decision {
 	if err := CheckScope(owner, s, desired, live.Scope); err != nil {
 		return Decision{Action: Refused, Err: err}
+	}
+	if _, marked := desired.GetAnnotations()[flotillav1.AnnotationAdopted]; marked {
+		return Decision{Action: Refused, Err: ErrAdoptedMark}
 	}
 	mode, policy := ModeOf(desired, s), DriftOf(desired, s)
 	if live.Object == nil {
@@ -106,7 +115,7 @@ func Decide(owner render.Owner, s Strategy, desired *unstructured.Unstructured, 
 		if !live.Known {
 			// Adopted, or Flotilla's own object (by its annotation) that this delivery
 			// cannot tell apart from one relabelled before: applying marks it.
-			return Decision{Action: Update}
+			return Decision{Action: Update, Adopt: Adopts(live.Object, owner, s)}
 		}
 		// Delivered and confirmed here, then unlabelled on the cluster: drift like any
 		// other change, except that ApplyOnce, which updates nothing, leaves it too.
@@ -128,6 +137,25 @@ func Decide(owner render.Owner, s Strategy, desired *unstructured.Unstructured, 
 		return Decision{Action: Unchanged}
 	}
 	return Decision{Action: correctOr(policy), Fields: live.Drift}
+}
+
+// ErrAdoptedMark refuses a desired object that carries flotillav1.AnnotationAdopted: the
+// mark says Flotilla did not create the object and must never delete it, so only Flotilla
+// sets it, and an owner that could set or clear it could have Flotilla delete what it adopted.
+var ErrAdoptedMark = fmt.Errorf("the annotation %s is Flotilla's own mark of an object it adopted; remove it from the object", flotillav1.AnnotationAdopted)
+
+// Adopts reports whether applying owner's object over live takes over an object Flotilla did
+// not create: live carries neither Flotilla's marks of owner nor those of any owner, and the
+// strategy adopts (conflict Adopt; objects adopted by their mark, AdoptMarked, are what
+// another tool made for the owner, and stay the owner's to delete).
+func Adopts(live metav1.Object, owner render.Owner, s Strategy) bool {
+	if live.GetAnnotations()[flotillav1.AnnotationAdopted] != "" {
+		return true // adopted before: keep the mark
+	}
+	if render.Managed(live.GetLabels()) || live.GetAnnotations()[flotillav1.AnnotationOwner] == owner.String() {
+		return false
+	}
+	return s.Conflict == flotillav1.ConflictAdopt && !s.AdoptMarked.On(live.GetLabels())
 }
 
 // leave is what a policy that does not correct makes of a drift.

@@ -203,3 +203,46 @@ func TestWrites(t *testing.T) {
 		}
 	}
 }
+
+// An object taken over by conflict: Adopt is marked adopted; one of Flotilla's, one adopted
+// by its mark, or one created, is not. A desired object may not carry the mark.
+func TestAdoptMarks(t *testing.T) {
+	adopt := Strategy{Conflict: flotillav1.ConflictAdopt, AdoptMarked: Mark{Key: "tool/part-of", Value: "set-1"}}
+	cases := []struct {
+		name  string
+		live  metav1.Object
+		s     Strategy
+		adopt bool
+	}{
+		{"an object someone made on the cluster", object(map[string]string{"app": "x"}, nil), adopt, true},
+		{"one adopted before, its owner label removed there", object(nil, map[string]string{flotillav1.AnnotationAdopted: tenant.String(), flotillav1.AnnotationOwner: tenant.String()}), adopt, true},
+		{"Flotilla's own, its owner label removed there", object(nil, map[string]string{flotillav1.AnnotationOwner: tenant.String()}), adopt, false},
+		{"what another tool made for the owner, adopted by its mark", object(map[string]string{"tool/part-of": "set-1"}, nil), adopt, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := Decide(tenant, c.s, desired(), Live{Scope: meta.RESTScopeNameNamespace, Object: c.live})
+			if d.Action != Update || d.Adopt != c.adopt {
+				t.Errorf("Decide = %s adopt=%v, want update adopt=%v", d.Action, d.Adopt, c.adopt)
+			}
+		})
+	}
+	if d := Decide(tenant, adopt, desired(), Live{Scope: meta.RESTScopeNameNamespace}); d.Adopt {
+		t.Error("a created object is marked adopted")
+	}
+	if d := Decide(tenant, adopt, desired(flotillav1.AnnotationAdopted, ""), Live{Scope: meta.RESTScopeNameNamespace}); d.Action != Refused || !errors.Is(d.Err, ErrAdoptedMark) {
+		t.Errorf("a desired object carrying the adopted mark: %s (%v), want refused", d.Action, d.Err)
+	}
+	adopted := object(map[string]string{flotillav1.LabelOwner: tenant.LabelValue()}, map[string]string{flotillav1.AnnotationOwner: tenant.String(), flotillav1.AnnotationAdopted: tenant.String()})
+	if why := Kept(adopted, Strategy{}); why == "" {
+		t.Error("an adopted object would be pruned")
+	}
+	created := object(map[string]string{flotillav1.LabelOwner: tenant.LabelValue()}, map[string]string{flotillav1.AnnotationOwner: tenant.String()})
+	created.SetName("created")
+	if got := Released([]*unstructured.Unstructured{adopted, created}, nil, tenant); len(got) != 1 || got[0] != adopted {
+		t.Errorf("Released = %v, want the adopted object only", got)
+	}
+	if got := Released([]*unstructured.Unstructured{adopted}, []*unstructured.Unstructured{adopted}, tenant); len(got) != 0 {
+		t.Errorf("Released = %v while the owner still wants it", got)
+	}
+}

@@ -13,17 +13,23 @@
 // The rules, in the order Decide applies them:
 //   - tenancy (CheckScope): an owner that lives in a namespace delivers only namespaced
 //     objects, and only into its own namespace, judged by the cluster's own REST mapping;
-//   - ownership: the owner label (flotilla.dev/owner) marks Flotilla's objects (render.Managed);
-//     an object keeps the first owner that delivered it, and one Flotilla did not create is
-//     taken over only when the strategy says Adopt;
+//   - ownership: the owner label (flotilla.dev/owner) marks Flotilla's objects (render.Managed),
+//     and its annotation must not name another owner; an object keeps the first owner that
+//     delivered it, and one Flotilla did not create is taken over only when the strategy says
+//     Adopt, and is then marked adopted (Decision.Adopt, flotilla.dev/adopted) so that no prune
+//     or removal deletes it (Kept), but releases it (Released); a desired object may not carry
+//     that mark;
 //   - mode and drift policy (ModeOf, DriftOf): an object's annotations override the owner's
 //     strategy; ApplyOnce objects are created (and recreated) but never updated, and changes
 //     made on the cluster are corrected, reported or ignored as the policy says;
 //   - fields left to the cluster (IgnoredFields): the owner's ignoreFields, and the replicas
 //     of a workload an HPA scales there while its share is unchanged;
-//   - pruning (Owned, Kept, OverBudget): only the owner's own objects are pruned, protected
-//     ones and those of an Orphan strategy are kept, and a prune larger than the budget waits
-//     for confirmation.
+//   - pruning (Owned, InScope, Leftovers, Kept, OverBudget): only the owner's own objects in
+//     its scope (its namespace, for a namespaced owner) are pruned, protected ones and those of
+//     an Orphan strategy are kept, and a prune larger than the budget waits for confirmation
+//     (ConfirmCommand). Marks can be forged by whoever may write on a cluster, so the budget
+//     counts as the owner's only what it wants and what its deliveries confirmed, and
+//     protected objects not at all: forged objects can make a prune wait, never let one through.
 //
 // What a decision leads to (writing, backing off a fight, waking other owners, reporting) is
 // the deliverer's; this package only decides.

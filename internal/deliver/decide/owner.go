@@ -20,22 +20,37 @@ var ErrConflict = errors.New("conflict")
 // wakes the owners refused this way when the holder lets go.
 var ErrHeld = fmt.Errorf("%w: held by another owner", ErrConflict)
 
+// ErrMarksDisagree marks an object whose owner label is this owner's while its owner
+// annotation names another: Flotilla never writes such marks, so someone on the cluster did,
+// and the object is no one's to take.
+var ErrMarksDisagree = fmt.Errorf("%w: its owner label and annotation name different owners", ErrConflict)
+
 // checkOwner refuses to touch a live object that is not this owner's, unless the strategy
-// adopts objects Flotilla did not create, or this one by its mark. The owner label is what marks an object as
-// Flotilla's (render.Managed); the owner annotation, which names the owner in full, also
-// recognises the owner's own object when its label was removed or changed on the cluster.
+// adopts objects Flotilla did not create, or this one by its mark. The owner label is what
+// marks an object as Flotilla's (render.Managed), and the two marks must agree: an object is
+// this owner's when its label is, and its annotation names no other owner; the annotation,
+// which names the owner in full, also recognises the owner's own object when its label was
+// removed on the cluster, but never one whose label names another owner.
 func checkOwner(live metav1.Object, owner render.Owner, s Strategy) error {
 	labels := live.GetLabels()
-	annotations := live.GetAnnotations()
+	annotated := live.GetAnnotations()[flotillav1.AnnotationOwner]
 	switch {
 	case labels[flotillav1.LabelOwner] == owner.LabelValue():
+		if annotated != "" && annotated != owner.String() {
+			return fmt.Errorf("%w (%s); it is left alone", ErrMarksDisagree, annotated)
+		}
 		return nil
-	case annotations[flotillav1.AnnotationOwner] == owner.String():
-		return nil // Flotilla's own object, relabelled on the cluster
-	case render.Managed(labels):
-		// First owner wins: an object keeps its owner until that owner lets go of it.
+	case render.Managed(labels) && (labels[flotillav1.LabelOwner] != "" || annotated != owner.String()):
+		// First owner wins: an object keeps its owner until that owner lets go of it. The
+		// label names the holder; the annotation names it in full unless it was forged.
+		holder := annotated
+		if holder == owner.String() {
+			holder = ""
+		}
 		return fmt.Errorf("%w (%s); it keeps the object until it stops delivering it here or is deleted",
-			ErrHeld, orUnknown(annotations[flotillav1.AnnotationOwner]))
+			ErrHeld, orUnknown(holder))
+	case annotated == owner.String():
+		return nil // Flotilla's own object, its owner label removed on the cluster
 	case s.Conflict == flotillav1.ConflictAdopt, s.AdoptMarked.On(labels):
 		return nil
 	default:

@@ -58,9 +58,19 @@ func TestCheckOwner(t *testing.T) {
 		{"an incumbent keeps it even when we adopt", live(&a), b, flotillav1.ConflictAdopt, ErrHeld},
 		{"ours as an earlier release marked it", legacy(a, true, true), a, "", nil},
 		{"ours, its owner label removed on the cluster", legacy(a, false, true), a, "", nil},
-		{"ours, its owner label changed on the cluster", func() *unstructured.Unstructured {
+		{"our annotation under another owner's label is not ours", func() *unstructured.Unstructured {
 			u := live(&a)
 			u.SetLabels(map[string]string{flotillav1.LabelOwner: b.LabelValue()})
+			return u
+		}(), a, flotillav1.ConflictAdopt, ErrHeld},
+		{"our label under another owner's annotation is no one's", func() *unstructured.Unstructured {
+			u := live(&a)
+			u.SetAnnotations(map[string]string{flotillav1.AnnotationOwner: b.String()})
+			return u
+		}(), a, flotillav1.ConflictAdopt, ErrMarksDisagree},
+		{"ours with only our label left", func() *unstructured.Unstructured {
+			u := live(&a)
+			u.SetAnnotations(nil)
 			return u
 		}(), a, "", nil},
 		{"another's as an earlier release marked it", legacy(a, true, true), b, flotillav1.ConflictAdopt, ErrHeld},

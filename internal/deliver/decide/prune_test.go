@@ -3,7 +3,10 @@ package decide
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 func TestOverBudget(t *testing.T) {
@@ -59,5 +62,114 @@ func TestKept(t *testing.T) {
 				t.Errorf("Kept = %q, want kept=%v", why, c.kept)
 			}
 		})
+	}
+}
+
+func TestLeftovers(t *testing.T) {
+	// tenant's object named name in namespace ns, with extra labels.
+	mark := func(ns, name string, extra ...string) *unstructured.Unstructured {
+		o := object(map[string]string{flotillav1.LabelOwner: tenant.LabelValue()}, map[string]string{flotillav1.AnnotationOwner: tenant.String()})
+		o.SetNamespace(ns)
+		o.SetName(name)
+		labels := o.GetLabels()
+		for i := 0; i+1 < len(extra); i += 2 {
+			labels[extra[i]] = extra[i+1]
+		}
+		o.SetLabels(labels)
+		return o
+	}
+	real := []*unstructured.Unstructured{mark("team", "a"), mark("team", "b"), mark("team", "c"), mark("team", "d")}
+	decoys := []*unstructured.Unstructured{mark("elsewhere", "d1"), mark("elsewhere", "d2"), mark("elsewhere", "d3", flotillav1.LabelProtected, "true"),
+		mark("team", "p1", flotillav1.LabelProtected, "true"), mark("team", "p2", flotillav1.LabelProtected, "true")}
+	unknownHere := []*unstructured.Unstructured{mark("team", "u1"), mark("team", "u2"), mark("team", "u3")}
+	otherOwner := object(map[string]string{flotillav1.LabelOwner: tenant.LabelValue()}, map[string]string{flotillav1.AnnotationOwner: "Propagation/team/other"})
+	list := func(objs ...*unstructured.Unstructured) []*unstructured.Unstructured { return objs }
+	set := func(keys ...*unstructured.Unstructured) func(string) bool {
+		m := map[string]bool{}
+		for _, o := range keys {
+			m[render.Key(o)] = true
+		}
+		return func(k string) bool { return m[k] }
+	}
+	all := func(groups ...[]*unstructured.Unstructured) []*unstructured.Unstructured {
+		var out []*unstructured.Unstructured
+		for _, g := range groups {
+			out = append(out, g...)
+		}
+		return out
+	}
+	cases := []struct {
+		name         string
+		owner        render.Owner
+		found        []*unstructured.Unstructured
+		wanted       []*unstructured.Unstructured
+		known        func(string) bool
+		stale, owned int
+		over         bool // at the default budget
+	}{
+		{"one of four goes", tenant, real, list(real[:3]...), set(real...), 1, 4, false},
+		{"all four go", tenant, real, list(), set(real...), 4, 4, true},
+		{"all four go, decoys elsewhere and protected ones do not pad the count", tenant, all(real, decoys), list(), set(real...), 4, 4, true},
+		{"objects in the owner's namespace it is not known to have count as deletions only", tenant, all(real, unknownHere), list(real[:2]...), set(real...), 5, 4, true},
+		{"nothing known (a restart): only what is wanted counts as kept", tenant, real, list(real[:3]...), nil, 1, 3, false},
+		{"another owner's object under an equal label", tenant, all(real, []*unstructured.Unstructured{otherOwner}), list(real...), set(real...), 0, 4, false},
+		{"a wanted object the listing does not show yet counts", tenant, real[:3], list(real[3]), set(real[:3]...), 3, 4, true},
+		{"a wanted protected object does not count", tenant, all(real, decoys), list(real[3], decoys[3]), set(real...), 3, 4, true},
+		{"a cluster-scoped owner's scope is the cluster, its count what it knows", render.Owner{Kind: "ClusterPropagation", Name: "web"}, nil, list(), set(), 0, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stale, owned := Leftovers(c.found, c.wanted, c.owner, Strategy{PruneBudget: 50}, c.known)
+			if len(stale) != c.stale || owned != c.owned {
+				t.Errorf("Leftovers = %d stale of %d owned, want %d of %d", len(stale), owned, c.stale, c.owned)
+			}
+			for _, o := range stale {
+				if o.GetNamespace() != "team" || o.GetLabels()[flotillav1.LabelProtected] == "true" {
+					t.Errorf("would delete %s/%s", o.GetNamespace(), o.GetName())
+				}
+			}
+			if got := OverBudget(Strategy{PruneBudget: 50}, "r", len(stale), owned); got != c.over {
+				t.Errorf("OverBudget = %v, want %v", got, c.over)
+			}
+		})
+	}
+}
+
+func TestInScope(t *testing.T) {
+	o := object(nil, nil)
+	if !InScope(o, tenant) {
+		t.Error("an object in the owner's namespace is out of its scope")
+	}
+	o.SetNamespace("elsewhere")
+	if InScope(o, tenant) {
+		t.Error("an object in another namespace is in a namespaced owner's scope")
+	}
+	if !InScope(o, render.Owner{Kind: "ClusterPropagation", Name: "web"}) {
+		t.Error("an object in any namespace is out of a cluster-scoped owner's scope")
+	}
+	o.SetNamespace("")
+	if InScope(o, tenant) {
+		t.Error("a cluster-scoped object is in a namespaced owner's scope")
+	}
+}
+
+func TestConfirmCommand(t *testing.T) {
+	cases := []struct {
+		owner render.Owner
+		want  string
+	}{
+		{tenant, "kubectl annotate --overwrite -n team propagation web flotilla.dev/confirm-prune=r1"},
+		{admin, "kubectl annotate --overwrite clusterpropagation platform flotilla.dev/confirm-prune=r1"},
+		{render.Owner{Kind: "Widget.example.dev", Namespace: "team", Name: "w", Cluster: "eu-1"},
+			"kubectl annotate --overwrite -n team widget.example.dev w flotilla.dev/confirm-prune=r1 (on cluster eu-1)"},
+	}
+	if got, want := ConfirmCommand(render.Owner{Kind: "ResourceGraphDefinition.kro.run", Name: "apps"}, Strategy{ConfirmOn: "apipropagation serving"}, "removed"),
+		"kubectl annotate --overwrite apipropagation serving flotilla.dev/confirm-prune=removed"; got != want {
+		t.Errorf("ConfirmCommand on another object = %q, want %q", got, want)
+	}
+	for _, c := range cases {
+		if got := ConfirmCommand(c.owner, Strategy{}, "r1"); got != c.want {
+			t.Errorf("ConfirmCommand(%s) = %q, want %q", c.owner, got, c.want)
+		}
 	}
 }

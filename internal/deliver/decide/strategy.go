@@ -36,6 +36,10 @@ type Strategy struct {
 	// the budget.
 	PruneBudget    int
 	PruneConfirmed string
+	// ConfirmOn names, as kubectl does ("apipropagation serving"), the object whose
+	// flotilla.dev/confirm-prune annotation PruneConfirmed is read from when it is not the
+	// owner itself (ConfirmCommand).
+	ConfirmOn string
 }
 
 // ModeOf is an object's apply mode: its flotilla.dev/mode annotation when that names a mode,

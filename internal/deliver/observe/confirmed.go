@@ -15,6 +15,9 @@ type Confirmed struct {
 	Drifted map[string]Drift  // render.Key → drift found and left (Report, ApplyOnce)
 	Status  map[string]string // render.Key → hash of the status written or found there
 	Pruned  bool              // the delivery pruned
+	// Left are objects the owner no longer wants that an earlier delivery confirmed and no
+	// prune has deleted yet (it was held, or not allowed): still the owner's (Owns).
+	Left map[string]bool
 	// Under names the rules the objects were confirmed under (the owner's strategy, as the
 	// deliverer writes it): under other rules each is decided again (Unchanged says no).
 	Under string
@@ -47,6 +50,39 @@ func (c *Confirmed) Known(key string) bool {
 	}
 	_, ok := c.Hashes[key]
 	return ok
+}
+
+// Owns reports whether the owner is known to have an object on the cluster: a delivery
+// confirmed it, and no prune has deleted it since. Only such objects, and those the owner
+// wants now, are counted as its by the prune budget (decide.Leftovers): anyone who may write
+// on the cluster can put an owner's marks on an object.
+func (c *Confirmed) Owns(key string) bool {
+	return c.Known(key) || (c != nil && c.Left[key])
+}
+
+// StillOwned is what of the owner's a delivery that wants want and did not prune leaves on
+// the cluster, for its own Confirmed.Left: what was confirmed and is no longer wanted.
+func (c *Confirmed) StillOwned(want map[string]bool) map[string]bool {
+	if c == nil {
+		return nil
+	}
+	var out map[string]bool
+	add := func(k string) {
+		if want[k] {
+			return
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[k] = true
+	}
+	for k := range c.Hashes {
+		add(k)
+	}
+	for k := range c.Left {
+		add(k)
+	}
+	return out
 }
 
 // LostNothing reports whether every object confirmed before is still wanted: if so, and the

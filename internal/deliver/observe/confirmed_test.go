@@ -25,3 +25,23 @@ func TestUnchanged(t *testing.T) {
 		}
 	}
 }
+
+func TestStillOwnedAndOwns(t *testing.T) {
+	var none *Confirmed
+	if none.Owns("a") || none.StillOwned(map[string]bool{}) != nil {
+		t.Error("nothing confirmed, yet something owned")
+	}
+	// A delivery confirmed a and b; the next, held, wants only a: b stays the owner's.
+	first := NewConfirmed()
+	first.Hashes["a"], first.Hashes["b"] = "h", "h"
+	held := NewConfirmed()
+	held.Hashes["a"] = "h"
+	held.Left = first.StillOwned(map[string]bool{"a": true})
+	if !held.Owns("a") || !held.Owns("b") || held.Owns("c") {
+		t.Errorf("after a held prune: owns a %v, b %v, c %v; want true, true, false", held.Owns("a"), held.Owns("b"), held.Owns("c"))
+	}
+	// Held again, wanting b back and c new: nothing is left over any more.
+	if left := held.StillOwned(map[string]bool{"a": true, "b": true, "c": true}); left != nil {
+		t.Errorf("StillOwned = %v, want nothing", left)
+	}
+}
