@@ -18,6 +18,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/intern"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/spokeclient"
 )
 
@@ -39,6 +40,9 @@ type Options struct {
 	// (default 1/3; between 0 and 1). A third leaves room for the hub to be away, or for
 	// renewal to fail and be retried, for a third of the lifetime before the token expires.
 	RenewWhenRemaining float64
+	// RecordOwners are the kinds Delivery records may belong to: a cluster's status.placed
+	// sums only records the ledger wrote for a live owner (ledger.Trust).
+	RecordOwners ledger.Owners
 }
 
 func (o Options) withDefaults() Options {

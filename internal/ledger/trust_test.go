@@ -1,0 +1,73 @@
+package ledger
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/install"
+)
+
+func propagationOwners() Owners {
+	return Owners{flotillav1.GroupVersion.WithKind("Propagation").GroupKind(): {
+		New: func() client.Object { return &flotillav1.Propagation{} },
+		Placement: func(_ context.Context, _ client.Reader, o client.Object) (client.ObjectKey, error) {
+			return client.ObjectKey{Namespace: o.GetNamespace(), Name: o.(*flotillav1.Propagation).Spec.PlacementRef.Name}, nil
+		},
+	}}
+}
+
+// A record is believed only as the ledger writes it for a live owner: in the owner's namespace,
+// referencing the owner's kind, name and UID; its owner's Placement is the one the owner names.
+func TestTrustCheck(t *testing.T) {
+	owner := &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "web", UID: "web-uid"},
+		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "p"}}}
+	record := func(mutate func(*flotillav1.Delivery)) *flotillav1.Delivery {
+		d := &flotillav1.Delivery{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "propagation.web.eu",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "flotilla.dev/v1alpha1", Kind: "Propagation", Name: "web", UID: "web-uid"}}},
+			Spec: flotillav1.DeliverySpec{Cluster: "eu", Owner: flotillav1.DeliveryOwner{APIVersion: "flotilla.dev/v1alpha1", Kind: "Propagation", Namespace: "team", Name: "web"}}}
+		if mutate != nil {
+			mutate(d)
+		}
+		return d
+	}
+	trust := Trust{Hub: fake.NewClientBuilder().WithScheme(install.Scheme()).WithObjects(owner).Build(), Owners: propagationOwners()}
+	cases := []struct {
+		name   string
+		rec    *flotillav1.Delivery
+		reason string // "" when believed
+	}{
+		{"as the ledger writes it", record(nil), ""},
+		{"another namespace", record(func(d *flotillav1.Delivery) { d.Namespace = "other" }), "not in its owner's namespace team"},
+		{"no owner reference", record(func(d *flotillav1.Delivery) { d.OwnerReferences = nil }), "no owner reference"},
+		{"a reference to another name", record(func(d *flotillav1.Delivery) { d.OwnerReferences[0].Name = "api" }), "no owner reference"},
+		{"another UID", record(func(d *flotillav1.Delivery) { d.OwnerReferences[0].UID = types.UID("forged") }), "names UID forged"},
+		{"an owner that does not exist", record(func(d *flotillav1.Delivery) {
+			d.Spec.Owner.Name, d.OwnerReferences[0].Name = "gone", "gone"
+		}), "does not exist"},
+		{"a kind Flotilla does not deliver for", record(func(d *flotillav1.Delivery) {
+			d.Spec.Owner.APIVersion, d.Spec.Owner.Kind = "v1", "Secret"
+		}), "no owner of kind Secret"},
+	}
+	for _, c := range cases {
+		placement, reason, err := trust.Check(context.Background(), c.rec)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		switch {
+		case c.reason == "" && (reason != "" || placement != client.ObjectKey{Namespace: "team", Name: "p"}):
+			t.Errorf("%s: refused (%q) or Placement %v, want believed for team/p", c.name, reason, placement)
+		case c.reason != "" && !strings.Contains(reason, c.reason):
+			t.Errorf("%s: reason %q, want one saying %q", c.name, reason, c.reason)
+		}
+	}
+	if _, reason, _ := (Trust{Hub: trust.Hub}).Check(context.Background(), record(nil)); reason == "" {
+		t.Errorf("without Owners a record was believed")
+	}
+}
