@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
@@ -35,7 +34,7 @@ func TestRevisionsInUse(t *testing.T) {
 		}
 		names = append(names, name)
 	}
-	pinned := map[string]*flotillav1.Delivery{"c": {Spec: flotillav1.DeliverySpec{Revision: names[1]}}}
+	pinned := []string{names[1]}
 	cases := []struct {
 		name   string
 		before map[string]clusterPlan // an earlier pass, if any

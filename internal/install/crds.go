@@ -42,9 +42,9 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 
 // Apply server-side applies every CRD to the hub and waits until each is Established, then
 // installs kro's ResourceGraphDefinition CRD unless someone else already did (applyKroCRD),
-// then the policy that lets only controller (the hub controller's user name) write Delivery
-// records (DeliveryPolicy). progress receives one line per object; it may be nil.
-func Apply(ctx context.Context, cfg *rest.Config, controller string, progress func(string)) error {
+// then the policy that lets only controllers (the user names the hub controller runs as) write
+// Delivery records (DeliveryPolicy). progress receives one line per object; it may be nil.
+func Apply(ctx context.Context, cfg *rest.Config, controllers []string, progress func(string)) error {
 	if progress == nil {
 		progress = func(string) {}
 	}
@@ -69,7 +69,7 @@ func Apply(ctx context.Context, cfg *rest.Config, controller string, progress fu
 	if err := applyKroCRD(ctx, c, progress); err != nil {
 		return err
 	}
-	return applyDeliveryPolicy(ctx, c, controller, progress)
+	return applyDeliveryPolicy(ctx, c, controllers, progress)
 }
 
 func waitEstablished(ctx context.Context, c client.Client, name string) error {

@@ -39,16 +39,25 @@ var recordDeleters = []string{
 	"system:kube-controller-manager",
 }
 
-// DeliveryPolicy returns the policy that lets only controller (a user name, as
-// `kubectl auth whoami` prints it) write Delivery records, and its binding.
-func DeliveryPolicy(controller string) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding, error) {
-	if strings.TrimSpace(controller) == "" {
-		return nil, nil, fmt.Errorf("the hub controller's user name is empty: Delivery records would be writable by no one")
+// DeliveryPolicy returns the policy that lets only controllers (the user names the hub
+// controller runs as, as `kubectl auth whoami` prints them) write Delivery records, and its
+// binding.
+func DeliveryPolicy(controllers ...string) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding, error) {
+	if len(controllers) == 0 {
+		return nil, nil, fmt.Errorf("no hub controller user named: Delivery records would be writable by no one")
+	}
+	writers := make([]string, 0, len(controllers))
+	for _, c := range controllers {
+		if strings.TrimSpace(c) == "" {
+			return nil, nil, fmt.Errorf("a hub controller user name is empty")
+		}
+		writers = append(writers, strconv.Quote(c))
 	}
 	deleters := make([]string, 0, len(recordDeleters))
 	for _, d := range recordDeleters {
 		deleters = append(deleters, strconv.Quote(d))
 	}
+	controller := strings.Join(controllers, ", ")
 	fail := admissionregistrationv1.Fail
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
@@ -63,8 +72,8 @@ func DeliveryPolicy(controller string) (*admissionregistrationv1.ValidatingAdmis
 				},
 			}}},
 			Validations: []admissionregistrationv1.Validation{{
-				Expression: fmt.Sprintf("request.userInfo.username == %s || (request.operation == 'DELETE' && request.userInfo.username in [%s])",
-					strconv.Quote(controller), strings.Join(deleters, ", ")),
+				Expression: fmt.Sprintf("request.userInfo.username in [%s] || (request.operation == 'DELETE' && request.userInfo.username in [%s])",
+					strings.Join(writers, ", "), strings.Join(deleters, ", ")),
 				Message: fmt.Sprintf("Delivery records are Flotilla's state: only the hub controller (%s) writes them. "+
 					"To pin a cluster to a revision, set spec.revisionPins on the record's owner.", controller),
 				Reason: ptrTo(metav1.StatusReasonForbidden),
@@ -82,9 +91,9 @@ func DeliveryPolicy(controller string) (*admissionregistrationv1.ValidatingAdmis
 	return policy, binding, nil
 }
 
-// applyDeliveryPolicy installs DeliveryPolicy(controller) on the hub.
-func applyDeliveryPolicy(ctx context.Context, c client.Client, controller string, progress func(string)) error {
-	policy, binding, err := DeliveryPolicy(controller)
+// applyDeliveryPolicy installs DeliveryPolicy(controllers...) on the hub.
+func applyDeliveryPolicy(ctx context.Context, c client.Client, controllers []string, progress func(string)) error {
+	policy, binding, err := DeliveryPolicy(controllers...)
 	if err != nil {
 		return err
 	}
@@ -93,7 +102,7 @@ func applyDeliveryPolicy(ctx context.Context, c client.Client, controller string
 			return fmt.Errorf("apply %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 		}
 	}
-	progress(fmt.Sprintf("validatingadmissionpolicy.admissionregistration.k8s.io/%s serverside-applied: only %s writes Delivery records", DeliveryPolicyName, controller))
+	progress(fmt.Sprintf("validatingadmissionpolicy.admissionregistration.k8s.io/%s serverside-applied: only %s write Delivery records", DeliveryPolicyName, strings.Join(controllers, ", ")))
 	return nil
 }
 
@@ -120,5 +129,5 @@ func ApplyForSelf(ctx context.Context, cfg *rest.Config, progress func(string)) 
 	if err != nil {
 		return err
 	}
-	return Apply(ctx, cfg, controller, progress)
+	return Apply(ctx, cfg, []string{controller}, progress)
 }

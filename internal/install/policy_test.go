@@ -46,6 +46,9 @@ func TestDeliveryPolicyManifest(t *testing.T) {
 		}
 	}
 	if _, _, err := DeliveryPolicy(" "); err == nil {
-		t.Errorf("a policy for an empty user name was made: no one could write records")
+		t.Errorf("a policy for an empty user name was made")
+	}
+	if _, _, err := DeliveryPolicy(); err == nil {
+		t.Errorf("a policy for no user was made: no one could write records")
 	}
 }
