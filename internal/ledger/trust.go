@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,10 +90,14 @@ func (t Trust) Check(ctx context.Context, rec *flotillav1.Delivery) (client.Obje
 	}
 	owner := kind.New()
 	if err := t.Hub.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, owner); err != nil {
-		if apierrors.IsNotFound(err) {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			return client.ObjectKey{}, fmt.Sprintf("its owner %s %s does not exist", o.Kind, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}), nil
 		}
 		return client.ObjectKey{}, "", fmt.Errorf("read the owner of Delivery %s/%s: %w", rec.Namespace, rec.Name, err)
+	}
+	if owner.GetNamespace() != o.Namespace {
+		// A cluster-scoped owner claimed in a namespace (a reader may ignore the namespace).
+		return client.ObjectKey{}, fmt.Sprintf("its owner %s %s is not in namespace %q", o.Kind, o.Name, o.Namespace), nil
 	}
 	if owner.GetUID() != ref.UID {
 		return client.ObjectKey{}, fmt.Sprintf("its owner reference names UID %s, not that of %s %s", ref.UID, o.Kind, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}), nil

@@ -15,12 +15,32 @@ import (
 )
 
 func propagationOwners() Owners {
-	return Owners{flotillav1.GroupVersion.WithKind("Propagation").GroupKind(): {
-		New: func() client.Object { return &flotillav1.Propagation{} },
-		Placement: func(_ context.Context, _ client.Reader, o client.Object) (client.ObjectKey, error) {
-			return client.ObjectKey{Namespace: o.GetNamespace(), Name: o.(*flotillav1.Propagation).Spec.PlacementRef.Name}, nil
+	return Owners{
+		flotillav1.GroupVersion.WithKind("Propagation").GroupKind(): {
+			New: func() client.Object { return &flotillav1.Propagation{} },
+			Placement: func(_ context.Context, _ client.Reader, o client.Object) (client.ObjectKey, error) {
+				return client.ObjectKey{Namespace: o.GetNamespace(), Name: o.(*flotillav1.Propagation).Spec.PlacementRef.Name}, nil
+			},
 		},
-	}}
+		flotillav1.GroupVersion.WithKind("ClusterPropagation").GroupKind(): {
+			New: func() client.Object { return &flotillav1.ClusterPropagation{} },
+			Placement: func(_ context.Context, _ client.Reader, o client.Object) (client.ObjectKey, error) {
+				ref := o.(*flotillav1.ClusterPropagation).Spec.PlacementRef
+				return client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, nil
+			},
+		},
+	}
+}
+
+// readsAnyNamespace is a reader that, as a cache may, finds a cluster-scoped object whatever
+// namespace the key names.
+type readsAnyNamespace struct{ client.Reader }
+
+func (r readsAnyNamespace) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*flotillav1.ClusterPropagation); ok {
+		key.Namespace = ""
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
 }
 
 // A record is believed only as the ledger writes it for a live owner: in the owner's namespace,
@@ -37,7 +57,9 @@ func TestTrustCheck(t *testing.T) {
 		}
 		return d
 	}
-	trust := Trust{Hub: fake.NewClientBuilder().WithScheme(install.Scheme()).WithObjects(owner).Build(), Owners: propagationOwners()}
+	admin := &flotillav1.ClusterPropagation{ObjectMeta: metav1.ObjectMeta{Name: "base", UID: "base-uid"},
+		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Namespace: "flotilla-system", Name: "fleet"}}}
+	trust := Trust{Hub: readsAnyNamespace{fake.NewClientBuilder().WithScheme(install.Scheme()).WithObjects(owner, admin).Build()}, Owners: propagationOwners()}
 	cases := []struct {
 		name   string
 		rec    *flotillav1.Delivery
@@ -51,6 +73,10 @@ func TestTrustCheck(t *testing.T) {
 		{"an owner that does not exist", record(func(d *flotillav1.Delivery) {
 			d.Spec.Owner.Name, d.OwnerReferences[0].Name = "gone", "gone"
 		}), "does not exist"},
+		{"an admin's ClusterPropagation claimed in the tenant's namespace", record(func(d *flotillav1.Delivery) {
+			d.Spec.Owner.Kind, d.Spec.Owner.Name = "ClusterPropagation", "base"
+			d.OwnerReferences[0].Kind, d.OwnerReferences[0].Name, d.OwnerReferences[0].UID = "ClusterPropagation", "base", "base-uid"
+		}), "is not in namespace"},
 		{"a kind Flotilla does not deliver for", record(func(d *flotillav1.Delivery) {
 			d.Spec.Owner.APIVersion, d.Spec.Owner.Kind = "v1", "Secret"
 		}), "no owner of kind Secret"},
