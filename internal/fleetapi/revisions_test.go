@@ -15,8 +15,9 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
-// The history keeps what clusters serve and what records pin; for a cluster whose CRD cannot be
-// read, what it was last seen serving, or every revision if it was never read since the start.
+// The history keeps what clusters serve and what the APIPropagation pins; for a cluster whose
+// CRD cannot be read, what it was last seen serving, or every revision if it was never read
+// since the start.
 func TestRevisionsInUse(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := appsv1.AddToScheme(scheme); err != nil {
