@@ -82,8 +82,16 @@ func TestForgedDeliveryRecordsAreIgnored(t *testing.T) {
 		changed.Spec.Cluster = "spoke-b"
 		refusedByPolicy(t, "update", tenant.Update(ctx, changed))
 		refusedByPolicy(t, "delete", tenant.Delete(ctx, planted))
-		if err := e.hub.Delete(ctx, planted); err != nil {
+		// The garbage collector (a record goes with its owner) may delete, as
+		// kube-controller-manager runs it with --use-service-account-credentials.
+		gcUser := "system:serviceaccount:kube-system:generic-garbage-collector"
+		fleettest.Grant(t, ctx, e.hub, "mallory", gcUser, flotillaEditor.Name)
+		gc, err := client.New(fleettest.As(e.fleet.Hub().RESTConfig(), gcUser, "system:serviceaccounts"), client.Options{Scheme: install.Scheme()})
+		if err != nil {
 			t.Fatal(err)
+		}
+		if err := gc.Delete(ctx, planted); err != nil {
+			t.Errorf("delete as the garbage collector: %v", err)
 		}
 	})
 
