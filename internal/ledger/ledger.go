@@ -135,7 +135,7 @@ func (l *Ledger) Records(ctx context.Context, owner render.Owner) (map[string]*f
 			ignored++
 			continue
 		default:
-			_, reason, err := l.trust().Check(ctx, d)
+			_, _, reason, err := l.trust().owner(ctx, d)
 			if err != nil {
 				return nil, err
 			}

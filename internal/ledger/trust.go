@@ -72,49 +72,61 @@ func (i Ignored) String() string { return fmt.Sprintf("Delivery %s: %s", i.Recor
 // Check returns the Placement that rec's live owner names, or why rec is not to be believed
 // ("" when it is). An error is a failed read, not a verdict.
 func (t Trust) Check(ctx context.Context, rec *flotillav1.Delivery) (client.ObjectKey, string, error) {
-	o := rec.Spec.Owner
-	gv, err := schema.ParseGroupVersion(o.APIVersion)
-	if err != nil {
-		return client.ObjectKey{}, fmt.Sprintf("its owner's apiVersion %q is not valid", o.APIVersion), nil
-	}
-	kind, ok := t.Owners[gv.WithKind(o.Kind).GroupKind()]
-	if !ok {
-		return client.ObjectKey{}, fmt.Sprintf("Flotilla delivers for no owner of kind %s", gv.WithKind(o.Kind).GroupKind()), nil
-	}
-	if want := NamespaceOf(render.Owner{Namespace: o.Namespace, Name: o.Name}); rec.Namespace != want {
-		return client.ObjectKey{}, fmt.Sprintf("it is not in its owner's namespace %s", want), nil
-	}
-	ref := ownerReference(rec)
-	if ref == nil {
-		return client.ObjectKey{}, fmt.Sprintf("it has no owner reference to %s %s", o.Kind, o.Name), nil
-	}
-	owner := kind.New()
-	if err := t.Hub.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, owner); err != nil {
-		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-			return client.ObjectKey{}, fmt.Sprintf("its owner %s %s does not exist", o.Kind, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}), nil
-		}
-		return client.ObjectKey{}, "", fmt.Errorf("read the owner of Delivery %s/%s: %w", rec.Namespace, rec.Name, err)
-	}
-	if owner.GetNamespace() != o.Namespace {
-		// A cluster-scoped owner claimed in a namespace (a reader may ignore the namespace).
-		return client.ObjectKey{}, fmt.Sprintf("its owner %s %s is not in namespace %q", o.Kind, o.Name, o.Namespace), nil
-	}
-	if owner.GetUID() != ref.UID {
-		return client.ObjectKey{}, fmt.Sprintf("its owner reference names UID %s, not that of %s %s", ref.UID, o.Kind, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}), nil
+	owner, kind, reason, err := t.owner(ctx, rec)
+	if owner == nil {
+		return client.ObjectKey{}, reason, err
 	}
 	placement, err := kind.Placement(ctx, t.Hub, owner)
 	if err != nil {
-		return client.ObjectKey{}, "", fmt.Errorf("read the Placement of %s %s: %w", o.Kind, client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, err)
+		return client.ObjectKey{}, "", fmt.Errorf("read the Placement of %s %s: %w", rec.Spec.Owner.Kind, client.ObjectKeyFromObject(owner), err)
 	}
 	return placement, "", nil
 }
 
-// Owned keeps the records Check believes; what it ignores is counted for reader.
+// owner returns the live owner the ledger wrote rec for, and its kind; or, with no owner, why
+// rec is not to be believed (or a failed read).
+func (t Trust) owner(ctx context.Context, rec *flotillav1.Delivery) (client.Object, OwnerKind, string, error) {
+	o := rec.Spec.Owner
+	key := client.ObjectKey{Namespace: o.Namespace, Name: o.Name}
+	gv, err := schema.ParseGroupVersion(o.APIVersion)
+	if err != nil {
+		return nil, OwnerKind{}, fmt.Sprintf("its owner's apiVersion %q is not valid", o.APIVersion), nil
+	}
+	kind, ok := t.Owners[gv.WithKind(o.Kind).GroupKind()]
+	if !ok {
+		return nil, OwnerKind{}, fmt.Sprintf("Flotilla delivers for no owner of kind %s", gv.WithKind(o.Kind).GroupKind()), nil
+	}
+	if want := NamespaceOf(render.Owner{Namespace: o.Namespace, Name: o.Name}); rec.Namespace != want {
+		return nil, OwnerKind{}, fmt.Sprintf("it is not in its owner's namespace %s", want), nil
+	}
+	ref := ownerReference(rec)
+	if ref == nil {
+		return nil, OwnerKind{}, fmt.Sprintf("it has no owner reference to %s %s", o.Kind, o.Name), nil
+	}
+	owner := kind.New()
+	if err := t.Hub.Get(ctx, key, owner); err != nil {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return nil, OwnerKind{}, fmt.Sprintf("its owner %s %s does not exist", o.Kind, key), nil
+		}
+		return nil, OwnerKind{}, "", fmt.Errorf("read the owner of Delivery %s/%s: %w", rec.Namespace, rec.Name, err)
+	}
+	if owner.GetNamespace() != o.Namespace {
+		// A cluster-scoped owner claimed in a namespace (a reader may ignore the namespace).
+		return nil, OwnerKind{}, fmt.Sprintf("its owner %s %s is not in namespace %q", o.Kind, o.Name, o.Namespace), nil
+	}
+	if owner.GetUID() != ref.UID {
+		return nil, OwnerKind{}, fmt.Sprintf("its owner reference names UID %s, not that of %s %s", ref.UID, o.Kind, key), nil
+	}
+	return owner, kind, "", nil
+}
+
+// Owned keeps the records the ledger wrote for a live owner (Check, without the Placement);
+// what it ignores is counted for reader.
 func (t Trust) Owned(ctx context.Context, reader string, records []flotillav1.Delivery) ([]flotillav1.Delivery, []Ignored, error) {
 	out := make([]flotillav1.Delivery, 0, len(records))
 	var ignored []Ignored
 	for i := range records {
-		_, reason, err := t.Check(ctx, &records[i])
+		_, _, reason, err := t.owner(ctx, &records[i])
 		if err != nil {
 			return nil, nil, err
 		}

@@ -12,6 +12,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 func propagationOwners() Owners {
@@ -95,5 +96,32 @@ func TestTrustCheck(t *testing.T) {
 	}
 	if _, reason, _ := (Trust{Hub: trust.Hub}).Check(context.Background(), record(nil)); reason == "" {
 		t.Errorf("without Owners a record was believed")
+	}
+}
+
+// An owner's own records are believed only when they reference it (its UID, with Owners):
+// a record someone else wrote for it names no cluster its division or cleanup would act on.
+func TestRecordsOfTheLiveOwnerOnly(t *testing.T) {
+	owner := &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "web", UID: "web-uid"}}
+	ro := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
+	l := &Ledger{Owners: propagationOwners()}
+	record := func(cluster string, uid types.UID) *flotillav1.Delivery {
+		key := l.Key(ro, cluster)
+		d := &flotillav1.Delivery{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
+			Labels: map[string]string{flotillav1.LabelOwner: ro.LabelValue()}},
+			Spec: flotillav1.DeliverySpec{Cluster: cluster, Owner: flotillav1.DeliveryOwner{APIVersion: "flotilla.dev/v1alpha1", Kind: "Propagation", Namespace: "team", Name: "web"}}}
+		if uid != "" {
+			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "flotilla.dev/v1alpha1", Kind: "Propagation", Name: "web", UID: uid}}
+		}
+		return d
+	}
+	l.Hub = fake.NewClientBuilder().WithScheme(install.Scheme()).WithObjects(owner,
+		record("forged-first", "forged"), record("eu", owner.UID), record("unreferenced", ""), record("us", owner.UID)).Build()
+	records, err := l.Records(context.Background(), ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(Clusters(records), ","); got != "eu,us" {
+		t.Errorf("records on %s, want eu,us (the owner's own)", got)
 	}
 }

@@ -74,7 +74,7 @@ func TestForgedDeliveryRecordsAreIgnored(t *testing.T) {
 		}
 	}
 
-	t.Run("the tenant may not create, change or delete a record", func(t *testing.T) {
+	t.Run("the tenant may not create, change or delete a record; the garbage collector may delete", func(t *testing.T) {
 		refusedByPolicy(t, "create", tenant.Create(ctx, forged("propagation.steer.spoke-b", "spoke-b", "0")))
 		planted := forged("propagation.planted.spoke-a", "spoke-a", "0")
 		e.create(t, planted) // the admin is the controller's identity here
