@@ -131,7 +131,7 @@ func tail(s string, n int) string {
 // setUp installs Flotilla, starts `flotilla hub`, joins the spokes and creates the objects.
 func (b *bench) setUp(ctx context.Context) error {
 	hubCfg := b.fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, hubCfg, nil); err != nil {
+	if err := install.ApplyForSelf(ctx, hubCfg, nil); err != nil {
 		return err
 	}
 	var err error

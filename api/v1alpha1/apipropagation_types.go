@@ -49,6 +49,50 @@ type APIPropagationSpec struct {
 	// +optional
 	// +kubebuilder:default=Namespace
 	Tenancy Tenancy `json:"tenancy,omitempty"`
+
+	// revisionPins hold a cluster at a kept revision of an RGD this APIPropagation serves,
+	// while its other clusters get the RGD's newest revision: the cluster serves the CRD and
+	// expands instances as that revision says. A pinned revision is never pruned from the
+	// history; a pin to one that is not kept fails that cluster (RevisionNotKept), which keeps
+	// what it serves. Set by a person or a rollout tool; Flotilla never sets it.
+	// +optional
+	// +listType=map
+	// +listMapKey=resourceGraphDefinition
+	// +listMapKey=cluster
+	// +kubebuilder:validation:MaxItems=256
+	RevisionPins []APIRevisionPin `json:"revisionPins,omitempty"`
+}
+
+// APIRevisionPin holds one cluster at a kept revision of one ResourceGraphDefinition.
+type APIRevisionPin struct {
+	// resourceGraphDefinition is the RGD's name, e.g. webapp.kro.run.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ResourceGraphDefinition string `json:"resourceGraphDefinition"`
+
+	// cluster is the Cluster held.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Cluster string `json:"cluster"`
+
+	// revision is the name of one of the RGD's ControllerRevisions in flotilla-system
+	// (status.apis lists the revision each cluster serves).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Revision string `json:"revision"`
+}
+
+// PinOf returns the revision the pins hold rgd's cluster at, or "".
+func (s *APIPropagationSpec) PinOf(rgd, cluster string) string {
+	for _, p := range s.RevisionPins {
+		if p.ResourceGraphDefinition == rgd && p.Cluster == cluster {
+			return p.Revision
+		}
+	}
+	return ""
 }
 
 // Tenancy is where the instances of a served API may reach on their cluster.

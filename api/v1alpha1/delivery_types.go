@@ -41,17 +41,6 @@ type DeliverySpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	Cluster string `json:"cluster"`
 
-	// revision pins the cluster to a kept revision of the owner: the name of one of the owner's
-	// ControllerRevisions (kubectl get controllerrevisions -l flotilla.dev/owner=<the record's
-	// flotilla.dev/owner label>). The cluster then gets the objects of that revision, and drift
-	// there is corrected back to them, while the owner's other clusters follow its latest
-	// revision. Empty follows the latest. A pinned revision is never pruned from the history;
-	// one that is not kept is an error on this cluster, which keeps what it has. Flotilla never
-	// sets it; a person or a rollout tool does.
-	// +optional
-	// +kubebuilder:validation:MaxLength=253
-	Revision string `json:"revision,omitempty"`
-
 	// kinds lists every kind (group/version/Kind) the owner has delivered to the cluster, and is
 	// written before an object of a new kind is: pruning and removal look for the owner's
 	// objects in these kinds, whatever happened to the owner's status or the controller's
@@ -178,7 +167,10 @@ type DeliveryStatus struct {
 // truncated owner status, or a restore from backup never loses track of a cluster. It lives in
 // the owner's namespace (flotilla-system for ClusterPropagations), is owned by the owner (the
 // garbage collector removes it with the owner), and is deleted once the owner's objects are
-// gone from the cluster. Do not edit it: it is state, not configuration.
+// gone from the cluster. Only the hub controller may write it (a ValidatingAdmissionPolicy
+// refuses everyone else), and readers believe it only where the controller wrote it for a live
+// owner: it is state, not configuration. A cluster is pinned to a revision on the owner
+// (spec.revisionPins), not here.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -191,7 +183,6 @@ type DeliveryStatus struct {
 // +kubebuilder:printcolumn:name="Applied",type=integer,JSONPath=`.status.applied`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`
-// +kubebuilder:printcolumn:name="Pinned",type=string,JSONPath=`.spec.revision`,priority=1
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.revision`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Delivery struct {

@@ -43,6 +43,45 @@ type PropagationSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
 	Overrides []Override `json:"overrides,omitempty"`
+
+	// revisionPins hold clusters at kept revisions of this owner, while its other clusters
+	// follow its latest revision: a pinned cluster gets the objects of its revision (with its
+	// overrides), and drift there is corrected back to them. A pinned revision is never pruned
+	// from the history; a pin to one that is not kept is an error on that cluster only, which
+	// keeps what it has. A pin to a cluster the Placement does not choose does nothing. Set by
+	// a person or a rollout tool; Flotilla never sets it.
+	// +optional
+	// +listType=map
+	// +listMapKey=cluster
+	// +kubebuilder:validation:MaxItems=256
+	RevisionPins []RevisionPin `json:"revisionPins,omitempty"`
+}
+
+// RevisionPin holds one cluster at a kept revision of its owner.
+type RevisionPin struct {
+	// cluster is the Cluster held.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Cluster string `json:"cluster"`
+
+	// revision is the name of one of the owner's ControllerRevisions, in the owner's namespace
+	// (flotilla-system for a cluster-scoped owner):
+	// kubectl get controllerrevisions -l flotilla.dev/owner=<the owner's flotilla.dev/owner label value>.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Revision string `json:"revision"`
+}
+
+// PinOf returns the revision pins hold cluster at, or "".
+func PinOf(pins []RevisionPin, cluster string) string {
+	for _, p := range pins {
+		if p.Cluster == cluster {
+			return p.Revision
+		}
+	}
+	return ""
 }
 
 // Override is one per-cluster change to delivered objects: a JSON patch, a JSON merge patch,

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	flotillahub "github.com/flotilla-dev/flotilla/internal/hub"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 )
 
@@ -33,7 +34,7 @@ func printPlacementStatus(ctx context.Context, w io.Writer, hub client.Reader, p
 		_, err := fmt.Fprintln(w, "No cluster chosen.")
 		return err
 	}
-	records, err := ledger.PlacementRecords(ctx, hub, client.ObjectKeyFromObject(p))
+	records, _, err := ledger.PlacementRecords(ctx, ledger.Trust{Hub: hub, Owners: flotillahub.RecordOwners()}, client.ObjectKeyFromObject(p))
 	if err != nil {
 		return err
 	}

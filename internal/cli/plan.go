@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	flotillahub "github.com/flotilla-dev/flotilla/internal/hub"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/plan"
@@ -77,7 +78,7 @@ func planLikeCommand(hf *hubFlags, use, short, long, example string, compute pla
 			if err != nil {
 				return err
 			}
-			desired, err := propagation.Preview(ctx, hub, obj)
+			desired, err := propagation.Preview(ctx, hub, obj, flotillahub.RecordOwners())
 			if err != nil {
 				return fmt.Errorf("%s: %w", obj.GetName(), err)
 			}

@@ -40,7 +40,9 @@ const devProbeInterval = 2 * time.Second
 // until ctx ends, and done is closed when it has stopped.
 func startHub(ctx context.Context, fleet *localfleet.Fleet, dir, displayDir string, out io.Writer) (done <-chan error, err error) {
 	hubCfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, hubCfg, nil); err != nil {
+	// The controller runs in this process with the hub's admin kubeconfig: that is who may
+	// write Delivery records.
+	if err := install.ApplyForSelf(ctx, hubCfg, nil); err != nil {
 		return nil, fmt.Errorf("install CRDs: %w", err)
 	}
 	logFile, err := os.Create(filepath.Join(dir, hubLogFile))

@@ -44,7 +44,7 @@ type clusterPlan struct {
 	// the revision it should get does not compile there or is refused (nil when it serves
 	// none, or the revision cannot be compiled again): its instances are expanded with it.
 	held *kro.Compiled
-	// pinned is the revision the cluster's record pins it to, when that is not the newest.
+	// pinned is the revision the APIPropagation pins the cluster to, when that is not the newest.
 	pinned string
 	// served is the revision the cluster's CRD names ("" when it names none): it stays in the
 	// history while the cluster serves it.
@@ -57,13 +57,13 @@ type clusterPlan struct {
 	connecting bool
 }
 
-// planCluster compiles the revision a cluster should serve (the newest, or the one its record
-// pins) against that cluster's schemas and decides whether its CRD may be delivered there: not
+// planCluster compiles the revision a cluster should serve (the newest, or pin: the one the
+// APIPropagation pins it to) against that cluster's schemas and decides whether its CRD may be delivered there: not
 // when it does not compile there (a kind it uses is missing, say), not when the new CRD would
 // break the one served and the RGD does not allow it, and not when the served CRD of that name
 // is another RGD's. In each of those cases the cluster keeps serving what it serves, with its
 // instances expanded by the revision served (held), and the row says why.
-func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner render.Owner, name string, rec *flotillav1.Delivery) clusterPlan {
+func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner render.Owner, name, pin string) clusterPlan {
 	p := clusterPlan{row: flotillav1.APIClusterResult{Cluster: name, API: newest.rgd.Name}}
 	engaged, err := r.Clusters.Get(ctx, multicluster.ClusterName(name))
 	if err != nil {
@@ -85,10 +85,10 @@ func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner 
 		return p
 	}
 	target := newest
-	if pin := pinOf(rec); pin != "" && pin != newest.name {
+	if pin != "" && pin != newest.name {
 		if target, err = r.loadRevision(ctx, owner, pin); err != nil {
 			p.row.Phase, p.row.Reason = flotillav1.APIFailed, flotillav1.ReasonRevisionNotKept
-			p.row.Message = limit(fmt.Sprintf("the Delivery record pins revision %s: %v", pin, err))
+			p.row.Message = limit(fmt.Sprintf("spec.revisionPins pins revision %s: %v", pin, err))
 			return r.hold(ctx, p, owner, view, "")
 		}
 		p.pinned = pin
@@ -148,14 +148,6 @@ func (r *Reconciler) hold(ctx context.Context, p clusterPlan, owner render.Owner
 		p.row.Message = limit(fmt.Sprintf("%s; the revision served here (%s) cannot be compiled again, so its instances wait: %v", p.row.Message, name, err))
 	}
 	return p
-}
-
-// pinOf is the revision a cluster's record pins it to, if any.
-func pinOf(rec *flotillav1.Delivery) string {
-	if rec == nil {
-		return ""
-	}
-	return rec.Spec.Revision
 }
 
 // clusterReady reports whether the hub's Cluster says the spoke answers.

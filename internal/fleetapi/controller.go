@@ -87,8 +87,8 @@ type Reconciler struct {
 	// cluster. The instances controller expands instances with them.
 	Graphs *instances.Memory
 	// Revisions, when set, keeps each RGD's distinct specs (revisions.go): a cluster held on an
-	// older one expands its instances with it after a restart too, and a Delivery record may pin
-	// its cluster to one. Without it RGDs are served without history.
+	// older one expands its instances with it after a restart too, and the APIPropagation may
+	// pin a cluster to one (spec.revisionPins). Without it RGDs are served without history.
 	Revisions *revisions.Store
 	// Instances, when set, says how the instances of each served API are doing on each
 	// cluster: the APIPropagations' status shows their counts. Tell InstancesChanged when they
@@ -293,13 +293,13 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	plans := map[string]clusterPlan{}
 	want := map[string]fanout.Want{}
 	for _, c := range st.targets {
-		p := r.planCluster(ctx, newest, owner, c, records[c])
+		p := r.planCluster(ctx, newest, owner, c, placer.Spec.PinOf(rgd.Name, c))
 		plans[c] = p
 		if p.want != nil {
 			want[c] = *p.want
 		}
 	}
-	keep, err := r.revisionsInUse(ctx, owner, plans, records)
+	keep, err := r.revisionsInUse(ctx, owner, plans, pinsOf(placer, rgd.Name))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -330,7 +330,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 			res, ok := out.Results[c]
 			row = settle(row, p.want, res, ok, p.generation)
 			if p.pinned != "" && row.Phase == flotillav1.APIServing {
-				row.Message = fmt.Sprintf("pinned by its Delivery record to revision %s (generation %d)", p.pinned, p.generation)
+				row.Message = fmt.Sprintf("pinned by spec.revisionPins to revision %s (generation %d)", p.pinned, p.generation)
 			}
 		}
 		if row.Phase == flotillav1.APIPending || row.Reason == flotillav1.ReasonSchemaNotFound || row.Reason == flotillav1.ReasonSchemaUnreadable {

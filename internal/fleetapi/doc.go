@@ -58,8 +58,8 @@
 //     revision kept through internal/revisions (a ControllerRevision in the admin namespace,
 //     owned by the RGD), and each CRD names the revision it was compiled from
 //     (flotilla.dev/api-revision), so after a restart what a cluster serves is read from the
-//     cluster. A Delivery record's spec.revision pins its cluster to a kept revision, as for
-//     every owner: the seam a staged rollout drives.
+//     cluster. The APIPropagation's spec.revisionPins pin a cluster to a kept revision of an
+//     RGD, as every owner's do: the seam a staged rollout drives.
 //   - When to start and stop watching a kind on a cluster: the row's transition into Serving
 //     (an Established CRD) and out of it (released, cluster gone). publish already notifies on
 //     every change; M2 adds a second listener beside the status controller's.

@@ -266,26 +266,27 @@ func (e *env) createEstablished(t *testing.T, spoke string, crd *extv1.CustomRes
 	})
 }
 
-// pin sets the revision an RGD's Delivery record for a cluster pins it to ("" follows the RGD).
+// pin sets the revision APIPropagation platform pins an RGD's cluster to ("" follows the RGD),
+// as a person would: on the APIPropagation, not on the controller's Delivery record.
 func (e *env) pin(t *testing.T, rgd, cluster, revision string) {
 	t.Helper()
-	records := &flotillav1.DeliveryList{}
-	if err := e.hub.List(context.Background(), records, client.InNamespace(membership.Namespace)); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &flotillav1.APIPropagation{}
+		if err := e.hub.Get(context.Background(), client.ObjectKey{Name: "platform"}, p); err != nil {
+			return err
+		}
+		pins := slices.DeleteFunc(p.Spec.RevisionPins, func(pin flotillav1.APIRevisionPin) bool {
+			return pin.ResourceGraphDefinition == rgd && pin.Cluster == cluster
+		})
+		if revision != "" {
+			pins = append(pins, flotillav1.APIRevisionPin{ResourceGraphDefinition: rgd, Cluster: cluster, Revision: revision})
+		}
+		p.Spec.RevisionPins = pins
+		return e.hub.Update(context.Background(), p)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range records.Items {
-		rec := &records.Items[i]
-		if rec.Spec.Owner.Name != rgd || rec.Spec.Cluster != cluster {
-			continue
-		}
-		before := rec.DeepCopy()
-		rec.Spec.Revision = revision
-		if err := e.hub.Patch(context.Background(), rec, client.MergeFrom(before)); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Fatalf("no Delivery record of %s on %s", rgd, cluster)
 }
 
 // revisionsKept checks that the hub keeps n revisions of an RGD and that every spoke's CRD
@@ -687,7 +688,7 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		e.revisionsKept(t, webapp.Name, webappCRD, 2)
 	})
 
-	t.Run("a Delivery record pins its cluster to a kept revision", func(t *testing.T) {
+	t.Run("the APIPropagation pins a cluster to a kept revision", func(t *testing.T) {
 		crd := &extv1.CustomResourceDefinition{}
 		if err := e.spokes["spoke-c"].Get(ctx, client.ObjectKey{Name: webappCRD}, crd); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package fleetapi
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -8,8 +9,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/kro"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 )
 
 // chooses reports whether an APIPropagation chooses an RGD: by name, or by its label selector.
@@ -92,4 +96,23 @@ func placementRefProblem(p *flotillav1.APIPropagation, admin []string) string {
 	}
 	return fmt.Sprintf("placementRef.namespace %q is not an admin namespace (%s): an APIPropagation may use only Placements that cluster administrators control; move the Placement, or start the hub with --admin-namespace=%s if only administrators write there",
 		p.Spec.PlacementRef.Namespace, strings.Join(admin, ", "), p.Spec.PlacementRef.Namespace)
+}
+
+// RecordOwner is the ResourceGraphDefinition as an owner of Delivery records: the Placement it
+// names is the one its placer (placerOf) names.
+func RecordOwner() ledger.OwnerKind {
+	return ledger.OwnerKind{
+		New: func() client.Object { return &kro.ResourceGraphDefinition{} },
+		Placement: func(ctx context.Context, hub client.Reader, rgd client.Object) (client.ObjectKey, error) {
+			var props flotillav1.APIPropagationList
+			if err := hub.List(ctx, &props); err != nil {
+				return client.ObjectKey{}, err
+			}
+			p := placerOf(rgd, props.Items)
+			if p == nil {
+				return client.ObjectKey{}, nil
+			}
+			return client.ObjectKey{Namespace: p.Spec.PlacementRef.Namespace, Name: p.Spec.PlacementRef.Name}, nil
+		},
+	}
 }

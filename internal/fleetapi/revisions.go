@@ -18,7 +18,7 @@ import (
 
 // An RGD's revisions are its distinct specs, kept the way every owner's revisions are kept
 // (package revisions: one ControllerRevision per spec in the admin namespace, owned by the RGD,
-// a bounded history that never drops a revision a cluster serves or a record pins). The CRD
+// a bounded history that never drops a revision a cluster serves or a pin names). The CRD
 // compiled from a revision names it (flotilla.dev/api-revision), so what a cluster serves is
 // read from the cluster itself, and a cluster held on an older revision (the newest does not
 // compile there, or would break its CRD) has its instances expanded with that revision's
@@ -76,11 +76,11 @@ func (r *Reconciler) saveRevision(ctx context.Context, owner ledger.Owner, hash 
 	return err
 }
 
-// revisionsInUse are the revisions the history must not prune: those the clusters serve, those
-// records pin, and for a cluster whose CRD cannot be read (it is not connected) the one it was
+// revisionsInUse are the revisions the history must not prune: those the clusters serve, pins
+// (those the APIPropagation pins), and for a cluster whose CRD cannot be read (it is not connected) the one it was
 // last seen serving, or, not seen since the controller started, every kept one, since it may
 // serve any of them and its instances are expanded with what it serves.
-func (r *Reconciler) revisionsInUse(ctx context.Context, owner render.Owner, plans map[string]clusterPlan, records map[string]*flotillav1.Delivery) (map[string]bool, error) {
+func (r *Reconciler) revisionsInUse(ctx context.Context, owner render.Owner, plans map[string]clusterPlan, pins []string) (map[string]bool, error) {
 	keep := map[string]bool{}
 	unread := false
 	for c, p := range plans {
@@ -95,10 +95,8 @@ func (r *Reconciler) revisionsInUse(ctx context.Context, owner render.Owner, pla
 		}
 		unread = unread || !known
 	}
-	for _, rec := range records {
-		if rec.Spec.Revision != "" {
-			keep[rec.Spec.Revision] = true
-		}
+	for _, pin := range pins {
+		keep[pin] = true
 	}
 	if unread && r.Revisions != nil {
 		kept, err := r.Revisions.List(ctx, owner)
@@ -171,4 +169,15 @@ func (l *lastServed) forget(rgd string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.byRGD, rgd)
+}
+
+// pinsOf returns the revisions placer pins rgd's clusters to.
+func pinsOf(placer *flotillav1.APIPropagation, rgd string) []string {
+	var out []string
+	for _, p := range placer.Spec.RevisionPins {
+		if p.ResourceGraphDefinition == rgd {
+			out = append(out, p.Revision)
+		}
+	}
+	return out
 }

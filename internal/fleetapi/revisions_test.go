@@ -11,13 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
-// The history keeps what clusters serve and what records pin; for a cluster whose CRD cannot be
-// read, what it was last seen serving, or every revision if it was never read since the start.
+// The history keeps what clusters serve and what the APIPropagation pins; for a cluster whose
+// CRD cannot be read, what it was last seen serving, or every revision if it was never read
+// since the start.
 func TestRevisionsInUse(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := appsv1.AddToScheme(scheme); err != nil {
@@ -35,7 +35,7 @@ func TestRevisionsInUse(t *testing.T) {
 		}
 		names = append(names, name)
 	}
-	pinned := map[string]*flotillav1.Delivery{"c": {Spec: flotillav1.DeliverySpec{Revision: names[1]}}}
+	pinned := []string{names[1]}
 	cases := []struct {
 		name   string
 		before map[string]clusterPlan // an earlier pass, if any

@@ -89,6 +89,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	// The owners that exist, by owner label value: what spoke caches keep whole.
 	known := owners.New()
 	inventoryOpts.Owners = known
+	inventoryOpts.RecordOwners = RecordOwners()
 	inventoryOpts.OnReady = func(cluster string) {
 		if deliverer != nil {
 			deliverer.Retry(cluster)
@@ -130,7 +131,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := sources.Setup(ctx, mgr.GetLocalManager(), opts.Sources); err != nil {
 		return fmt.Errorf("set up cluster importers: %w", err)
 	}
-	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
+	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient(), Owners: RecordOwners()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
 		return fmt.Errorf("set up placement scheduling: %w", err)
 	}
 	if deliverer, err = setupDelivery(ctx, mgr, provider, apis, known, opts); err != nil {
@@ -208,7 +209,7 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 	if err := mgr.Add(fleetAPIs); err != nil {
 		return nil, err
 	}
-	records := &ledger.Ledger{Hub: local.GetClient()}
+	records := &ledger.Ledger{Hub: local.GetClient(), Owners: RecordOwners()}
 	if err := local.Add(records); err != nil {
 		return nil, err
 	}

@@ -126,7 +126,7 @@ func TestSecretsStaySecret(t *testing.T) {
 	fleet := fleettest.Start(t, fleettest.Hub(), spokeSpec)
 	ctx := context.Background()
 	hubCfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, hubCfg, nil); err != nil {
+	if err := install.ApplyForSelf(ctx, hubCfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	scheme := install.Scheme()

@@ -41,7 +41,7 @@ func startMemoryFleet(t *testing.T, tune func(*Options)) *memoryFleet {
 	fleet := fleettest.Start(t, fleettest.Hub(), spokeSpec)
 	ctx := context.Background()
 	hubCfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, hubCfg, nil); err != nil {
+	if err := install.ApplyForSelf(ctx, hubCfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	hub, err := client.New(hubCfg, client.Options{Scheme: install.Scheme()})

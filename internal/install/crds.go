@@ -41,9 +41,10 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 }
 
 // Apply server-side applies every CRD to the hub and waits until each is Established, then
-// installs kro's ResourceGraphDefinition CRD unless someone else already did (applyKroCRD).
-// progress receives one line per CRD; it may be nil.
-func Apply(ctx context.Context, cfg *rest.Config, progress func(string)) error {
+// installs kro's ResourceGraphDefinition CRD unless someone else already did (applyKroCRD),
+// then the policy that lets only controllers (the user names the hub controller runs as) write
+// Delivery records (DeliveryPolicy). progress receives one line per object; it may be nil.
+func Apply(ctx context.Context, cfg *rest.Config, controllers []string, progress func(string)) error {
 	if progress == nil {
 		progress = func(string) {}
 	}
@@ -65,7 +66,10 @@ func Apply(ctx context.Context, cfg *rest.Config, progress func(string)) error {
 		}
 		progress(fmt.Sprintf("customresourcedefinition.apiextensions.k8s.io/%s serverside-applied and established", want.Name))
 	}
-	return applyKroCRD(ctx, c, progress)
+	if err := applyKroCRD(ctx, c, progress); err != nil {
+		return err
+	}
+	return applyDeliveryPolicy(ctx, c, controllers, progress)
 }
 
 func waitEstablished(ctx context.Context, c client.Client, name string) error {

@@ -20,7 +20,7 @@ import (
 func TestRelease(t *testing.T) {
 	fleet := fleettest.Start(t, fleettest.Hub())
 	ctx := context.Background()
-	if err := install.Apply(ctx, fleet.Hub().RESTConfig(), nil); err != nil {
+	if err := install.ApplyForSelf(ctx, fleet.Hub().RESTConfig(), nil); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(fleet.Hub().RESTConfig(), client.Options{Scheme: install.Scheme()})

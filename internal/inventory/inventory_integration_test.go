@@ -72,7 +72,7 @@ func startEnvWith(t *testing.T, opts inventory.Options, spokes ...string) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	hubCfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, hubCfg, nil); err != nil {
+	if err := install.ApplyForSelf(ctx, hubCfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	scheme := install.Scheme()

@@ -19,6 +19,7 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/intern"
 	"github.com/flotilla-dev/flotilla/internal/owners"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/spokeclient"
 )
 
@@ -46,6 +47,9 @@ type Options struct {
 	// CacheBytesPerCluster bounds what one spoke's cache keeps whole, in estimated bytes of
 	// JSON (default DefaultCacheBytesPerCluster); objects past it are kept as stubs.
 	CacheBytesPerCluster int64
+	// RecordOwners are the kinds Delivery records may belong to: a cluster's status.placed
+	// sums only records the ledger wrote for a live owner (ledger.Trust).
+	RecordOwners ledger.Owners
 }
 
 func (o Options) withDefaults() Options {

@@ -97,17 +97,22 @@ func clusterOfRecord(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: obj.(*flotillav1.Delivery).Spec.Cluster}}}
 }
 
-// placed reads what Flotilla placed on a cluster from its Delivery records.
+// placed reads what Flotilla placed on a cluster from its Delivery records, those it wrote
+// for a live owner (ledger.Trust).
 func (r *reconciler) placed(ctx context.Context, cluster string) (placed, error) {
 	var records flotillav1.DeliveryList
 	if err := r.hub.List(ctx, &records, client.MatchingFields{ledger.ClusterIndex: cluster}, client.UnsafeDisableDeepCopy); err != nil {
 		return placed{}, fmt.Errorf("read the Delivery records of cluster %s: %w", cluster, err)
 	}
-	var sum division.Usage
-	for i := range records.Items {
-		sum = sum.Add(division.UsageFrom(records.Items[i].Spec.Placed))
+	trusted, _, err := ledger.Trust{Hub: r.hub, Owners: r.provider.opts.RecordOwners}.Owned(ctx, ledger.ReaderInventory, records.Items)
+	if err != nil {
+		return placed{}, err
 	}
-	return placed{owners: int32(len(records.Items)), requests: sum.ResourceList()}, nil
+	var sum division.Usage
+	for i := range trusted {
+		sum = sum.Add(division.UsageFrom(trusted[i].Spec.Placed))
+	}
+	return placed{owners: int32(len(trusted)), requests: sum.ResourceList()}, nil
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {

@@ -69,23 +69,28 @@ func (l *Ledger) Free(ctx context.Context, owner render.Owner, limits map[string
 	return free, nil
 }
 
-// placedByOthers sums what owners other than owner placed on cluster.
+// placedByOthers sums what owners other than owner placed on cluster, as their records say
+// where Trust believes them.
 func (l *Ledger) placedByOthers(ctx context.Context, owner render.Owner, cluster string) (division.Usage, error) {
 	var records flotillav1.DeliveryList
 	if err := l.Hub.List(ctx, &records, client.MatchingFields{ClusterIndex: cluster}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("read what is placed on cluster %s: %w", cluster, err)
+	}
+	trusted, _, err := l.trust().Owned(ctx, ReaderAdmission, records.Items)
+	if err != nil {
+		return nil, err
 	}
 	own := l.Key(owner, cluster)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	reserved := l.reserved[cluster]
 	out := division.Usage{}
-	for i := range records.Items {
-		key := client.ObjectKeyFromObject(&records.Items[i])
+	for i := range trusted {
+		key := client.ObjectKeyFromObject(&trusted[i])
 		if _, ok := reserved[key]; ok || key == own {
 			continue // counted below from the fresher reservation, or owner's own
 		}
-		out.Add(division.UsageFrom(records.Items[i].Spec.Placed))
+		out.Add(division.UsageFrom(trusted[i].Spec.Placed))
 	}
 	for key, u := range reserved {
 		if key != own {

@@ -11,5 +11,12 @@
 // result changes, never in steady state. The ledger reads records from the hub cache and
 // remembers its own writes for a short while, so a cache that lags does not cause repeats.
 //
+// Records are the controller's alone: a ValidatingAdmissionPolicy (package install) refuses
+// anyone else's writes, and readers believe a record only where the ledger wrote it for a live
+// owner (Trust, trust.go): in the owner's namespace, its owner reference carrying the live
+// owner's UID, and, for a Placement's "chosen before" (PlacedClusters), an owner that names
+// that Placement. Others are ignored and counted. Pins are not records' business: they are on
+// the owners (spec.revisionPins).
+//
 // It does not decide anything: callers (propagation, transparent) say what to record.
 package ledger

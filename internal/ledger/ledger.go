@@ -52,6 +52,10 @@ type Owner struct {
 type Ledger struct {
 	// Hub reads records through the hub cache and writes them.
 	Hub client.Client
+	// Owners are the kinds records may belong to, to decide which records to believe (Trust):
+	// without them no other owner's record is, and an owner's own are when they reference an
+	// owner of its kind and name, whatever its UID.
+	Owners Owners
 
 	mu      sync.Mutex
 	written map[pair]ownWrite
@@ -84,6 +88,8 @@ type ownWrite struct {
 	removed   bool
 }
 
+func (l *Ledger) trust() Trust { return Trust{Hub: l.Hub, Owners: l.Owners} }
+
 // NamespaceOf returns where owner's records live: its own namespace, or Flotilla's for a
 // cluster-scoped owner.
 func NamespaceOf(owner render.Owner) string {
@@ -105,20 +111,43 @@ func (l *Ledger) Key(owner render.Owner, cluster string) client.ObjectKey {
 }
 
 // Records returns owner's records by cluster, as far as the cache and the ledger's own recent
-// writes know.
+// writes know. Records the ledger did not write for the live owner (Trust) are left out.
 func (l *Ledger) Records(ctx context.Context, owner render.Owner) (map[string]*flotillav1.Delivery, error) {
 	var list flotillav1.DeliveryList
 	if err := l.Hub.List(ctx, &list, client.InNamespace(NamespaceOf(owner)), client.MatchingLabels{flotillav1.LabelOwner: owner.LabelValue()}); err != nil {
 		return nil, fmt.Errorf("list the Delivery records of %s: %w", owner, err)
 	}
 	out := map[string]*flotillav1.Delivery{}
+	var live types.UID // the owner's UID, once one record is found to reference it
+	ignored := 0
 	for i := range list.Items {
 		d := &list.Items[i]
 		if d.Spec.Owner.Name != owner.Name || d.Spec.Owner.Namespace != owner.Namespace {
 			continue // a label-hash collision, however unlikely
 		}
+		ref := ownerReference(d)
+		switch {
+		case ref == nil:
+			ignored++
+			continue
+		case l.Owners == nil || (live != "" && ref.UID == live):
+		case live != "":
+			ignored++
+			continue
+		default:
+			_, _, reason, err := l.trust().owner(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			if reason != "" {
+				ignored++
+				continue
+			}
+			live = ref.UID
+		}
 		out[d.Spec.Cluster] = d
 	}
+	untrustedRecords.WithLabelValues(ReaderOwner).Add(float64(ignored))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for p, w := range l.written {

@@ -25,11 +25,12 @@ func placementValue(key client.ObjectKey) string {
 }
 
 // PlacedClusters returns, sorted, the clusters that hold objects of owners a Placement chose
-// them for: the records say so, whatever the Placement's status says.
-func PlacedClusters(ctx context.Context, hub client.Reader, placement client.ObjectKey) ([]string, error) {
-	records, err := PlacementRecords(ctx, hub, placement)
+// them for: the records say so, whatever the Placement's status says. Records trust does not
+// believe for that Placement are returned apart.
+func PlacedClusters(ctx context.Context, trust Trust, placement client.ObjectKey) ([]string, []Ignored, error) {
+	records, ignored, err := PlacementRecords(ctx, trust, placement)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	seen := map[string]bool{}
 	for _, d := range records {
@@ -40,16 +41,36 @@ func PlacedClusters(ctx context.Context, hub client.Reader, placement client.Obj
 		out = append(out, c)
 	}
 	sort.Strings(out)
-	return out, nil
+	return out, ignored, nil
 }
 
-// PlacementRecords returns the Delivery records of the owners a Placement chose clusters for.
-func PlacementRecords(ctx context.Context, hub client.Reader, placement client.ObjectKey) ([]flotillav1.Delivery, error) {
+// PlacementRecords returns the Delivery records of the owners a Placement chose clusters for:
+// those labelled for it that the ledger wrote for a live owner naming it (Trust). Those Trust
+// refuses are returned apart, with why; those whose owner names another Placement now are left
+// out.
+func PlacementRecords(ctx context.Context, trust Trust, placement client.ObjectKey) ([]flotillav1.Delivery, []Ignored, error) {
 	var list flotillav1.DeliveryList
-	if err := hub.List(ctx, &list, PlacementSelector(placement)); err != nil {
-		return nil, fmt.Errorf("list the Delivery records of Placement %s: %w", placement, err)
+	if err := trust.Hub.List(ctx, &list, PlacementSelector(placement)); err != nil {
+		return nil, nil, fmt.Errorf("list the Delivery records of Placement %s: %w", placement, err)
 	}
-	return list.Items, nil
+	out := make([]flotillav1.Delivery, 0, len(list.Items))
+	var ignored []Ignored
+	for i := range list.Items {
+		names, reason, err := trust.Check(ctx, &list.Items[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case reason != "":
+			ignored = append(ignored, Ignored{Record: client.ObjectKeyFromObject(&list.Items[i]), Reason: reason})
+		case names == placement:
+			out = append(out, list.Items[i])
+		}
+		// else the owner names another Placement now: its record follows when it is next
+		// written, or goes with the owner's objects.
+	}
+	untrustedRecords.WithLabelValues(ReaderPlacement).Add(float64(len(ignored)))
+	return out, ignored, nil
 }
 
 // PlacementSelector selects the Delivery records of the owners a Placement chose clusters for.

@@ -23,13 +23,12 @@ func Clusters(records map[string]*flotillav1.Delivery) []string {
 	return out
 }
 
-// Changed passes what an owner's controller must act on: a record's spec changed (a cluster
-// pinned to a revision, or unpinned), or a record deleted by someone else (written again). The
-// ledger's own status writes do not pass.
+// Changed passes what an owner's controller must act on: a record deleted by someone else
+// (written again). The ledger's own writes do not pass; nothing else writes records.
 func Changed() predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc:  func(event.CreateEvent) bool { return false },
-		UpdateFunc:  func(e event.UpdateEvent) bool { return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}

@@ -55,7 +55,7 @@ func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds
 	u.SetLabels(map[string]string{flotillav1.LabelOwner: owner.LabelValue(), flotillav1.LabelCluster: labelSafe(cluster), labelPlacement: placement})
 	if owner.UID != "" {
 		u.Object["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{
-			"apiVersion": owner.APIVersion, "kind": owner.ObjectKind, "name": owner.Name, "uid": string(owner.UID),
+			"apiVersion": owner.APIVersion, "kind": owner.ObjectKind, "name": owner.Name, "uid": string(owner.UID), "controller": true,
 		}}
 	}
 	u.Object["spec"] = spec

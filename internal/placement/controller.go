@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +28,18 @@ import (
 // Reconciler schedules Placements.
 type Reconciler struct {
 	Client client.Client
+	// Owners are the kinds Delivery records may belong to: a record counts as "chosen before"
+	// only when the ledger wrote it for a live owner that names the Placement (ledger.Trust).
+	Owners   ledger.Owners
+	recorder record.EventRecorder
 }
+
+// ReasonUntrustedRecords is the Event on a Placement whose records include some the ledger did
+// not write for a live owner naming it: they are ignored.
+const ReasonUntrustedRecords = "UntrustedDeliveryRecords"
+
+// maxIgnoredListed bounds how many ignored records one Event names.
+const maxIgnoredListed = 5
 
 // +kubebuilder:rbac:groups=flotilla.dev,resources=placements,verbs=get;list;watch
 // +kubebuilder:rbac:groups=flotilla.dev,resources=placements/status,verbs=patch
@@ -35,6 +49,7 @@ type Reconciler struct {
 // not. A Placement is re-scheduled when its spec or its flotilla.dev/rebalance annotation
 // changes, and when a cluster's state would change by the clock (failover, failback).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.recorder = mgr.GetEventRecorderFor("flotilla-placement")
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("placement").
 		For(&flotillav1.Placement{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, rebalanceChanged))).
@@ -88,10 +103,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	// Chosen before: what the status says, and what the Delivery records of the Placement's
 	// owners say (a wiped status must not un-stick a cordoned cluster that holds objects).
-	previous, err := ledger.PlacedClusters(ctx, r.Client, req.NamespacedName)
+	// Records anyone else wrote choose nothing.
+	previous, ignored, err := ledger.PlacedClusters(ctx, ledger.Trust{Hub: r.Client, Owners: r.Owners}, req.NamespacedName)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	r.reportIgnored(p, ignored)
 	for _, d := range p.Status.Decisions {
 		previous = append(previous, d.ClusterName)
 	}
@@ -129,4 +146,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("record decisions of placement %s: %w", req, err)
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// reportIgnored says on the Placement which of its records were ignored, and why.
+func (r *Reconciler) reportIgnored(p *flotillav1.Placement, ignored []ledger.Ignored) {
+	if len(ignored) == 0 || r.recorder == nil {
+		return
+	}
+	names := make([]string, 0, maxIgnoredListed)
+	for _, i := range ignored[:min(len(ignored), maxIgnoredListed)] {
+		names = append(names, i.String())
+	}
+	more := ""
+	if len(ignored) > maxIgnoredListed {
+		more = fmt.Sprintf(" (and %d more)", len(ignored)-maxIgnoredListed)
+	}
+	r.recorder.Eventf(p, corev1.EventTypeWarning, ReasonUntrustedRecords,
+		"%d Delivery records labelled for this Placement are ignored: Flotilla did not write them for a live owner: %s%s",
+		len(ignored), strings.Join(names, "; "), more)
 }

@@ -154,7 +154,7 @@ func TestAPIValidation(t *testing.T) {
 	fleet := fleettest.Start(t, fleettest.Hub())
 	ctx := context.Background()
 	cfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, cfg, nil); err != nil {
+	if err := install.ApplyForSelf(ctx, cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: install.Scheme()})
@@ -292,7 +292,7 @@ func startPlacementController(t *testing.T) (context.Context, client.Client) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	cfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, cfg, nil); err != nil {
+	if err := install.ApplyForSelf(ctx, cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	skip := true // each test starts its own manager in this process

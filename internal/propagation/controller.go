@@ -404,7 +404,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	// its name is known before.
 	latest := revisions.Name(owner, in.revision)
 	rules := r.rules.Get(p.owner().String(), p.obj.GetGeneration(), p.spec.Overrides)
-	want := r.wants(ctx, &in, target{owner: owner, placement: placement, rules: rules, latest: latest, rendered: rendered})
+	want := r.wants(ctx, &in, target{owner: owner, placement: placement, rules: rules, latest: latest, rendered: rendered, pins: p.spec.RevisionPins})
 	strategy := decide.Strategy{
 		Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
 		Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift,

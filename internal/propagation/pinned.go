@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
@@ -21,10 +20,8 @@ func (r *Reconciler) saveRevision(p propagator, in *statusInput, rendered []*uns
 		return "", nil // an empty selection is held, not a revision
 	}
 	keep := map[string]bool{}
-	for _, rec := range in.records {
-		if rec.Spec.Revision != "" {
-			keep[rec.Spec.Revision] = true
-		}
+	for _, pin := range p.spec.RevisionPins {
+		keep[pin.Revision] = true
 	}
 	name, err := r.Revisions.SaveAside(p.ledgerOwner(), in.revision, rendered, sources, keep)
 	if errors.Is(err, revisions.ErrTooLarge) {
@@ -35,13 +32,13 @@ func (r *Reconciler) saveRevision(p propagator, in *statusInput, rendered []*uns
 }
 
 // revisionFor returns the objects a cluster gets and their revision: those of the revision its
-// record pins it to, or the latest.
-func (r *Reconciler) revisionFor(ctx context.Context, owner render.Owner, rec *flotillav1.Delivery, latest string,
+// owner pins it to (spec.revisionPins), or the latest.
+func (r *Reconciler) revisionFor(ctx context.Context, owner render.Owner, pin, latest string,
 	rendered []*unstructured.Unstructured, revision string) ([]*unstructured.Unstructured, string, error) {
-	if rec == nil || rec.Spec.Revision == "" || rec.Spec.Revision == latest {
+	if pin == "" || pin == latest {
 		return rendered, revision, nil
 	}
-	return r.Revisions.Load(ctx, owner, rec.Spec.Revision)
+	return r.Revisions.Load(ctx, owner, pin)
 }
 
 // firstWarning reports whether a Warning of this reason about owner says something new (the

@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -17,11 +16,11 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// A cluster whose Delivery record pins an older revision keeps that revision while the others
-// move on, and drift there is corrected back to the pinned revision; unpinned, it catches up.
+// A cluster its Propagation pins to an older revision (spec.revisionPins) keeps that revision
+// while the others move on, and drift there is corrected back to the pinned revision;
+// unpinned, it catches up.
 func TestPinnedRevision(t *testing.T) {
 	e := startEnv(t, map[string]string{"spoke-a": "eu", "spoke-b": "us"})
-	ctx := context.Background()
 	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
 	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "team"},
 		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}})
@@ -33,17 +32,16 @@ func TestPinnedRevision(t *testing.T) {
 		t.Fatalf("first revision %s: number %d, owners %v", first.Name, first.Revision, first.OwnerReferences)
 	}
 
-	// Pin spoke-b to the first revision, as a person or a rollout tool would.
+	// Pin spoke-b to the first revision, as a person or a rollout tool would: on the
+	// Propagation (the Delivery records are the controller's alone).
 	pin := func(revision string) {
 		t.Helper()
-		patch := fmt.Sprintf(`{"spec":{"revision":%q}}`, revision)
-		if revision == "" {
-			patch = `{"spec":{"revision":null}}`
-		}
-		rec := &flotillav1.Delivery{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "propagation.pinned.spoke-b"}}
-		if err := e.hub.Patch(ctx, rec, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-			t.Fatal(err)
-		}
+		e.updatePropagation(t, "pinned", func(p *flotillav1.Propagation) {
+			p.Spec.RevisionPins = nil
+			if revision != "" {
+				p.Spec.RevisionPins = []flotillav1.RevisionPin{{Cluster: "spoke-b", Revision: revision}}
+			}
+		})
 	}
 	pin(first.Name)
 	hubCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "pinned", Namespace: "team"}}

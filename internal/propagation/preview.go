@@ -45,8 +45,9 @@ type ClusterDesired struct {
 }
 
 // Preview computes what obj (a *Propagation or *ClusterPropagation, stored on the hub or not)
-// wants on its clusters, reading the hub through c. It changes nothing.
-func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired, error) {
+// wants on its clusters, reading the hub through c. owners are the kinds Delivery records may
+// belong to (ledger.Trust): records of others are not believed. It changes nothing.
+func Preview(ctx context.Context, c client.Client, obj client.Object, owners ledger.Owners) (*Desired, error) {
 	var p propagator
 	switch o := obj.(type) {
 	case *flotillav1.Propagation:
@@ -83,7 +84,7 @@ func Preview(ctx context.Context, c client.Client, obj client.Object) (*Desired,
 	}
 	render.Sort(rendered)
 	revision := render.Revision(rendered)
-	book := &ledger.Ledger{Hub: c}
+	book := &ledger.Ledger{Hub: c, Owners: owners}
 	records, err := book.Records(ctx, owner)
 	if err != nil {
 		return nil, err

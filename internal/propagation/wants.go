@@ -20,6 +20,7 @@ type target struct {
 	placement *flotillav1.Placement
 	rules     []override.Rule
 	latest    string // the name of the latest revision
+	pins      []flotillav1.RevisionPin
 	rendered  []*unstructured.Unstructured
 	// facts are what override rules and the division see of each chosen cluster, read once
 	// per pass (factsOf).
@@ -38,7 +39,7 @@ func factsOf(ctx context.Context, hub client.Reader, clusters []string) map[stri
 }
 
 // wants returns what each chosen cluster should have: the latest revision or the one its
-// record pins, its replicas of the workloads its Placement divides, and its override rules.
+// owner pins it to (spec.revisionPins), its replicas of the workloads its Placement divides, and its override rules.
 // A cluster whose pinned revision is gone or whose rules fail is left out (it keeps what it
 // has) and reported. A division over clusters with placement limits runs admitted by the
 // ledger, so that two owners never both take a cluster's last room.
@@ -97,7 +98,7 @@ func (r *Reconciler) wantsWithin(ctx context.Context, in *statusInput, t target,
 // wantOn returns what cluster c should have in this pass of the divided workloads (its
 // replicas, and the bounds of their HPAs).
 func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c string, pass division.Pass) (fanout.Want, error) {
-	objs, revision, err := r.revisionFor(ctx, t.owner, in.records[c], t.latest, t.rendered, in.revision)
+	objs, revision, err := r.revisionFor(ctx, t.owner, flotillav1.PinOf(t.pins, c), t.latest, t.rendered, in.revision)
 	if err != nil {
 		return fanout.Want{}, err // a pinned revision that is not kept
 	}

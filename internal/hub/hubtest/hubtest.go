@@ -24,7 +24,9 @@ const ProbeInterval = 500 * time.Millisecond
 func Install(t testing.TB, fleet *localfleet.Fleet) client.Client {
 	t.Helper()
 	cfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(context.Background(), cfg, nil); err != nil {
+	// The controller runs as the hub's admin (Run): only that identity may write Delivery
+	// records.
+	if err := install.ApplyForSelf(context.Background(), cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: install.Scheme()})
