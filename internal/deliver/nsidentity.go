@@ -64,12 +64,19 @@ func (w *clusterWorker) namespaceApplier(ctx context.Context, cl cluster.Cluster
 	if err != nil {
 		return nil, err
 	}
-	return w.appliers.namespace(base, ns, func(a *spokeApplier) error {
+	return w.appliers.namespace(base, ns, func(a *spokeApplier) (bool, error) {
 		written, err := w.bindNamespace(ctx, cl, ns)
+		if apierrors.IsForbidden(err) {
+			// A grant that does not let Flotilla manage RoleBindings (a narrow --role, an
+			// imported credential): Flotilla's own tenancy check is all there is here.
+			w.d.log.Info("Cannot set up the namespace identity on this cluster (its grant does not allow managing RoleBindings); a namespaced owner's writes there are made as Flotilla",
+				"cluster", w.name, "namespace", ns)
+			return false, nil
+		}
 		if written {
 			a.boundAt = time.Now()
 		}
-		return err
+		return err == nil, err
 	})
 }
 
@@ -107,7 +114,7 @@ func (w *clusterWorker) bindNamespace(ctx context.Context, cl cluster.Cluster, n
 			return false, fmt.Errorf("replace rolebinding %s/%s: %w", ns, want.Name, err)
 		}
 	case !apierrors.IsNotFound(err):
-		return false, fmt.Errorf("read rolebinding %s/%s: %w", ns, want.Name, w.explainForbidden(err))
+		return false, fmt.Errorf("read rolebinding %s/%s: %w", ns, want.Name, err)
 	}
 	if role == membership.NamespaceClusterRole {
 		if err := w.writeNamespaceRole(ctx, cl); err != nil {
@@ -124,7 +131,7 @@ func (w *clusterWorker) bindNamespace(ctx context.Context, cl cluster.Cluster, n
 		countWrite(w.name, "namespace-identity", err)
 	}
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return false, fmt.Errorf("grant the identity of namespace %s (rolebinding %s to clusterrole %s): %w", ns, want.Name, role, w.explainForbidden(err))
+		return false, fmt.Errorf("grant the identity of namespace %s (rolebinding %s to clusterrole %s): %w", ns, want.Name, role, err)
 	}
 	return true, nil
 }
@@ -141,12 +148,12 @@ func (w *clusterWorker) writeNamespaceRole(ctx context.Context, cl cluster.Clust
 	if err := cl.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(want), live); err == nil {
 		return nil
 	} else if !apierrors.IsNotFound(err) {
-		return fmt.Errorf("read clusterrole %s: %w", want.Name, w.explainForbidden(err))
+		return fmt.Errorf("read clusterrole %s: %w", want.Name, err)
 	}
 	err := cl.GetClient().Create(ctx, want, client.FieldOwner(FieldManager))
 	countWrite(w.name, "namespace-identity", err)
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create clusterrole %s: %w", want.Name, w.explainForbidden(err))
+		return fmt.Errorf("create clusterrole %s: %w", want.Name, err)
 	}
 	return nil
 }

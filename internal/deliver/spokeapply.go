@@ -171,8 +171,9 @@ func (c *applierCache) get(cl cluster.Cluster) (*spokeApplier, error) {
 }
 
 // namespace returns the applier of namespace ns's identity on base's instance, calling bind
-// with it (once, until bind succeeds) before it is first used.
-func (c *applierCache) namespace(base *spokeApplier, ns string, bind func(*spokeApplier) error) (*spokeApplier, error) {
+// with it (once, until bind succeeds) before it is first used; base itself when bind says the
+// identity cannot be used there.
+func (c *applierCache) namespace(base *spokeApplier, ns string, bind func(*spokeApplier) (bool, error)) (*spokeApplier, error) {
 	c.mu.Lock()
 	e := c.namespaces[ns]
 	if c.applier != base {
@@ -191,8 +192,12 @@ func (c *applierCache) namespace(base *spokeApplier, ns string, bind func(*spoke
 	if err != nil {
 		return nil, err
 	}
-	if err := bind(a); err != nil {
+	usable, err := bind(a)
+	if err != nil {
 		return nil, err
+	}
+	if !usable {
+		a = base
 	}
 	e.applier = a
 	return a, nil
