@@ -38,7 +38,8 @@
 //     other reports a Conflict (and is delivered again when the holder lets go), so two
 //     owners never fight;
 //   - a namespaced owner's objects are checked against each spoke's own REST mapping before
-//     anything of them is read there;
+//     anything of them is read there, and written as the identity of its namespace, which the
+//     spoke lets act in that namespace only (nsidentity.go), so the spoke backs the check;
 //   - only objects carrying this owner's label are ever pruned, and only after every apply of
 //     the delivery succeeded; a failure to list, reach or discover anything aborts the prune
 //     and is never read as "absent";
