@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -112,5 +113,35 @@ func TestNamespacedOwnerWritesAsItsNamespaceIdentity(t *testing.T) {
 		if err := as.Create(ctx, obj); !apierrors.IsForbidden(err) {
 			t.Errorf("the identity of namespace team creating %s: %v; want Forbidden", what, err)
 		}
+	}
+
+	// A spoke user holding edit in the namespace may impersonate its ServiceAccounts (edit's
+	// rule, granted here as a Role: this plane runs no controller to aggregate edit), but not
+	// the namespace's identity, which is a ServiceAccount name of Flotilla's namespace.
+	if err := admin.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "edit-impersonation"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"impersonate"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "edit-impersonation"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "edit-impersonation"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: fleettest.SpokeUser}}}); err != nil {
+		t.Fatal(err)
+	}
+	mayImpersonate := func(ns string) (bool, error) {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: fleettest.SpokeUser,
+			Groups: []string{"system:authenticated"}, ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: ns, Verb: "impersonate", Resource: "serviceaccounts", Name: membership.NamespaceServiceAccount("team")}}}
+		err := admin.Create(ctx, sar)
+		return sar.Status.Allowed, err
+	}
+	// The spoke's authorizer learns of the new binding within moments.
+	fleettest.Eventually(t, 10*time.Second, "the spoke user impersonating a ServiceAccount of team", func() error {
+		if ok, err := mayImpersonate("team"); err != nil || !ok {
+			return fmt.Errorf("allowed %t: %v", ok, err)
+		}
+		return nil
+	})
+	if ok, err := mayImpersonate(membership.Namespace); err != nil || ok {
+		t.Errorf("a spoke user with edit in team may impersonate %s/%s: %t (%v)", membership.Namespace, membership.NamespaceServiceAccount("team"), ok, err)
 	}
 }
