@@ -135,8 +135,9 @@ func newUnjoinCommand(hf *hubFlags) *cobra.Command {
 		Long: `Remove the Cluster NAME and its credentials Secret from the hub, and from the spoke what
 ` + "`flotilla join`" + ` created there from this hub: the ServiceAccount (which revokes every token
 issued for it), the Secrets its tokens are bound to, its ClusterRoleBinding, flotilla-delivery
-and flotilla-self. An object of those names that join from this hub did not create (it lacks
-this hub's flotilla.dev/hub label) is left in place. Nothing else on the spoke is touched:
+and flotilla-self, and the RoleBindings flotilla-namespace that granted the namespace
+identities. An object of join's names that join from this hub did not create (it lacks this
+hub's flotilla.dev/hub label) is left in place. Nothing else on the spoke is touched:
 workloads Flotilla delivered keep running.
 
 The spoke is reached with the stored credentials, or with --kubeconfig if given. If it cannot

@@ -32,10 +32,6 @@ import (
 // and the RoleBinding is read once per namespace and engaged instance, written only when
 // missing or pointing elsewhere.
 
-// identityLabels mark what Flotilla writes for the namespace identities (not delivered
-// objects: they carry no owner, and are never pruned).
-var identityLabels = map[string]string{"app.kubernetes.io/managed-by": FieldManager}
-
 // confinedTo is the namespace an owner's writes are confined to, "" when they are not.
 func confinedTo(owner render.Owner, s decide.Strategy) string {
 	if owner.OnSpoke() && s.ClusterWide {
@@ -98,7 +94,7 @@ func (w *clusterWorker) bindNamespace(ctx context.Context, cl cluster.Cluster, n
 	}
 	want := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: membership.NamespaceRoleBinding, Namespace: ns,
-			Labels: identityLabels},
+			Labels: membership.NamespaceIdentityLabels},
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: membership.Namespace,
 			Name: membership.NamespaceServiceAccount(ns)}},
@@ -141,7 +137,7 @@ func (w *clusterWorker) bindNamespace(ctx context.Context, cl cluster.Cluster, n
 // a RoleBinding names. Flotilla's credentials there are the source's own, which hold it.
 func (w *clusterWorker) writeNamespaceRole(ctx context.Context, cl cluster.Cluster) error {
 	want := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: membership.NamespaceClusterRole, Labels: identityLabels},
+		ObjectMeta: metav1.ObjectMeta{Name: membership.NamespaceClusterRole, Labels: membership.NamespaceIdentityLabels},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: membership.DeliveryVerbs}},
 	}
 	live := &rbacv1.ClusterRole{}

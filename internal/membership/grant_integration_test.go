@@ -126,7 +126,7 @@ func TestJoinGrantIsLeastPrivilege(t *testing.T) {
 		t.Errorf("the stored credential requesting a token for kube-system/bootstrap-signer: %v; want Forbidden", err)
 	}
 	// The per-namespace identity, as the deliverer sets it up with this credential.
-	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: membership.NamespaceRoleBinding, Namespace: "team"},
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: membership.NamespaceRoleBinding, Namespace: "team", Labels: membership.NamespaceIdentityLabels},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: membership.DeliveryClusterRole},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: membership.Namespace, Name: membership.NamespaceServiceAccount("team")}}}
 	if _, err := asFlotilla.RbacV1().RoleBindings("team").Create(ctx, binding, metav1.CreateOptions{}); err != nil {
@@ -155,6 +155,13 @@ func TestJoinGrantIsLeastPrivilege(t *testing.T) {
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("the stored credential impersonating kube-system/default: %v; want Forbidden", err)
 	}
+	// Unjoin, with the stored credential, removes the identity's RoleBinding.
+	if err := membership.Unjoin(ctx, hubClient, membership.UnjoinOptions{Name: "eu-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().RoleBindings("team").Get(ctx, membership.NamespaceRoleBinding, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the namespace identity's rolebinding after unjoin: %v; want NotFound", err)
+	}
 }
 
 // storedConfig is the spoke connection the hub stores for cluster.
@@ -169,4 +176,5 @@ func storedConfig(ctx context.Context, t *testing.T, hub client.Client, cluster 
 		t.Fatal(err)
 	}
 	return cfg
+
 }

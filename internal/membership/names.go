@@ -69,6 +69,11 @@ const (
 	namespaceIdentityPrefix = "flotilla-ns-"
 )
 
+// NamespaceIdentityLabels mark what Flotilla writes for the namespace identities (they are not
+// delivered objects: they carry no owner, and are never pruned); unjoin removes the
+// RoleBindings so marked.
+var NamespaceIdentityLabels = map[string]string{"app.kubernetes.io/managed-by": "flotilla"}
+
 // NamespaceServiceAccount is the name, in Namespace, of the identity Flotilla acts as for
 // namespace ns (a namespace name is at most 63 characters, so the name is valid).
 func NamespaceServiceAccount(ns string) string { return namespaceIdentityPrefix + ns }

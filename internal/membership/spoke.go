@@ -8,6 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
@@ -262,4 +263,31 @@ func (s spoke) deliveryRules(apiGroups []string) ([]rbacv1.PolicyRule, error) {
 		return nil, fmt.Errorf("discover the spoke's resources for Flotilla's grant: %w", err)
 	}
 	return deliveryRules(resources, apiGroups)
+}
+
+// removeNamespaceBindings deletes the RoleBindings of the namespace identities, in every
+// namespace: those named NamespaceRoleBinding, labelled NamespaceIdentityLabels, whose one
+// subject is a namespace identity.
+func (s spoke) removeNamespaceBindings(ctx context.Context, progress func(string)) error {
+	list, err := s.cs.RbacV1().RoleBindings("").List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(NamespaceIdentityLabels).String()})
+	if err != nil {
+		return fmt.Errorf("list the namespace identities' rolebindings: %w", err)
+	}
+	removed := 0
+	for _, rb := range list.Items {
+		if rb.Name != NamespaceRoleBinding || len(rb.Subjects) != 1 || rb.Subjects[0].Kind != rbacv1.ServiceAccountKind ||
+			rb.Subjects[0].Namespace != Namespace || rb.Subjects[0].Name != NamespaceServiceAccount(rb.Namespace) {
+			continue
+		}
+		uid := rb.UID
+		err := s.cs.RbacV1().RoleBindings(rb.Namespace).Delete(ctx, rb.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete rolebinding %s/%s: %w", rb.Namespace, rb.Name, err)
+		}
+		removed++
+	}
+	if removed > 0 {
+		progress(fmt.Sprintf("spoke: %d rolebindings %s of the namespace identities removed", removed, NamespaceRoleBinding))
+	}
+	return nil
 }
