@@ -14,7 +14,7 @@ import (
 func newJoinCommand(hf *hubFlags) *cobra.Command {
 	var (
 		kubeconfig, kubeContext, role string
-		labels                        []string
+		labels, apiGroups             []string
 		lifetime                      time.Duration
 	)
 	cmd := &cobra.Command{
@@ -36,15 +36,32 @@ Each carries the label flotilla.dev/hub with this hub's ID (the UID of its kube-
 namespace). Join refuses to take over an object of these names that join from this hub did not
 create, and ` + "`flotilla unjoin`" + ` removes only these objects, which revokes the token.
 
-What it grants. Flotilla applies whatever kinds the hub's admins choose, CRDs and their
-instances included, so flotilla-delivery allows get, list, watch, create, update, patch, delete
-and deletecollection on every resource, and reading non-resource URLs. It withholds escalate,
-bind and impersonate: the spoke then refuses any delivered Role, ClusterRole or binding that
-grants more than Flotilla holds, such as a binding to cluster-admin, edit or admin. It is not a
-sandbox: whoever controls Flotilla can still run workloads as any ServiceAccount. To grant
-less, create a ClusterRole on the spoke and name it with --role; join binds it instead of
-creating flotilla-delivery. Deliveries it does not allow fail, per object, with "forbidden by
-the spoke's grant (ClusterRole NAME)". To deliver Roles or bindings that need more, name
+What it grants. flotilla-delivery allows get, list, watch, create, update, patch, delete and
+deletecollection on what the spoke serves at join, named rather than "*": a group whose
+resources have no subresource but status and scale (apps, batch, every CRD group...) whole, so
+CRDs added to it later are covered; any other group (the core group, certificates.k8s.io...)
+by its top-level resources and their status and scale. Subresources such as
+serviceaccounts/token, pods/exec, pods/attach, pods/portforward, pods/ephemeralcontainers and
+*/proxy are not granted, nor bindings or tokenreviews. A group the spoke does not serve yet is
+covered only if named with --api-groups (default kro.run, where fleet APIs' CRDs go): name the
+groups of the CRDs the hub will deliver there, or join again after they are installed.
+Reading is allowed for /metrics, /healthz, /livez, /readyz and /version only.
+
+It withholds escalate, bind and impersonate (but for the identities below): the spoke then
+refuses any delivered Role, ClusterRole or binding that grants more than Flotilla holds, such
+as a binding to cluster-admin, edit or admin. It is not a sandbox: whoever controls Flotilla
+can still create Pods that run as any ServiceAccount of the spoke.
+
+A namespaced owner's deliveries (a Propagation, a transparent-mode object, a fleet API
+instance under tenancy: Namespace) are made as the identity of that namespace,
+system:serviceaccount:flotilla-system:flotilla-ns-NAMESPACE, which Flotilla impersonates
+(flotilla-self allows impersonating ServiceAccounts of flotilla-system, no others) and which the
+RoleBinding flotilla-namespace, written in that namespace on first delivery, grants the same
+ClusterRole there only: the spoke itself refuses such an owner's writes elsewhere.
+
+To grant less, create a ClusterRole on the spoke and name it with --role; join binds it instead
+of creating flotilla-delivery. Deliveries it does not allow fail, per object, with
+"forbidden by the spoke's grant (ClusterRole NAME)". To deliver Roles or bindings that need more, name
 --role cluster-admin.
 
 Token lifetime and rotation. The token comes from the TokenRequest API and is valid for
@@ -70,6 +87,9 @@ old token; joining the same API server under a second name is refused.`,
 			if err := membership.ValidateRole(role); err != nil {
 				return usageError(err)
 			}
+			if err := membership.ValidateAPIGroups(apiGroups); err != nil {
+				return usageError(fmt.Errorf("--api-groups: %w", err))
+			}
 			if err := membership.ValidateTokenLifetime(lifetime); err != nil {
 				return usageError(fmt.Errorf("--token-lifetime: %w", err))
 			}
@@ -89,7 +109,7 @@ old token; joining the same API server under a second name is refused.`,
 				return err
 			}
 			return membership.Join(cmd.Context(), hub, membership.JoinOptions{
-				Name: name, Spoke: spoke, Labels: parsed, Role: role, TokenLifetime: lifetime,
+				Name: name, Spoke: spoke, Labels: parsed, Role: role, APIGroups: apiGroups, TokenLifetime: lifetime,
 				Progress: func(line string) { _, _ = fmt.Fprintln(cmd.OutOrStdout(), line) },
 			})
 		},
@@ -99,6 +119,8 @@ old token; joining the same API server under a second name is refused.`,
 	f.StringVar(&kubeContext, "context", "", "context of the spoke in that kubeconfig (default: its current context)")
 	f.StringArrayVar(&labels, "label", nil, "label for the Cluster, key=value; repeat for more")
 	f.StringVar(&role, "role", "", "existing ClusterRole on the spoke to grant Flotilla instead of creating "+membership.DeliveryClusterRole)
+	f.StringSliceVar(&apiGroups, "api-groups", membership.DefaultAPIGroups,
+		"API groups of CRDs the hub will deliver, granted whole before the spoke serves them (groups served at join are granted anyway)")
 	f.DurationVar(&lifetime, "token-lifetime", membership.DefaultTokenLifetime,
 		fmt.Sprintf("how long each token is valid (%s to %s); the hub renews it when a third is left", membership.MinTokenLifetime, membership.MaxTokenLifetime))
 	return cmd
@@ -113,8 +135,9 @@ func newUnjoinCommand(hf *hubFlags) *cobra.Command {
 		Long: `Remove the Cluster NAME and its credentials Secret from the hub, and from the spoke what
 ` + "`flotilla join`" + ` created there from this hub: the ServiceAccount (which revokes every token
 issued for it), the Secrets its tokens are bound to, its ClusterRoleBinding, flotilla-delivery
-and flotilla-self. An object of those names that join from this hub did not create (it lacks
-this hub's flotilla.dev/hub label) is left in place. Nothing else on the spoke is touched:
+and flotilla-self, and the RoleBindings flotilla-namespace that granted the namespace
+identities. An object of join's names that join from this hub did not create (it lacks this
+hub's flotilla.dev/hub label) is left in place. Nothing else on the spoke is touched:
 workloads Flotilla delivered keep running.
 
 The spoke is reached with the stored credentials, or with --kubeconfig if given. If it cannot

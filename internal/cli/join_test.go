@@ -29,6 +29,7 @@ func TestJoinRefusesBadRoleAndLifetime(t *testing.T) {
 		{[]string{"--token-lifetime", "8760h"}, "--token-lifetime: token lifetime 8760h0m0s is out of bounds"},
 		{[]string{"--token-lifetime", "5m"}, "between 10m0s (the API server's minimum) and 168h0m0s"},
 		{[]string{"--role", "a/b"}, `--role "a/b" is not a valid ClusterRole name`},
+		{[]string{"--api-groups", "*"}, `--api-groups: API group "*" cannot be granted whole`},
 	} {
 		cmd := newJoinCommand(&hubFlags{})
 		cmd.SetArgs(append([]string{"eu-1", "--kubeconfig", "/nonexistent/spoke.yaml"}, tt.args...))
@@ -44,7 +45,7 @@ func TestJoinRefusesBadRoleAndLifetime(t *testing.T) {
 
 func TestJoinHelpExplainsTheGrant(t *testing.T) {
 	long := newJoinCommand(&hubFlags{}).Long
-	for _, want := range []string{"flotilla-delivery", "escalate", "--role", "--token-lifetime", "renews", "revokes", "forbidden by"} {
+	for _, want := range []string{"flotilla-delivery", "escalate", "--role", "--token-lifetime", "renews", "revokes", "forbidden by", "serviceaccounts/token", "pods/exec", "--api-groups", "flotilla-ns-NAMESPACE"} {
 		if !strings.Contains(long, want) {
 			t.Errorf("`flotilla join --help` does not mention %q", want)
 		}

@@ -8,11 +8,9 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -266,7 +264,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		}
 	}
 	toApply := keepIgnored(desired, current, ignore)
-	if err := w.apply(ctx, cl, toApply); err != nil {
+	if err := w.apply(ctx, cl, confinedTo(job.Owner, job.Strategy), toApply); err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, w.explainForbidden(SecretError(desired, err)))
 	}
 	if correction != nil {
@@ -381,35 +379,35 @@ func permanent(err error) bool {
 		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsForbidden(err)
 }
 
-func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, desired *unstructured.Unstructured) error {
-	applier, err := w.appliers.get(cl)
+// apply writes desired to the spoke, as namespace ns's identity if ns is not "" (nsidentity.go).
+func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, ns string, desired *unstructured.Unstructured) error {
+	applier, err := w.applierFor(ctx, cl, ns)
 	if err != nil {
 		return err
+	}
+	write := func(dryRun bool) error {
+		return applier.settled(ctx, func() error { return applier.apply(ctx, desired, dryRun) })
 	}
 	if rules := desired.GetAnnotations()[flotillav1.AnnotationOverrides]; rules != "" {
 		// Overridden per cluster: the cluster validates the result before it is applied, and
 		// a refusal names the rules, not just the object.
-		err := applier.apply(ctx, desired, true)
+		err := write(true)
 		countWrite(w.name, "dry-run", err)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("rejected by the cluster after override rules %s: %w", rules, err)
 		}
 	}
-	err = applier.apply(ctx, desired, false)
+	err = write(false)
 	countWrite(w.name, "apply", err)
 	if err == nil || desired.GetNamespace() == "" || !apierrors.IsNotFound(err) {
 		return err
 	}
 	// The target namespace is missing: create it (unmarked, so it is never pruned with its
 	// contents) and try once more.
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: desired.GetNamespace(),
-		Annotations: map[string]string{flotillav1.AnnotationOwner: "created for " + desired.GetAnnotations()[flotillav1.AnnotationOwner]}}}
-	cerr := cl.GetClient().Create(ctx, ns, client.FieldOwner(FieldManager))
-	countWrite(w.name, "create-namespace", cerr)
-	if cerr != nil && !apierrors.IsAlreadyExists(cerr) {
-		return fmt.Errorf("create namespace %s: %w", ns.Name, cerr)
+	if err := w.createNamespace(ctx, cl, desired.GetNamespace(), desired.GetAnnotations()[flotillav1.AnnotationOwner]); err != nil {
+		return err
 	}
-	err = applier.apply(ctx, desired, false)
+	err = write(false)
 	countWrite(w.name, "apply", err)
 	return err
 }

@@ -40,7 +40,8 @@
 //     other reports a Conflict (and is delivered again when the holder lets go), so two
 //     owners never fight;
 //   - a namespaced owner's objects are checked against each spoke's own REST mapping before
-//     anything of them is read there;
+//     anything of them is read there, and written as the identity of its namespace, which the
+//     spoke lets act in that namespace only (nsidentity.go), so the spoke backs the check;
 //   - only objects carrying this owner's label and annotation, in its scope, are ever pruned,
 //     and only after every apply of the delivery succeeded; the prune budget counts as the
 //     owner's only what it wants and what its deliveries confirmed there (observe.Confirmed:

@@ -3,8 +3,10 @@ package deliver
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"path"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"github.com/flotilla-dev/flotilla/internal/membership"
 )
 
 // spokeApplier sends server-side applies to one engaged cluster and drops the answers unread:
@@ -29,17 +33,26 @@ type spokeApplier struct {
 	// mappings caches the mapper's answers by kind: asking the mapper on every apply cost
 	// about 7 % of the controller's CPU in a bulk delivery. An apply that finds no such
 	// resource drops the kind's entry (a CRD replaced by one with another plural or scope).
-	mappings sync.Map // schema.GroupVersionKind -> *meta.RESTMapping
+	// The appliers of an instance's namespace identities share it.
+	mappings *sync.Map // schema.GroupVersionKind -> *meta.RESTMapping
+	// boundAt is when the RoleBinding of the namespace identity this applier acts as was
+	// written, zero when it was there already (nsidentity.go).
+	boundAt time.Time
 }
 
 func newSpokeApplier(cl cluster.Cluster) (*spokeApplier, error) {
+	return newSpokeApplierWith(cl, cl.GetHTTPClient(), &sync.Map{})
+}
+
+// newSpokeApplierWith returns an applier to cl sending through httpClient.
+func newSpokeApplierWith(cl cluster.Cluster, httpClient *http.Client, mappings *sync.Map) (*spokeApplier, error) {
 	cfg := rest.CopyConfig(cl.GetConfig())
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion() // only for error Status bodies
-	rc, err := rest.UnversionedRESTClientForConfigAndClient(cfg, cl.GetHTTPClient())
+	rc, err := rest.UnversionedRESTClientForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, err
 	}
-	return &spokeApplier{cl: cl, rest: rc, mapper: cl.GetRESTMapper()}, nil
+	return &spokeApplier{cl: cl, rest: rc, mapper: cl.GetRESTMapper(), mappings: mappings}, nil
 }
 
 // apply server-side applies obj as Flotilla's field manager, taking ownership of conflicting
@@ -128,9 +141,17 @@ func resourcePath(m *meta.RESTMapping, obj *unstructured.Unstructured) string {
 	return path.Join(p, m.Resource.Resource, obj.GetName())
 }
 
-// applierCache holds the applier of a worker's current cluster instance; a cluster engaged
-// again (new credentials, back from an outage) gets a new one.
+// applierCache holds the appliers of a worker's current cluster instance: Flotilla's own, and
+// one per namespace identity (nsidentity.go); a cluster engaged again (new credentials, back
+// from an outage) gets new ones.
 type applierCache struct {
+	mu         sync.Mutex
+	applier    *spokeApplier
+	namespaces map[string]*namespaceEntry
+}
+
+// namespaceEntry is the applier of one namespace identity, once its RoleBinding is in place.
+type namespaceEntry struct {
 	mu      sync.Mutex
 	applier *spokeApplier
 }
@@ -145,6 +166,39 @@ func (c *applierCache) get(cl cluster.Cluster) (*spokeApplier, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.applier = a
+	c.applier, c.namespaces = a, map[string]*namespaceEntry{}
+	return a, nil
+}
+
+// namespace returns the applier of namespace ns's identity on base's instance, calling bind
+// with it (once, until bind succeeds) before it is first used; base itself when bind says the
+// identity cannot be used there.
+func (c *applierCache) namespace(base *spokeApplier, ns string, bind func(*spokeApplier) (bool, error)) (*spokeApplier, error) {
+	c.mu.Lock()
+	e := c.namespaces[ns]
+	if c.applier != base {
+		e = &namespaceEntry{} // an instance replaced meanwhile: serve this delivery, keep nothing
+	} else if e == nil {
+		e = &namespaceEntry{}
+		c.namespaces[ns] = e
+	}
+	c.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.applier != nil {
+		return e.applier, nil
+	}
+	a, err := impersonating(base, membership.NamespaceUser(ns))
+	if err != nil {
+		return nil, err
+	}
+	usable, err := bind(a)
+	if err != nil {
+		return nil, err
+	}
+	if !usable {
+		a = base
+	}
+	e.applier = a
 	return a, nil
 }

@@ -51,7 +51,7 @@ func (w *clusterWorker) writeStatuses(ctx context.Context, cl cluster.Cluster, j
 		// A status Flotilla wrote before and wants otherwise now is written at once: the apply
 		// also takes away the fields it no longer sets. One it knows nothing of (a new target,
 		// or after a restart) is read first and written only if the object does not hold it.
-		if err := w.writeStatus(ctx, cl, target, !known); err != nil {
+		if err := w.writeStatus(ctx, cl, confinedTo(job.Owner, job.Strategy), target, !known); err != nil {
 			errs = append(errs, fmt.Errorf("status of %s: %w", ref, w.explainForbidden(err)))
 			continue
 		}
@@ -60,9 +60,9 @@ func (w *clusterWorker) writeStatuses(ctx context.Context, cl cluster.Cluster, j
 	return shown, errs
 }
 
-// writeStatus applies target's status; with check, not if the object on the cluster already
-// holds it.
-func (w *clusterWorker) writeStatus(ctx context.Context, cl cluster.Cluster, target *unstructured.Unstructured, check bool) error {
+// writeStatus applies target's status, as namespace ns's identity if ns is not ""; with check,
+// not if the object on the cluster already holds it.
+func (w *clusterWorker) writeStatus(ctx context.Context, cl cluster.Cluster, ns string, target *unstructured.Unstructured, check bool) error {
 	body := statusBody(target)
 	if check {
 		live := &unstructured.Unstructured{}
@@ -76,11 +76,11 @@ func (w *clusterWorker) writeStatus(ctx context.Context, cl cluster.Cluster, tar
 			return nil
 		}
 	}
-	applier, err := w.appliers.get(cl)
+	applier, err := w.applierFor(ctx, cl, ns)
 	if err != nil {
 		return err
 	}
-	err = applier.applyStatus(ctx, body)
+	err = applier.settled(ctx, func() error { return applier.applyStatus(ctx, body) })
 	countWrite(w.name, "status", err)
 	return err
 }

@@ -75,7 +75,8 @@ func startEnv(t *testing.T, spokes ...string) *env {
 
 func (e *env) join(t *testing.T, name string) {
 	t.Helper()
-	err := membership.Join(context.Background(), e.hub, membership.JoinOptions{Name: name, Spoke: e.fleet.Plane(name).RESTConfig()})
+	err := membership.Join(context.Background(), e.hub, membership.JoinOptions{Name: name, Spoke: e.fleet.Plane(name).RESTConfig(),
+		APIGroups: []string{"kro.run", "example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,10 @@ type AuditEvent struct {
 	User      struct {
 		Username string `json:"username"`
 	} `json:"user"`
+	// ImpersonatedUser is who the request acted as, when User impersonated someone.
+	ImpersonatedUser *struct {
+		Username string `json:"username"`
+	} `json:"impersonatedUser,omitempty"`
 	ObjectRef struct {
 		APIGroup  string `json:"apiGroup"`
 		Resource  string `json:"resource"`

@@ -1,8 +1,12 @@
 // Package membership joins spoke clusters to the hub and removes them again.
 //
 // Joining creates, on the spoke, a flotilla-system namespace with a ServiceAccount, binds it to
-// a ClusterRole (flotilla-delivery, which join creates: every resource with the verbs delivery
-// uses, and no escalate, bind or impersonate; or a ClusterRole the spoke's admin names), and
+// a ClusterRole (flotilla-delivery, which join creates from the spoke's discovery: the verbs
+// delivery uses on the resources the spoke serves, named, with no subresource but status and
+// scale, so no serviceaccounts/token, pods/exec or proxies, and no escalate, bind or
+// impersonate; or a ClusterRole the spoke's admin names), lets it impersonate the
+// per-namespace identities (ServiceAccount names in flotilla-system, NamespaceUser) and no one
+// else, and
 // issues a token with a bounded lifetime through the TokenRequest API, bound to a Secret join
 // creates for it. It stores a kubeconfig with that token (never the user's own credentials) in
 // a Secret on the hub, then creates the Cluster. The spoke is identified by the UID of its

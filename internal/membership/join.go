@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -32,6 +33,11 @@ type JoinOptions struct {
 	// instead of DeliveryClusterRole, which join creates (""). Deliveries the role does not
 	// allow fail with "forbidden by the spoke's grant".
 	Role string
+	// APIGroups are granted whole (every resource of the group) with DeliveryClusterRole,
+	// though the spoke may not serve them yet: the groups of CustomResourceDefinitions the hub
+	// will deliver there. nil means DefaultAPIGroups; groups the spoke serves at join are
+	// granted anyway (see deliveryRules). Ignored with Role.
+	APIGroups []string
 	// TokenLifetime is how long each token is valid (0: DefaultTokenLifetime; see
 	// ValidateTokenLifetime). The hub renews it when a third is left.
 	TokenLifetime time.Duration
@@ -54,6 +60,9 @@ func Join(ctx context.Context, hub client.Client, opts JoinOptions) error {
 		return err
 	}
 	if err := ValidateTokenLifetime(opts.TokenLifetime); err != nil {
+		return err
+	}
+	if err := ValidateAPIGroups(opts.APIGroups); err != nil {
 		return err
 	}
 	role, lifetime := opts.Role, opts.TokenLifetime
@@ -86,7 +95,13 @@ func Join(ctx context.Context, hub client.Client, opts JoinOptions) error {
 	if err := s.preflight(ctx, role); err != nil {
 		return err
 	}
-	sa, err := s.setUp(ctx, role)
+	var rules []rbacv1.PolicyRule
+	if role == DeliveryClusterRole {
+		if rules, err = s.deliveryRules(opts.APIGroups); err != nil {
+			return err
+		}
+	}
+	sa, err := s.setUp(ctx, role, rules)
 	if err != nil {
 		return fmt.Errorf("set up Flotilla's ServiceAccount on the spoke: %w", err)
 	}

@@ -50,3 +50,35 @@ const (
 
 // SecretName returns the name of the hub Secret that holds a Cluster's kubeconfig.
 func SecretName(cluster string) string { return cluster + "-kubeconfig" }
+
+// The per-namespace identities. A namespaced owner's deliveries are made on a spoke as the
+// identity of its namespace, which a RoleBinding in that namespace alone grants anything: the
+// spoke itself then refuses that owner's writes outside its namespace. The identity is a
+// ServiceAccount name in Namespace that no ServiceAccount object need carry; Flotilla
+// impersonates it (selfAccessRules allow impersonating ServiceAccounts of Namespace, and no
+// others), so no token for it exists and a user of the tenant's namespace on the spoke cannot
+// act as it.
+const (
+	// NamespaceRoleBinding is the RoleBinding, in each namespace Flotilla delivers to for a
+	// namespaced owner, that grants the namespace's identity the spoke's grant there.
+	NamespaceRoleBinding = "flotilla-namespace"
+	// NamespaceClusterRole is the ClusterRole NamespaceRoleBinding refers to on a spoke that
+	// was not joined (an imported cluster, whose credentials are the source's own); on a
+	// joined spoke it refers to the grant's ClusterRole.
+	NamespaceClusterRole    = "flotilla-namespace"
+	namespaceIdentityPrefix = "flotilla-ns-"
+)
+
+// NamespaceIdentityLabels mark what Flotilla writes for the namespace identities (they are not
+// delivered objects: they carry no owner, and are never pruned); unjoin removes the
+// RoleBindings so marked.
+var NamespaceIdentityLabels = map[string]string{"app.kubernetes.io/managed-by": "flotilla"}
+
+// NamespaceServiceAccount is the name, in Namespace, of the identity Flotilla acts as for
+// namespace ns (a namespace name is at most 63 characters, so the name is valid).
+func NamespaceServiceAccount(ns string) string { return namespaceIdentityPrefix + ns }
+
+// NamespaceUser is the user name of NamespaceServiceAccount(ns), as the spoke authenticates it.
+func NamespaceUser(ns string) string {
+	return "system:serviceaccount:" + Namespace + ":" + NamespaceServiceAccount(ns)
+}

@@ -8,9 +8,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -121,9 +123,9 @@ func (s spoke) preflight(ctx context.Context, role string) error {
 }
 
 // setUp creates or updates Flotilla's ServiceAccount, its grant (a binding to role, and
-// DeliveryClusterRole when that is the role) and its self-access Role, and returns the
-// ServiceAccount. Call preflight first.
-func (s spoke) setUp(ctx context.Context, role string) (*corev1.ServiceAccount, error) {
+// DeliveryClusterRole with rules when that is the role) and its self-access Role, and returns
+// the ServiceAccount. Call preflight first.
+func (s spoke) setUp(ctx context.Context, role string, rules []rbacv1.PolicyRule) (*corev1.ServiceAccount, error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
 	if _, err := s.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: spokeFieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("create namespace %s: %w", Namespace, err)
@@ -134,7 +136,7 @@ func (s spoke) setUp(ctx context.Context, role string) (*corev1.ServiceAccount, 
 		return nil, fmt.Errorf("apply serviceaccount %s/%s: %w", Namespace, ServiceAccount, err)
 	}
 	if role == DeliveryClusterRole {
-		if err := s.applyDeliveryRole(ctx, nil); err != nil {
+		if err := s.applyDeliveryRole(ctx, rules, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -147,7 +149,7 @@ func (s spoke) setUp(ctx context.Context, role string) (*corev1.ServiceAccount, 
 		// delete the binding (`flotilla unjoin`), they can no longer delete the role, and the
 		// garbage collector does.
 		owner := metav1ac.OwnerReference().WithAPIVersion(rbacv1.SchemeGroupVersion.String()).WithKind("ClusterRoleBinding").WithName(crb.Name).WithUID(crb.UID)
-		if err := s.applyDeliveryRole(ctx, owner); err != nil {
+		if err := s.applyDeliveryRole(ctx, rules, owner); err != nil {
 			return nil, err
 		}
 	}
@@ -173,9 +175,9 @@ func (s spoke) setUp(ctx context.Context, role string) (*corev1.ServiceAccount, 
 	return sa, nil
 }
 
-// applyDeliveryRole creates or updates DeliveryClusterRole, owned by owner if not nil.
-func (s spoke) applyDeliveryRole(ctx context.Context, owner *metav1ac.OwnerReferenceApplyConfiguration) error {
-	cr := rbacv1ac.ClusterRole(DeliveryClusterRole).WithLabels(s.labels()).WithRules(ruleConfigs(deliveryRules())...)
+// applyDeliveryRole creates or updates DeliveryClusterRole with rules, owned by owner if not nil.
+func (s spoke) applyDeliveryRole(ctx context.Context, rules []rbacv1.PolicyRule, owner *metav1ac.OwnerReferenceApplyConfiguration) error {
+	cr := rbacv1ac.ClusterRole(DeliveryClusterRole).WithLabels(s.labels()).WithRules(ruleConfigs(rules)...)
 	if owner != nil {
 		cr.WithOwnerReferences(owner)
 	}
@@ -248,4 +250,44 @@ func ruleConfigs(rules []rbacv1.PolicyRule) []*rbacv1ac.PolicyRuleApplyConfigura
 		out = append(out, ac)
 	}
 	return out
+}
+
+// deliveryRules are the rules of DeliveryClusterRole for this spoke, from what it serves now.
+// A group whose discovery fails (an aggregated API that is down) is left out of the grant.
+func (s spoke) deliveryRules(apiGroups []string) ([]rbacv1.PolicyRule, error) {
+	if apiGroups == nil {
+		apiGroups = DefaultAPIGroups
+	}
+	_, resources, err := s.cs.Discovery().ServerGroupsAndResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, fmt.Errorf("discover the spoke's resources for Flotilla's grant: %w", err)
+	}
+	return deliveryRules(resources, apiGroups)
+}
+
+// removeNamespaceBindings deletes the RoleBindings of the namespace identities, in every
+// namespace: those named NamespaceRoleBinding, labelled NamespaceIdentityLabels, whose one
+// subject is a namespace identity.
+func (s spoke) removeNamespaceBindings(ctx context.Context, progress func(string)) error {
+	list, err := s.cs.RbacV1().RoleBindings("").List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(NamespaceIdentityLabels).String()})
+	if err != nil {
+		return fmt.Errorf("list the namespace identities' rolebindings: %w", err)
+	}
+	removed := 0
+	for _, rb := range list.Items {
+		if rb.Name != NamespaceRoleBinding || len(rb.Subjects) != 1 || rb.Subjects[0].Kind != rbacv1.ServiceAccountKind ||
+			rb.Subjects[0].Namespace != Namespace || rb.Subjects[0].Name != NamespaceServiceAccount(rb.Namespace) {
+			continue
+		}
+		uid := rb.UID
+		err := s.cs.RbacV1().RoleBindings(rb.Namespace).Delete(ctx, rb.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete rolebinding %s/%s: %w", rb.Namespace, rb.Name, err)
+		}
+		removed++
+	}
+	if removed > 0 {
+		progress(fmt.Sprintf("spoke: %d rolebindings %s of the namespace identities removed", removed, NamespaceRoleBinding))
+	}
+	return nil
 }

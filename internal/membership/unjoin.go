@@ -145,6 +145,15 @@ func removeFromSpoke(ctx context.Context, cfg *rest.Config, hubID string, own bo
 	// With Flotilla's own credentials, what a narrow grant does not let it remove is reported
 	// at the end, after the ServiceAccount (and so every token) is gone.
 	var left []error
+	// The namespace identities' RoleBindings first, while the grant still allows it. Left
+	// behind, they would grant nothing anyone can use: only this ServiceAccount may act as
+	// their subjects.
+	if err := s.removeNamespaceBindings(ctx, progress); err != nil {
+		if !own || !apierrors.IsForbidden(err) {
+			return err
+		}
+		left = append(left, err)
+	}
 	// The binding goes first. Flotilla's own credentials lose their grant with it; the default
 	// ClusterRole belongs to the binding and goes with it (garbage collector).
 	if err := remove(s.clusterRoleBinding()); err != nil {

@@ -61,7 +61,8 @@ func startEnv(t *testing.T, spokes map[string]string, tune ...func(*localfleet.P
 	var err error
 	for name, region := range spokes {
 		p := fleet.Plane(name)
-		if err := membership.Join(ctx, e.hub, membership.JoinOptions{Name: name, Spoke: p.RESTConfig(), Labels: map[string]string{"region": region}}); err != nil {
+		if err := membership.Join(ctx, e.hub, membership.JoinOptions{Name: name, Spoke: p.RESTConfig(), Labels: map[string]string{"region": region},
+			APIGroups: []string{"example.com"}}); err != nil {
 			t.Fatal(err)
 		}
 		if e.spokes[name], err = client.New(p.RESTConfig(), client.Options{Scheme: install.Scheme()}); err != nil {

@@ -177,7 +177,7 @@ func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]st
 	runFlotilla(t, flotilla, hubKC, "install")
 	runFlotillaHub(t, flotilla, hubKC)
 	for name, region := range regions {
-		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
+		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region, "--api-groups", "kro.run,example.com")
 	}
 	return flotilla, fleet
 }
