@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,10 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/membership"
 	"github.com/flotilla-dev/flotilla/internal/sources"
 )
+
+// devAPIGroups are the groups the dev spokes' grant covers whole besides what they serve at
+// join: fleet APIs' (kro.run) and the group of the CRD examples/crd-everywhere.yaml delivers.
+var devAPIGroups = []string{"kro.run", "example.com"}
 
 // hubLogFile is where the in-process hub controller logs, inside the dev directory.
 const hubLogFile = "flotilla-hub.log"
@@ -70,11 +75,12 @@ func startHub(ctx context.Context, fleet *localfleet.Fleet, dir, displayDir stri
 	imported := spokes[len(spokes)-1]
 	for _, spoke := range spokes[:len(spokes)-1] {
 		if err := membership.Join(ctx, hubClient, membership.JoinOptions{
-			Name: spoke.Name(), Spoke: spoke.RESTConfig(), Labels: spoke.Spec().Labels,
+			Name: spoke.Name(), Spoke: spoke.RESTConfig(), Labels: spoke.Spec().Labels, APIGroups: devAPIGroups,
 		}); err != nil {
 			return finished, fmt.Errorf("join %s: %w", spoke.Name(), err)
 		}
-		_, _ = fmt.Fprintf(out, "  %s registered with `flotilla join` (a ServiceAccount token of its own)\n", spoke.Name())
+		_, _ = fmt.Fprintf(out, "  %s registered with `flotilla join --api-groups %s` (a ServiceAccount token of its own)\n",
+			spoke.Name(), strings.Join(devAPIGroups, ","))
 	}
 	if err := registerBySecret(ctx, hubClient, imported); err != nil {
 		return finished, fmt.Errorf("register %s through a kubeconfig Secret: %w", imported.Name(), err)

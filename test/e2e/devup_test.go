@@ -84,7 +84,7 @@ func TestDevUp(t *testing.T) {
 	if want := "spoke-1 True " + localfleet.KubernetesVersion + " 1 eu-west \nspoke-2 True " + localfleet.KubernetesVersion + " 1 us-east kubeconfig-secret\n"; clusters != want {
 		t.Fatalf("clusters on the hub:\n%s\nwant:\n%s", clusters, want)
 	}
-	for _, line := range []string{"spoke-1 registered with `flotilla join`", "spoke-2 registered through the kubeconfig Secret flotilla-system/spoke-2"} {
+	for _, line := range []string{"spoke-1 registered with `flotilla join --api-groups kro.run,example.com`", "spoke-2 registered through the kubeconfig Secret flotilla-system/spoke-2"} {
 		if !strings.Contains(output.String(), line) {
 			t.Errorf("dev up does not say %q:\n%s", line, output.String())
 		}
