@@ -55,7 +55,8 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", opts.MetricsAddr, "address of the Prometheus metrics endpoint; 0 disables it")
+	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", opts.MetricsAddr, "address of the Prometheus metrics endpoint, served over HTTPS to scrapers the hub API server authenticates (TokenReview) and authorizes for get on /metrics (ClusterRole flotilla-metrics-reader); 0 disables it")
+	f.BoolVar(&opts.MetricsPlainHTTP, "metrics-plain-http", false, "serve metrics as plain HTTP without authentication, for local development; refused unless --metrics-bind-address is a loopback address")
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", opts.HealthAddr, "address of /healthz and /readyz; 0 disables them")
 	f.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect one active replica through a Lease")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "namespace of the leader election Lease")
