@@ -2,4 +2,8 @@
 // API server, the inventory provider that engages spokes, and (as they arrive) the controllers
 // of the later pipeline stages. `flotilla hub`, `flotilla dev up` and the integration tests all
 // run it through Run, so they run the same thing.
+//
+// Its metrics endpoint serves HTTPS behind the hub API server's authentication and
+// authorization (a TokenReview of the scraper's token, a SubjectAccessReview for get on
+// /metrics); plain HTTP without either is for a loopback address only (metrics.go).
 package hub
