@@ -20,8 +20,8 @@ import (
 // or, with plainHTTP, as plain HTTP to anyone who connects, which is refused on any address but
 // a loopback one (local development).
 func metricsOptions(addr string, plainHTTP bool) (metricsserver.Options, error) {
-	if addr == "" || addr == "0" {
-		return metricsserver.Options{BindAddress: "0"}, nil
+	if addr == "0" {
+		return metricsserver.Options{BindAddress: addr}, nil
 	}
 	if plainHTTP {
 		if !loopback(addr) {
