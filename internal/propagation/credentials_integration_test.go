@@ -16,10 +16,10 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
-// asTenant binds fleettest.Tenant in team to what `edit` plus Flotilla's kinds give a tenant
+// tenantClientForSecrets binds fleettest.Tenant in team to what `edit` plus Flotilla's kinds give a tenant
 // (the hub plane runs no controller to aggregate roles into `edit`, so the rules this test
 // uses are bound explicitly) and returns a client acting as that tenant.
-func (e *env) asTenant(t *testing.T) client.Client {
+func (e *env) tenantClientForSecrets(t *testing.T) client.Client {
 	t.Helper()
 	ctx := context.Background()
 	if err := e.hub.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "tenant-edit"}, Rules: []rbacv1.PolicyRule{
@@ -47,7 +47,7 @@ func TestCredentialSecretsAreRefused(t *testing.T) {
 	ctx := context.Background()
 	const canary = "CANARY-credential-7c2b"
 	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
-	tenant := e.asTenant(t)
+	tenant := e.tenantClientForSecrets(t)
 	creds := map[string]*corev1.Secret{
 		"argocd-cluster": {ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}}},
 		"prod-kubeconfig": {ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"cluster.x-k8s.io/cluster-name": "prod"}},
