@@ -56,7 +56,8 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", opts.MetricsAddr, "address of the Prometheus metrics endpoint; 0 disables it")
+	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", opts.MetricsAddr, "address of the Prometheus metrics endpoint, served over HTTPS to scrapers the hub API server authenticates (TokenReview) and authorizes for get on /metrics (ClusterRole flotilla-metrics-reader); 0 disables it")
+	f.BoolVar(&opts.MetricsPlainHTTP, "metrics-plain-http", false, "serve metrics as plain HTTP without authentication, for local development; refused unless --metrics-bind-address is a loopback address")
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", opts.HealthAddr, "address of /healthz and /readyz; 0 disables them")
 	f.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect one active replica through a Lease")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "namespace of the leader election Lease")
@@ -67,7 +68,8 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 	f.DurationVar(&opts.Inventory.ProbeTimeout, "probe-timeout", 5*time.Second, "how long one probe may take")
 	f.Int64Var(&opts.Inventory.CacheBytesPerCluster, "spoke-cache-bytes", inventory.DefaultCacheBytesPerCluster, "bound on what one spoke's cache keeps whole of Flotilla's delivered objects, in estimated bytes of JSON; objects past it are read from the spoke when needed and their drift is found by deliveries, not watches (metric flotilla_spoke_cache_full)")
 	f.BoolVar(&opts.Sources.KubeconfigSecrets, "import-kubeconfig-secrets", true, "import Secrets labelled sigs.k8s.io/multicluster-runtime-kubeconfig=true in --kubeconfig-secret-namespace as Clusters (key kubeconfig, cluster named after the Secret)")
-	f.BoolVar(&opts.Sources.ClusterAPI, "import-cluster-api", true, "import provisioned Cluster API clusters (cluster.x-k8s.io v1beta2 or v1beta1) with their labels, credentials from their <cluster>-kubeconfig Secret; on only where the hub serves Cluster API")
+	f.BoolVar(&opts.Sources.ClusterAPI, "import-cluster-api", true, "import provisioned Cluster API clusters (cluster.x-k8s.io v1beta2 or v1beta1) of --cluster-api-namespace with their labels, credentials from their <cluster>-kubeconfig Secret; on only where the hub serves Cluster API")
+	f.StringSliceVar(&opts.Sources.ClusterAPINamespaces, "cluster-api-namespace", []string{"flotilla-system"}, "namespaces whose Cluster API clusters are imported (repeat or separate with commas); whoever may create a Cluster API Cluster there adds a cluster to the fleet and chooses the labels Placements select, so these must be namespaces only cluster administrators write to")
 	f.BoolVar(&opts.Sources.ArgoCD, "import-argocd", true, "import Argo CD cluster Secrets (argocd.argoproj.io/secret-type=cluster) in --argocd-namespace with their labels; bearer-token and TLS client-certificate credentials only; on only where the hub serves Argo CD")
 	f.StringVar(&opts.Sources.ArgoCDNamespace, "argocd-namespace", "argocd", "namespace of Argo CD's cluster Secrets")
 	f.BoolVar(&opts.Sources.ClusterProfiles, "import-cluster-profiles", true, "import ClusterProfiles (multicluster.x-k8s.io/v1alpha1) of other cluster managers, with the kubeconfig Secret their manager gives --cluster-profile-consumer; on only where the hub serves ClusterProfiles")

@@ -174,6 +174,10 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 // for the object's mode and drift policy. known says an earlier delivery confirmed the object
 // on the cluster, so its absence now is a deletion made there.
 func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *liveIndex, desired *unstructured.Unstructured, job Job, known bool) (*Drift, error) {
+	// Before any request is built from its name.
+	if err := checkName(desired); err != nil {
+		return nil, err
+	}
 	ref := decide.Describe(desired)
 	found := decide.Live{Known: known}
 	if job.Owner.Namespace != "" {
@@ -375,7 +379,7 @@ func parallel(n, limit int, fn func(i int)) {
 // permanent reports whether the spoke will refuse the same object again: retrying it soon
 // would only add load.
 func permanent(err error) bool {
-	return errors.Is(err, decide.ErrConflict) || errors.Is(err, decide.ErrOutOfScope) || errors.Is(err, errStatusTarget) || errors.Is(err, errOwnerMetaTarget) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+	return errors.Is(err, decide.ErrConflict) || errors.Is(err, decide.ErrOutOfScope) || errors.Is(err, errInvalidName) || errors.Is(err, errStatusTarget) || errors.Is(err, errOwnerMetaTarget) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsForbidden(err)
 }
 

@@ -31,6 +31,9 @@
 // too; this package gathers the decision's inputs from the spoke and carries it out.
 //
 // Safety rules, all enforced here:
+//   - no request is built from an object whose name is not a valid path segment or whose
+//     namespace is not a DNS label ("../x", "a/b", "%2e%2e"): it fails on its owner, and the
+//     other objects of the delivery go ahead (names.go);
 //   - an object already carrying the desired hash (read from the spoke cache, which holds only
 //     Flotilla-managed objects) is not written: a steady fleet sees zero writes;
 //   - an object that exists without Flotilla's marker is not taken over unless the strategy

@@ -99,6 +99,11 @@ func (a *spokeApplier) wouldStore(ctx context.Context, obj *unstructured.Unstruc
 }
 
 func (a *spokeApplier) request(obj *unstructured.Unstructured, dryRun bool) (*rest.Request, error) {
+	// Every path built here is checked, status writes included; applyOne checks earlier, before
+	// anything is read.
+	if err := checkName(obj); err != nil {
+		return nil, err
+	}
 	mapping, err := a.mapping(obj.GroupVersionKind())
 	if err != nil {
 		return nil, err

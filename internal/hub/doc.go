@@ -6,4 +6,8 @@
 // It also feeds the registry of known owners (internal/owners) from the hub informers of every
 // owner kind (owners.go); the inventory engages spokes once those have synced, and the spoke
 // caches keep whole only the objects of those owners.
+//
+// Its metrics endpoint serves HTTPS behind the hub API server's authentication and
+// authorization (a TokenReview of the scraper's token, a SubjectAccessReview for get on
+// /metrics); plain HTTP without either is for a loopback address only (metrics.go).
 package hub

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
@@ -32,8 +31,12 @@ import (
 
 // Options configures the hub controller.
 type Options struct {
-	// MetricsAddr serves Prometheus metrics ("0" disables).
+	// MetricsAddr serves Prometheus metrics ("0" disables), over HTTPS to scrapers the hub API
+	// server authenticates and authorizes for /metrics (see metrics.go).
 	MetricsAddr string
+	// MetricsPlainHTTP serves them as plain HTTP without authentication instead, on a loopback
+	// MetricsAddr only: for local development.
+	MetricsPlainHTTP bool
 	// HealthAddr serves /healthz and /readyz ("0" disables).
 	HealthAddr string
 	// LeaderElection makes replicas elect one active controller through a Lease in
@@ -97,9 +100,13 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		apis.ClusterReady(cluster)
 	}
 	provider := inventory.New(scheme, inventoryOpts)
+	metrics, err := metricsOptions(opts.MetricsAddr, opts.MetricsPlainHTTP)
+	if err != nil {
+		return err
+	}
 	mgr, err := mcmanager.New(cfg, provider, manager.Options{
 		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                       metrics,
 		HealthProbeBindAddress:        opts.HealthAddr,
 		PprofBindAddress:              pprofAddr(opts.PprofAddr),
 		LeaderElection:                opts.LeaderElection,

@@ -18,6 +18,7 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
+	"github.com/flotilla-dev/flotilla/internal/sources"
 )
 
 // invalidSpecError is a selector or manifest the user must fix.
@@ -122,7 +123,7 @@ func (h hubSelector) selectResources(ctx context.Context, p propagator, sel flot
 		opts = append(opts, client.MatchingLabelsSelector{Selector: labels.Everything()})
 	}
 	if mapping.Resource.GroupResource() == corev1.Resource("secrets") {
-		return h.selectSecrets(ctx, sel, opts)
+		return h.selectSecrets(ctx, p, sel, opts)
 	}
 	if err := h.watchKind(ctx, gvk); err != nil {
 		return nil, err
@@ -179,6 +180,9 @@ func (h hubSelector) readManifests(ctx context.Context, p propagator, src flotil
 		s := &corev1.Secret{}
 		if err := h.secrets.Get(ctx, key, s); err != nil {
 			return nil, err
+		}
+		if why := sources.CredentialSecret(s, s.Type); why != "" {
+			return nil, invalidSpecError{fmt.Sprintf("Secret %s holds credentials, which are never delivered: %s", src.Name, why)}
 		}
 		for k, v := range s.Data {
 			data[k] = string(v)

@@ -3,6 +3,7 @@ package sources
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -36,9 +38,15 @@ var CAPIClusterKind = schema.GroupKind{Group: "cluster.x-k8s.io", Kind: "Cluster
 // in whichever version the hub prefers, so Flotilla does not depend on Cluster API's Go module
 // (which would pull newer versions of shared modules), and reads only what v1beta1 and
 // v1beta2 share.
+//
+// Only the Clusters of the namespaces it is given are read (the admin namespace unless told
+// otherwise): whoever creates a Cluster API Cluster chooses its labels, which Placements
+// select on, administrators' included, so a Cluster API Cluster a tenant creates in its own
+// namespace never joins the fleet.
 type clusterAPI struct {
-	imp     *importer
-	version string
+	imp        *importer
+	version    string
+	namespaces []string
 }
 
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
@@ -50,10 +58,11 @@ func (s *clusterAPI) object() *unstructured.Unstructured {
 }
 
 func (s *clusterAPI) setup(mgr manager.Manager) error {
+	allowed := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return s.allowed(o.GetNamespace()) }))
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("import-cluster-api").
-		For(s.object()).
-		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(capiClusterOfSecret), builder.OnlyMetadata).
+		For(s.object(), allowed).
+		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(capiClusterOfSecret), builder.OnlyMetadata, allowed).
 		Watches(&flotillav1.Cluster{}, s.imp.clusterEvents(flotillav1.SourceClusterAPI), builder.WithPredicates(clusterChanged)).
 		Complete(s)
 }
@@ -67,8 +76,17 @@ func capiClusterOfSecret(_ context.Context, o client.Object) []reconcile.Request
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
+// allowed tells whether Cluster API Clusters of a namespace are imported.
+func (s *clusterAPI) allowed(namespace string) bool {
+	return slices.Contains(s.namespaces, namespace)
+}
+
 func (s *clusterAPI) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ref := req.Namespace + "/" + req.Name
+	if !s.allowed(req.Namespace) {
+		// A Cluster imported before its namespace left the list: disconnect it.
+		return reconcile.Result{}, s.imp.remove(ctx, flotillav1.SourceClusterAPI, ref)
+	}
 	capi := s.object()
 	err := s.imp.hub.Get(ctx, req.NamespacedName, capi)
 	if apierrors.IsNotFound(err) || (err == nil && (!capi.GetDeletionTimestamp().IsZero() || !provisioned(capi))) {

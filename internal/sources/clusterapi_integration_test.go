@@ -7,12 +7,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/sources"
 )
 
@@ -57,12 +60,53 @@ func capiSecret(name string, kubeconfig []byte) *corev1.Secret {
 }
 
 func TestClusterAPI(t *testing.T) {
-	e := startEnv(t, sources.Options{ClusterAPI: true, KubeconfigSecrets: true}, func(hub client.Client) {
+	e := startEnv(t, sources.Options{ClusterAPI: true, ClusterAPINamespaces: []string{"capi"}, KubeconfigSecrets: true}, func(hub client.Client) {
 		installCRD(t, hub, "cluster.x-k8s.io_clusters.yaml")
 	}, "spoke-a", "spoke-b")
 	ctx := context.Background()
 	spokeA, spokeB := e.fleet.Plane("spoke-a"), e.fleet.Plane("spoke-b")
 	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "capi"}})
+
+	t.Run("a tenant's Cluster API cluster in its own namespace does not join the fleet", func(t *testing.T) {
+		// The tenant holds `edit` in its namespace, and may create Cluster API clusters there, as
+		// installations that let teams create clusters grant. An API-only hub runs no
+		// controller to aggregate roles into `edit`, so what edit holds that this test uses
+		// (Secrets) is bound explicitly beside it.
+		e.create(t, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "capi-edit"},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"cluster.x-k8s.io"}, Resources: []string{"clusters", "clusters/status"}, Verbs: []string{"*"}},
+				{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create", "update", "patch", "delete"}},
+			}})
+		e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+		fleettest.Grant(t, ctx, e.hub, "team", fleettest.Tenant, "edit")
+		fleettest.Grant(t, ctx, e.hub, "team", fleettest.Tenant, "capi-edit")
+		tenant, err := client.New(fleettest.As(e.fleet.Hub().RESTConfig(), fleettest.Tenant), client.Options{Scheme: e.hub.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := e.importerWrites(t)
+		kc := capiSecret("rogue", kubeconfigOf(t, spokeA, nil))
+		kc.Namespace = "team"
+		rogue := capiCluster("v1beta2", "rogue", map[string]string{"tier": "gold", "env": "prod"})
+		rogue.SetNamespace("team")
+		fleettest.Eventually(t, wait, "the tenant creates a Cluster API cluster", func() error {
+			return tenant.Create(ctx, rogue)
+		})
+		if err := tenant.Create(ctx, kc); err != nil {
+			t.Fatal(err)
+		}
+		_ = unstructured.SetNestedField(rogue.Object, "Provisioned", "status", "phase")
+		if err := tenant.Status().Update(ctx, rogue); err != nil {
+			t.Fatal(err)
+		}
+		e.absent(t, "rogue", 3*time.Second)
+		if n := e.importerWrites(t); n != before {
+			t.Errorf("the importers wrote %d times on the hub for the tenant's cluster", n-before)
+		}
+		if strings.Contains(logs.String(), "team/rogue") {
+			t.Error("the importer looked at the tenant's cluster")
+		}
+	})
 
 	t.Run("a v1beta2 cluster is imported once provisioned, with its labels", func(t *testing.T) {
 		e.create(t, capiCluster("v1beta2", "capi-a", map[string]string{"tier": "gold", "topology.cluster.x-k8s.io/owned": ""}))
@@ -81,6 +125,10 @@ func TestClusterAPI(t *testing.T) {
 			t.Errorf("source-ref %q", c.Annotations[flotillav1.AnnotationSourceRef])
 		}
 		e.event(t, "capi", "capi-a", sources.ReasonImported)
+		// The importer has run since the tenant's cluster was provisioned, and left it out.
+		if err := e.hub.Get(ctx, client.ObjectKey{Name: "rogue"}, &flotillav1.Cluster{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the tenant's Cluster API cluster was imported (%v)", err)
+		}
 		if !strings.Contains(logs.String(), "Importing provisioned Cluster API clusters") || !strings.Contains(logs.String(), "cluster.x-k8s.io/v1beta2") {
 			t.Error("the start-up log does not say that Cluster API clusters (v1beta2) are imported")
 		}

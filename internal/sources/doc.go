@@ -25,6 +25,18 @@
 // (unreachable, or credentials it rejects) is not imported; the source object gets an
 // Unidentified Event and the importer retries with backoff.
 //
+// Whoever may create a source object adds a cluster to the fleet and chooses its labels, which
+// every Placement selects on, administrators' included. So each importer reads only the
+// namespaces it is told, which only administrators should write to: Cluster API Clusters of
+// --cluster-api-namespace and kubeconfig Secrets of --kubeconfig-secret-namespace (both
+// flotilla-system by default), Argo CD's Secrets of --argocd-namespace (argocd). The
+// identification of a spoke is reported in Flotilla's words (HTTP status, TLS class, timeout),
+// never with the text of the server's answer: the server is whatever the kubeconfig names.
+//
+// The Secrets the importers read hold credentials wherever they are; CredentialSecret knows
+// them by what makes an importer read them (labels, types, names), and propagation refuses to
+// deliver them.
+//
 // A source object that is deleted, or stops naming a cluster (a Cluster API cluster that is
 // de-provisioned, a Secret that loses its label), deletes its Cluster and credentials Secret:
 // that disconnects the spoke and deletes nothing on it. Rotated source credentials rewrite the

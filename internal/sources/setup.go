@@ -22,8 +22,12 @@ type Options struct {
 	KubeconfigSecretNamespace string
 
 	// ClusterAPI imports provisioned Cluster API Clusters (cluster.x-k8s.io v1beta2 or v1beta1,
-	// whichever the hub prefers) in every namespace, when the hub serves them.
-	ClusterAPI bool
+	// whichever the hub prefers) in ClusterAPINamespaces (default flotilla-system), when the
+	// hub serves them. Whoever may create a Cluster API Cluster in one of those namespaces adds
+	// a cluster to the fleet and chooses its labels, so they must be namespaces only cluster
+	// administrators write to.
+	ClusterAPI           bool
+	ClusterAPINamespaces []string
 
 	// ArgoCD imports Argo CD cluster Secrets (argocd.argoproj.io/secret-type=cluster) in
 	// ArgoCDNamespace (default argocd), when the hub serves Argo CD's Applications.
@@ -51,6 +55,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.KubeconfigSecretNamespace == "" {
 		o.KubeconfigSecretNamespace = defaultNamespace
+	}
+	if len(o.ClusterAPINamespaces) == 0 {
+		o.ClusterAPINamespaces = []string{defaultNamespace}
 	}
 	if o.ArgoCDNamespace == "" {
 		o.ArgoCDNamespace = "argocd"
@@ -116,11 +123,11 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	case err != nil:
 		log.Info("Not importing clusters from Cluster API", "reason", err.Error())
 	default:
-		if err := (&clusterAPI{imp: imp, version: version}).setup(mgr); err != nil {
+		if err := (&clusterAPI{imp: imp, version: version, namespaces: opts.ClusterAPINamespaces}).setup(mgr); err != nil {
 			return fmt.Errorf("set up the Cluster API importer: %w", err)
 		}
 		log.Info("Importing provisioned Cluster API clusters", "version", CAPIClusterKind.WithVersion(version).GroupVersion().String(),
-			"credentials", "<cluster>-kubeconfig, key "+CAPIKubeconfigKey)
+			"namespaces", opts.ClusterAPINamespaces, "credentials", "<cluster>-kubeconfig, key "+CAPIKubeconfigKey)
 	}
 	switch _, err := served(mgr.GetRESTMapper(), ArgoCDApplicationKind); {
 	case !opts.ArgoCD:
