@@ -31,7 +31,7 @@ func TestMetricsNeedAuthorization(t *testing.T) {
 	fleet := fleettest.Start(t, fleettest.Hub())
 	ctx := context.Background()
 	hubCfg := fleet.Hub().RESTConfig()
-	if err := install.Apply(ctx, hubCfg, nil); err != nil {
+	if err := install.ApplyForSelf(ctx, hubCfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := kubernetes.NewForConfig(hubCfg)

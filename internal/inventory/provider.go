@@ -18,8 +18,8 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/intern"
-	"github.com/flotilla-dev/flotilla/internal/owners"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/owners"
 	"github.com/flotilla-dev/flotilla/internal/spokeclient"
 )
 
