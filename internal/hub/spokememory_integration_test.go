@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -113,37 +112,6 @@ func (m *memoryFleet) spokeConfigMap(t *testing.T, ns, name, k, v string) *corev
 	return cm
 }
 
-// aggregateClusterRole fills an aggregated ClusterRole's rules as kube-controller-manager's
-// clusterrole-aggregation controller does, for an API-only spoke, which runs none: the union of
-// the rules of the ClusterRoles its aggregationRule selects.
-func aggregateClusterRole(t *testing.T, ctx context.Context, c client.Client, name string) {
-	t.Helper()
-	role := &rbacv1.ClusterRole{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, role); err != nil {
-		t.Fatal(err)
-	}
-	var rules []rbacv1.PolicyRule
-	for _, sel := range role.AggregationRule.ClusterRoleSelectors {
-		selector, err := metav1.LabelSelectorAsSelector(&sel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var parts rbacv1.ClusterRoleList
-		if err := c.List(ctx, &parts, client.MatchingLabelsSelector{Selector: selector}); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range parts.Items {
-			if p.Name != name {
-				rules = append(rules, p.Rules...)
-			}
-		}
-	}
-	role.Rules = rules
-	if err := c.Update(ctx, role); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // gauge reads a metric of this process for a cluster (-1 when absent).
 func gauge(t *testing.T, name, cluster string) float64 {
 	t.Helper()
@@ -223,7 +191,6 @@ func TestSpokeUserCannotGrowHubMemory(t *testing.T) {
 	if err := m.spoke.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "playground"}}); err != nil {
 		t.Fatal(err)
 	}
-	aggregateClusterRole(t, ctx, m.spoke, "edit")
 	fleettest.Grant(t, ctx, m.spoke, "playground", fleettest.SpokeUser, "edit")
 	attacker, err := client.New(fleettest.As(m.fleet.Plane("spoke-a").RESTConfig(), fleettest.SpokeUser), client.Options{Scheme: install.Scheme()})
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,7 +34,6 @@ func TestSpokeUserCannotSteerPruneOrOwnership(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	aggregate(t, ctx, spoke, "edit")
 	fleettest.Grant(t, ctx, spoke, "elsewhere", fleettest.SpokeUser, "edit")
 	fleettest.Grant(t, ctx, spoke, "team", fleettest.SpokeUser+"-team", "edit")
 	attacker, err := client.New(fleettest.As(e.fleet.Plane("spoke-a").RESTConfig(), fleettest.SpokeUser), client.Options{Scheme: install.Scheme()})
@@ -196,35 +194,4 @@ func TestSpokeUserCannotSteerPruneOrOwnership(t *testing.T) {
 			t.Errorf("the released quota still carries the label %s", flotillav1.LabelOwner)
 		}
 	})
-}
-
-// aggregate gives an aggregated ClusterRole (edit, view, admin) the rules of the roles its
-// aggregationRule selects, as kube-controller-manager's clusterrole-aggregation controller does
-// on a real cluster: an API-only plane runs no controllers, so its `edit` grants nothing.
-func aggregate(t *testing.T, ctx context.Context, c client.Client, name string) []rbacv1.PolicyRule {
-	t.Helper()
-	role := &rbacv1.ClusterRole{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, role); err != nil {
-		t.Fatal(err)
-	}
-	if role.AggregationRule == nil {
-		return role.Rules
-	}
-	var rules []rbacv1.PolicyRule
-	for _, sel := range role.AggregationRule.ClusterRoleSelectors {
-		var parts rbacv1.ClusterRoleList
-		if err := c.List(ctx, &parts, client.MatchingLabels(sel.MatchLabels)); err != nil {
-			t.Fatal(err)
-		}
-		for _, part := range parts.Items {
-			if part.Name != name {
-				rules = append(rules, aggregate(t, ctx, c, part.Name)...)
-			}
-		}
-	}
-	role.Rules = rules
-	if err := c.Update(ctx, role); err != nil {
-		t.Fatal(err)
-	}
-	return rules
 }
