@@ -39,7 +39,7 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job, 
 		}
 	}
 	stale, owned := decide.Leftovers(found, job.Objects, job.Owner, job.Strategy, prev.Owns)
-	released := decide.Released(found, job.Objects, job.Owner)
+	released := decide.Released(found, job.Objects, job.Owner, job.Strategy)
 	if len(stale) == 0 {
 		return w.release(ctx, cl, released)
 	}

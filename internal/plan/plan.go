@@ -212,7 +212,7 @@ func pruneItems(ctx context.Context, cl client.Client, d *propagation.Desired, s
 	stale, owned := decide.Leftovers(found, cd.Objects, d.Owner, s, func(k string) bool { return cd.Delivered[k] })
 	var items []Item
 	for _, o := range found {
-		if !decide.Owned(o, d.Owner) || !decide.InScope(o, d.Owner) || want[render.Key(o)] {
+		if !decide.Owned(o, d.Owner) || !decide.InScope(o, d.Owner, s) || want[render.Key(o)] {
 			continue
 		}
 		it := Item{Action: Prune, Object: decide.Describe(o)}

@@ -239,10 +239,10 @@ func TestAdoptMarks(t *testing.T) {
 	}
 	created := object(map[string]string{flotillav1.LabelOwner: tenant.LabelValue()}, map[string]string{flotillav1.AnnotationOwner: tenant.String()})
 	created.SetName("created")
-	if got := Released([]*unstructured.Unstructured{adopted, created}, nil, tenant); len(got) != 1 || got[0] != adopted {
+	if got := Released([]*unstructured.Unstructured{adopted, created}, nil, tenant, Strategy{}); len(got) != 1 || got[0] != adopted {
 		t.Errorf("Released = %v, want the adopted object only", got)
 	}
-	if got := Released([]*unstructured.Unstructured{adopted}, []*unstructured.Unstructured{adopted}, tenant); len(got) != 0 {
+	if got := Released([]*unstructured.Unstructured{adopted}, []*unstructured.Unstructured{adopted}, tenant, Strategy{}); len(got) != 0 {
 		t.Errorf("Released = %v while the owner still wants it", got)
 	}
 }

@@ -49,11 +49,13 @@ func protected(obj metav1.Object) bool {
 }
 
 // InScope reports whether an object found on a cluster lies where owner delivers: in its own
-// namespace for a namespaced owner, anywhere for a cluster-scoped one. Whoever may write a
-// namespace of a spoke may put any label there; an object elsewhere that carries a namespaced
-// owner's marks was not delivered by it, and is neither counted nor deleted as its.
-func InScope(obj metav1.Object, owner render.Owner) bool {
-	return owner.Namespace == "" || obj.GetNamespace() == owner.Namespace
+// namespace for a namespaced owner, anywhere for a cluster-scoped one or an owner on a spoke
+// whose strategy reaches its whole cluster (Strategy.ClusterWide, as CheckScope honours it).
+// Whoever may write a namespace of a spoke may put any label there; an object elsewhere that
+// carries a namespaced owner's marks was not delivered by it, and is neither counted nor
+// deleted as its.
+func InScope(obj metav1.Object, owner render.Owner, s Strategy) bool {
+	return owner.Namespace == "" || obj.GetNamespace() == owner.Namespace || (owner.OnSpoke() && s.ClusterWide)
 }
 
 // Leftovers sorts what a prune found on a cluster under owner's label against what the owner
@@ -74,7 +76,7 @@ func Leftovers(found, wanted []*unstructured.Unstructured, owner render.Owner, s
 	}
 	for _, obj := range found {
 		key := render.Key(obj)
-		if want[key] || !Owned(obj, owner) || !InScope(obj, owner) || protected(obj) {
+		if want[key] || !Owned(obj, owner) || !InScope(obj, owner, s) || protected(obj) {
 			continue
 		}
 		if known != nil && known(key) {
@@ -90,14 +92,14 @@ func Leftovers(found, wanted []*unstructured.Unstructured, owner render.Owner, s
 // Released are the adopted objects (flotillav1.AnnotationAdopted) of owner's, in its scope,
 // that it no longer wants (wanted): a prune or the owner's removal never deletes them (Kept);
 // it takes Flotilla's marks off them instead, leaving them to whoever made them.
-func Released(found, wanted []*unstructured.Unstructured, owner render.Owner) []*unstructured.Unstructured {
+func Released(found, wanted []*unstructured.Unstructured, owner render.Owner, s Strategy) []*unstructured.Unstructured {
 	want := make(map[string]bool, len(wanted))
 	for _, obj := range wanted {
 		want[render.Key(obj)] = true
 	}
 	var out []*unstructured.Unstructured
 	for _, obj := range found {
-		if !want[render.Key(obj)] && Owned(obj, owner) && InScope(obj, owner) && obj.GetAnnotations()[flotillav1.AnnotationAdopted] != "" {
+		if !want[render.Key(obj)] && Owned(obj, owner) && InScope(obj, owner, s) && obj.GetAnnotations()[flotillav1.AnnotationAdopted] != "" {
 			out = append(out, obj)
 		}
 	}

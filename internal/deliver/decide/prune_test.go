@@ -137,19 +137,29 @@ func TestLeftovers(t *testing.T) {
 
 func TestInScope(t *testing.T) {
 	o := object(nil, nil)
-	if !InScope(o, tenant) {
+	if !InScope(o, tenant, Strategy{}) {
 		t.Error("an object in the owner's namespace is out of its scope")
 	}
 	o.SetNamespace("elsewhere")
-	if InScope(o, tenant) {
+	if InScope(o, tenant, Strategy{}) {
 		t.Error("an object in another namespace is in a namespaced owner's scope")
 	}
-	if !InScope(o, render.Owner{Kind: "ClusterPropagation", Name: "web"}) {
+	if !InScope(o, render.Owner{Kind: "ClusterPropagation", Name: "web"}, Strategy{}) {
 		t.Error("an object in any namespace is out of a cluster-scoped owner's scope")
 	}
 	o.SetNamespace("")
-	if InScope(o, tenant) {
+	if InScope(o, tenant, Strategy{}) {
 		t.Error("a cluster-scoped object is in a namespaced owner's scope")
+	}
+	instance := render.Owner{Kind: "WebApp.kro.run", Namespace: "team", Name: "web", Cluster: "spoke-1"}
+	if InScope(o, instance, Strategy{}) {
+		t.Error("a cluster-scoped object is in a confined instance's scope")
+	}
+	if !InScope(o, instance, Strategy{ClusterWide: true}) {
+		t.Error("a cluster-scoped object is out of the scope of an instance that reaches its whole cluster")
+	}
+	if InScope(o, tenant, Strategy{ClusterWide: true}) {
+		t.Error("ClusterWide widened the scope of an owner on the hub")
 	}
 }
 
