@@ -6,7 +6,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/flotilla-dev/flotilla/internal/membership"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -31,6 +33,14 @@ var ErrOutOfScope = errors.New("outside the owner's namespace")
 // scope (not looked up) is refused like a cluster-scoped kind, so a caller that forgets it
 // fails closed.
 func CheckScope(owner render.Owner, s Strategy, obj *unstructured.Unstructured, scope meta.RESTScopeName) error {
+	if obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}) &&
+		obj.GetName() == membership.NamespaceRoleBinding {
+		// Flotilla's own: it grants a namespace's identity the right to deliver there. An owner
+		// that took it over (conflict: Adopt) could bind that identity to nothing and lock every
+		// owner of the namespace out, or bind others to the grant.
+		return fmt.Errorf("%w: RoleBinding %q is Flotilla's own, which grants the identity it delivers into this namespace as; choose another name",
+			ErrOutOfScope, membership.NamespaceRoleBinding)
+	}
 	switch {
 	case owner.OnSpoke() && s.ClusterWide:
 		return nil // an instance an administrator let reach its whole cluster

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/membership"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -60,5 +62,24 @@ func TestCheckScope(t *testing.T) {
 				t.Fatalf("CheckScope = %v, want refused=%v", err, c.refused)
 			}
 		})
+	}
+}
+
+// TestNamespaceRoleBindingIsReserved: no owner, not even an administrator's, delivers or adopts
+// the RoleBinding that grants a namespace's identity its rights there.
+func TestNamespaceRoleBindingIsReserved(t *testing.T) {
+	binding := &unstructured.Unstructured{}
+	binding.SetAPIVersion("rbac.authorization.k8s.io/v1")
+	binding.SetKind("RoleBinding")
+	binding.SetNamespace("team-a")
+	binding.SetName(membership.NamespaceRoleBinding)
+	for _, owner := range []render.Owner{{Kind: "Propagation", Namespace: "team-a", Name: "web"}, {Kind: "ClusterPropagation", Name: "platform"}} {
+		if err := CheckScope(owner, Strategy{Conflict: flotillav1.ConflictAdopt}, binding, meta.RESTScopeNameNamespace); !errors.Is(err, ErrOutOfScope) {
+			t.Errorf("%s may deliver RoleBinding %s: %v", owner, membership.NamespaceRoleBinding, err)
+		}
+	}
+	binding.SetName("team-readers")
+	if err := CheckScope(render.Owner{Kind: "Propagation", Namespace: "team-a", Name: "web"}, Strategy{}, binding, meta.RESTScopeNameNamespace); err != nil {
+		t.Errorf("another RoleBinding is refused: %v", err)
 	}
 }
