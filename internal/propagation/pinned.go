@@ -2,7 +2,6 @@ package propagation
 
 import (
 	"context"
-	"errors"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -24,7 +23,7 @@ func (r *Reconciler) saveRevision(p propagator, in *statusInput, rendered []*uns
 		keep[pin.Revision] = true
 	}
 	name, err := r.Revisions.SaveAside(p.ledgerOwner(), in.revision, rendered, sources, keep)
-	if errors.Is(err, revisions.ErrTooLarge) {
+	if revisions.NotKept(err) {
 		in.noHistory = err.Error()
 		return "", nil
 	}

@@ -57,8 +57,10 @@ func (h hubSelector) selectObjects(ctx context.Context, p propagator) ([]*unstru
 	sources := map[string]revisions.Source{}
 	from := func(objs []*unstructured.Unstructured, src func(o *unstructured.Unstructured) revisions.Source) {
 		for _, o := range objs {
-			if k := render.Key(o); revisions.IsSecret(o) && sources[k] == (revisions.Source{}) {
-				sources[k] = src(o) // the first, as dedupe keeps the first
+			// Secrets get their values back from their source; any document of a manifest
+			// Secret is secret as a whole, and its source keeps the revision from being stored.
+			if k, from := render.Key(o), src(o); (revisions.IsSecret(o) || from.Manifest && from.Kind == "Secret") && sources[k] == (revisions.Source{}) {
+				sources[k] = from // the first, as dedupe keeps the first
 			}
 		}
 		out = append(out, objs...)

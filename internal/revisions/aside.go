@@ -2,7 +2,6 @@ package revisions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,12 +25,12 @@ type save struct {
 
 // SaveAside is Save done by the store's workers, so that encoding a thousand objects never
 // delays the reconcile that rendered them (and with it the owner's next edit). It returns the
-// name the revision has once stored; ErrTooLarge when an earlier attempt found it too large to
-// keep. Saves of one owner coalesce: of a burst of changes, the latest is stored.
+// name the revision has once stored; an error NotKept says when an earlier attempt found it
+// too large to keep, or sealed (ErrSealed). Saves of one owner coalesce: of a burst of changes, the latest is stored.
 func (s *Store) SaveAside(owner ledger.Owner, hash string, objs []*unstructured.Unstructured, sources map[string]Source, keep map[string]bool) (string, error) {
 	if r, ok := s.savedRevision(owner.Owner, hash); ok {
 		if r.Name == "" {
-			return "", fmt.Errorf("%w (found before)", ErrTooLarge)
+			return "", fmt.Errorf("%w (found before)", r.notKept)
 		}
 		return r.Name, nil
 	}
@@ -49,7 +48,7 @@ func (s *Store) saveQueue() *coalesce.Queue[render.Owner, save] {
 		s.saves = &coalesce.Queue[render.Owner, save]{Name: "revision-saves", Workers: saveWorkers,
 			Handle: func(ctx context.Context, _ render.Owner, sv save) error {
 				_, err := s.Save(ctx, sv.owner, sv.hash, sv.objs, sv.sources, sv.keep)
-				if errors.Is(err, ErrTooLarge) {
+				if NotKept(err) {
 					return nil // remembered: the owner's next pass reports it
 				}
 				return err

@@ -114,3 +114,37 @@ func TestRevisionsKeepNoSecretData(t *testing.T) {
 		t.Fatalf("a Secret of unknown source: %v, want it refused", err)
 	}
 }
+
+// Every document of a manifest Secret is secret as a whole: a revision holding one is not
+// stored (ErrSealed, NotKept), and the refusal is remembered without storing anything.
+func TestRevisionsKeepNoDocumentOfAManifestSecret(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	_ = appsv1.AddToScheme(scheme)
+	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	store := &Store{Hub: c, Metadata: c, Reader: c}
+	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
+	objs := []*unstructured.Unstructured{rendered(t, owner, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "settings", "namespace": "team"}, "data": map[string]any{"dsn": canary}})}
+	sources := map[string]Source{render.Key(objs[0]): {Kind: "Secret", Namespace: "team", Name: "bundle", Manifest: true}}
+	for range 2 { // the second time, from what the store remembers
+		_, err := store.Save(ctx, ledger.Owner{Owner: owner}, render.Revision(objs), objs, sources, nil)
+		if !errors.Is(err, ErrSealed) || !NotKept(err) {
+			t.Fatalf("a revision with a document of a manifest Secret: %v, want ErrSealed", err)
+		}
+	}
+	var list appsv1.ControllerRevisionList
+	if err := c.List(ctx, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 0 {
+		t.Errorf("%d revisions stored", len(list.Items))
+	}
+	// The same document from a manifest ConfigMap is kept.
+	sources[render.Key(objs[0])] = Source{Kind: "ConfigMap", Namespace: "team", Name: "bundle", Manifest: true}
+	other := render.Owner{Kind: "Propagation", Namespace: "team", Name: "api"}
+	if _, err := store.Save(ctx, ledger.Owner{Owner: other}, render.Revision(objs), objs, sources, nil); err != nil {
+		t.Fatalf("a document of a manifest ConfigMap: %v", err)
+	}
+}

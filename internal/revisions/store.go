@@ -46,6 +46,15 @@ const (
 // ErrTooLarge says a revision was not stored because it is too large.
 var ErrTooLarge = errors.New("too large to keep as a revision")
 
+// ErrSealed says a revision was not stored because it holds documents of a manifest Secret:
+// whoever wrote them into a Secret meant them to be read only where Secrets are, and a
+// revision is read where they are not (Kubernetes' view role).
+var ErrSealed = errors.New("holds documents of a manifest Secret, which revisions (readable where Secrets are not) never keep")
+
+// NotKept reports whether err says a revision was delivered without being kept (ErrTooLarge,
+// ErrSealed): the owner delivers without history, and no cluster can be pinned to it.
+func NotKept(err error) bool { return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrSealed) }
+
 // Store saves and loads owners' revisions.
 type Store struct {
 	// Hub writes revisions; Metadata lists them (a metadata-only cache is enough); Reader reads
@@ -68,6 +77,8 @@ type Revision struct {
 	Name   string
 	Number int64
 	Hash   string
+	// notKept is why a revision remembered as saved was not stored (Name is empty then).
+	notKept error
 }
 
 // payload is a revision's data: the objects, or their gzip-compressed JSON.
@@ -111,7 +122,7 @@ const annotationNumber = "flotilla.dev/revision-number"
 func (s *Store) Save(ctx context.Context, owner ledger.Owner, hash string, objs []*unstructured.Unstructured, sources map[string]Source, keep map[string]bool) (string, error) {
 	if r, ok := s.savedRevision(owner.Owner, hash); ok {
 		if r.Name == "" {
-			return "", fmt.Errorf("%w (found before)", ErrTooLarge)
+			return "", fmt.Errorf("%w (found before)", r.notKept)
 		}
 		return r.Name, nil
 	}
@@ -126,8 +137,8 @@ func (s *Store) Save(ctx context.Context, owner ledger.Owner, hash string, objs 
 		}
 	}
 	data, err := encode(objs, sources)
-	if errors.Is(err, ErrTooLarge) {
-		s.rememberSaved(owner.Owner, hash, "") // not encoded again while the owner is unchanged
+	if NotKept(err) {
+		s.rememberNotKept(owner.Owner, hash, err) // not encoded again while the owner is unchanged
 	}
 	if err != nil {
 		return "", err
@@ -258,6 +269,16 @@ func (s *Store) rememberSaved(owner render.Owner, hash, name string) {
 	s.saved[owner] = Revision{Name: name, Hash: hash}
 }
 
+// rememberNotKept remembers that owner's revision hash is delivered without being kept, and why.
+func (s *Store) rememberNotKept(owner render.Owner, hash string, why error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.saved == nil {
+		s.saved = map[render.Owner]Revision{}
+	}
+	s.saved[owner] = Revision{Hash: hash, notKept: why}
+}
+
 // Name is the name the revision hash of owner has, or will have once saved.
 func Name(owner render.Owner, hash string) string { return name(owner, hash) }
 
@@ -278,6 +299,9 @@ func namePrefix(owner render.Owner) string {
 func encode(objs []*unstructured.Unstructured, sources map[string]Source) ([]byte, error) {
 	p := payload{Objects: make([]json.RawMessage, 0, len(objs))}
 	for _, o := range objs {
+		if src := sources[render.Key(o)]; src.Manifest && src.Kind == "Secret" && !IsSecret(o) {
+			return nil, fmt.Errorf("%s %s/%s, a document of %s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), src, ErrSealed)
+		}
 		if IsSecret(o) {
 			if p.Secrets == nil {
 				p.Secrets = map[string]Source{}
