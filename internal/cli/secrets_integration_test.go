@@ -146,8 +146,9 @@ func TestSecretDataStaysInside(t *testing.T) {
 	}
 	pin := func(t *testing.T, revision string) {
 		t.Helper()
-		rec := &flotillav1.Delivery{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "propagation.db.spoke-a"}}
-		if err := hub.Patch(ctx, rec, client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"revision":%q}}`, revision)))); err != nil {
+		p := &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "db"}}
+		pins := fmt.Sprintf(`{"spec":{"revisionPins":[{"cluster":"spoke-a","revision":%q}]}}`, revision)
+		if err := hub.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(pins))); err != nil {
 			t.Fatal(err)
 		}
 	}
