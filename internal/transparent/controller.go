@@ -278,6 +278,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// deleted and created again) is more often a mistake than an intent, and one whose status
 	// has not caught up with its spec has not decided yet: both hold what is delivered.
 	hold := holdReason(placement, decisions, ledger.Clusters(records), u.GetAnnotations()[flotillav1.AnnotationConfirmPrune], confirmCommand(u))
+	if len(decisions) > 0 {
+		// A confirmation of removing the object everywhere was for the emptied Placement it
+		// answered: now that the Placement chooses clusters again, it must not let a later
+		// emptying, or the label's removal, through unconfirmed.
+		if err := r.dropConfirmation(ctx, u); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: r.ledgerOwner(u, owner), Records: records, Chosen: chosen, Want: wants,
 		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Hold: hold != ""})
 	for _, c := range chosen {
@@ -392,11 +400,32 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	controllerutil.RemoveFinalizer(u, flotillav1.FinalizerCleanup)
 	// The confirmation was for this removal: it must not carry over to the next one, should
 	// the object be labelled again.
-	if annotations := u.GetAnnotations(); annotations[flotillav1.AnnotationConfirmPrune] == confirmEverywhere {
-		delete(annotations, flotillav1.AnnotationConfirmPrune)
-		u.SetAnnotations(annotations)
-	}
+	withoutConfirmation(u)
 	return client.IgnoreNotFound(r.Hub.Patch(ctx, u, client.MergeFrom(before)))
+}
+
+// withoutConfirmation takes a confirmation of removing u everywhere off it; false when it had none.
+func withoutConfirmation(u *unstructured.Unstructured) bool {
+	annotations := u.GetAnnotations()
+	if annotations[flotillav1.AnnotationConfirmPrune] != confirmEverywhere {
+		return false
+	}
+	delete(annotations, flotillav1.AnnotationConfirmPrune)
+	u.SetAnnotations(annotations)
+	return true
+}
+
+// dropConfirmation takes a used confirmation of removing u everywhere off the hub object.
+func (r *Reconciler) dropConfirmation(ctx context.Context, u *unstructured.Unstructured) error {
+	before := u.DeepCopy()
+	if !withoutConfirmation(u) {
+		return nil
+	}
+	if err := r.Hub.Patch(ctx, u, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("remove the used confirmation %s=%s from %s %s: %w", flotillav1.AnnotationConfirmPrune, confirmEverywhere,
+			r.GVK.Kind, client.ObjectKeyFromObject(u), err)
+	}
+	return nil
 }
 
 // ensureFinalizer holds the hub object until its copies are removed, writing only when the

@@ -111,6 +111,27 @@ func TestTransparentHoldsWhenPlacementChoosesNothing(t *testing.T) {
 		return c.Update(ctx, d)
 	})
 	onSpokes(false)
+
+	// The Placement is fixed: the object comes back, and the confirmation, used up, is taken
+	// off, so that a later emptying is held again rather than confirmed in advance.
+	fleettest.Eventually(t, 10*time.Second, "placement fixed", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(placement), placement); err != nil {
+			return err
+		}
+		placement.Spec.ClusterSelector = &metav1.LabelSelector{}
+		return c.Update(ctx, placement)
+	})
+	onSpokes(true)
+	fleettest.Eventually(t, 30*time.Second, "the used confirmation taken off", func() error {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "cart"}, d); err != nil {
+			return err
+		}
+		if v, ok := d.Annotations[flotillav1.AnnotationConfirmPrune]; ok {
+			return fmt.Errorf("%s=%s", flotillav1.AnnotationConfirmPrune, v)
+		}
+		return nil
+	})
 }
 
 // startAudited starts a hub running Flotilla and API-only spokes with audit logs, joined, and
