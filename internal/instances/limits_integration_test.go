@@ -74,12 +74,12 @@ func heavyInstances(t *testing.T, e *env, heavy *kro.Compiled, n int, because st
 	return took
 }
 
-// activeWithin creates a cheap instance on spoke-2 and fails the test unless it becomes ACTIVE
-// within limit, measured from its creation.
-func activeWithin(t *testing.T, e *env, limited *kro.Compiled, limit time.Duration) {
+// timeToActive creates a cheap instance named name on spoke-2 and returns how long it took to
+// become ACTIVE, measured from its creation.
+func timeToActive(t *testing.T, e *env, limited *kro.Compiled, name string) time.Duration {
 	t.Helper()
 	spoke2 := e.spokes["spoke-2"]
-	cheap := newInstance(limited, "team", "cheap", map[string]any{"items": []any{"a", "b"}})
+	cheap := newInstance(limited, "team", name, map[string]any{"items": []any{"a", "b"}})
 	start := time.Now()
 	if err := spoke2.Create(context.Background(), cheap); err != nil {
 		t.Fatal(err)
@@ -90,14 +90,25 @@ func activeWithin(t *testing.T, e *env, limited *kro.Compiled, limit time.Durati
 			break
 		}
 		if time.Since(start) > wait {
-			t.Fatalf("the cheap instance on spoke-2 not ACTIVE after %v (%v)", wait, err)
+			t.Fatalf("the cheap instance %s on spoke-2 not ACTIVE after %v (%v)", name, wait, err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling interval
 	}
-	took := time.Since(start)
-	t.Logf("the cheap instance on spoke-2 ACTIVE %v after its creation", took)
+	return time.Since(start)
+}
+
+// activeWithin fails the test unless a cheap instance on spoke-2, created while costly ones
+// keep spoke-1's workers busy, becomes ACTIVE within 2 s, or, on a machine so busy that one
+// took longer with no costly instance at all (calm), within four times that: the fleet's API
+// servers share the machine's cores with the hub, and the issue is one spoke's instances
+// waiting on another's, not the machine's speed. Waiting on spoke-1 took 11.5 s here.
+func activeWithin(t *testing.T, e *env, limited *kro.Compiled, calm time.Duration) {
+	t.Helper()
+	limit := max(2*time.Second, 4*calm)
+	took := timeToActive(t, e, limited, "cheap")
+	t.Logf("the cheap instance on spoke-2 ACTIVE %v after its creation (%v with no costly instance)", took, calm)
 	if took > limit {
-		t.Errorf("the cheap instance on spoke-2 took %v to become ACTIVE, beside costly instances on spoke-1", took)
+		t.Errorf("the cheap instance on spoke-2 took %v to become ACTIVE, beside costly instances on spoke-1 (limit %v)", took, limit)
 	}
 }
 
@@ -122,10 +133,11 @@ func noHeavyChild(t *testing.T, e *env, spokes ...string) {
 func TestPathologicalInstanceFailsWithinItsDeadline(t *testing.T) {
 	const deadline = 30 * time.Second // the default
 	e, heavy, limited := heavyEnv(t, kro.DefaultConfig(), deadline)
+	calm := timeToActive(t, e, limited, "calm")
 	if took := heavyInstances(t, e, heavy, 4, "CEL cost limit of 1000000 exceeded"); took > deadline {
 		t.Errorf("the costly instances were stopped %v after their creation, beyond their deadline of %v", took, deadline)
 	}
-	activeWithin(t, e, limited, 2*time.Second)
+	activeWithin(t, e, limited, calm)
 	noHeavyChild(t, e, "spoke-1")
 }
 
@@ -139,8 +151,9 @@ func TestCostlyInstancesStallNoOtherSpoke(t *testing.T) {
 	lax := kro.DefaultConfig()
 	lax.CELCostLimit, lax.CELCostBudget = 1<<62, 1<<62
 	e, heavy, limited := heavyEnv(t, lax, deadline)
+	calm := timeToActive(t, e, limited, "calm")
 	heavyInstances(t, e, heavy, 4, "CEL evaluation stopped: the instance's reconcile deadline of 4s passed")
-	activeWithin(t, e, limited, 2*time.Second)
+	activeWithin(t, e, limited, calm)
 	noHeavyChild(t, e, "spoke-1")
 }
 
