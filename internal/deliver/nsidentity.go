@@ -40,7 +40,7 @@ func confinedTo(owner render.Owner, s decide.Strategy) string {
 	return owner.Namespace
 }
 
-// bindingSettle bounds how long a write retries being refused just after its namespace's
+// bindingSettle bounds how long a write retries being refused soon after its namespace's
 // RoleBinding was written: the spoke's authorizer learns of it within moments.
 const bindingSettle = 10 * time.Second
 
@@ -167,13 +167,15 @@ func (w *clusterWorker) createNamespace(ctx context.Context, cl cluster.Cluster,
 	return nil
 }
 
-// settled retries write while the spoke refuses it just after a's RoleBinding was written.
+// settled retries write, for up to bindingSettle, while the spoke refuses it within a minute of
+// a's RoleBinding being written: a busy spoke's authorizer may learn of the binding late, and
+// the first write may itself come late after it.
 func (a *spokeApplier) settled(ctx context.Context, write func() error) error {
 	err := write()
-	if !apierrors.IsForbidden(err) || a.boundAt.IsZero() || time.Since(a.boundAt) > bindingSettle {
+	if !apierrors.IsForbidden(err) || a.boundAt.IsZero() || time.Since(a.boundAt) > time.Minute {
 		return err
 	}
-	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, bindingSettle-time.Since(a.boundAt), false, func(context.Context) (bool, error) {
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, bindingSettle, false, func(context.Context) (bool, error) {
 		err = write()
 		return !apierrors.IsForbidden(err), nil
 	})
