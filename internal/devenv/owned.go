@@ -78,11 +78,19 @@ func removeEntries(dir string, names []string) (removed []string, err error) {
 }
 
 // cleanDir removes the entries Up wrote in dir (names, from ownedEntries) and nothing else:
-// files a user put in dir stay, and so does dir. The marker goes last, and only when the rest
-// is gone, so that the next run still recognises a directory that could not be cleaned.
+// files a user put in dir stay, and so does dir. The marker goes last, and only when dir is then
+// empty: a directory that could not be cleaned, or that holds a user's files, keeps it, so that
+// the next run recognises the directory as one dev up set up and starts there.
 func cleanDir(dir string, names []string) error {
 	if _, err := removeEntries(dir, names); err != nil {
 		return fmt.Errorf("clean %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("clean %s: %w", dir, err)
+	}
+	if len(entries) != 1 || entries[0].Name() != markerFile {
+		return nil // a user's files stay, and so does the marker that lets the next run start here
 	}
 	if err := os.Remove(filepath.Join(dir, markerFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("clean %s: %w", dir, err)

@@ -63,7 +63,19 @@ func TestCleanDirRemovesOnlyWhatTheRunWrote(t *testing.T) {
 			for _, e := range entries {
 				left = append(left, e.Name())
 			}
+			// The marker stays exactly when the user's files do, so that the next run starts here.
+			if want := len(tt.userAdds) > 0; slices.Contains(left, markerFile) != want {
+				t.Errorf("marker left = %v, want %v (entries %v)", !want, want, left)
+			}
+			if len(tt.userAdds) > 0 {
+				if err := claimDir(dir, &bytes.Buffer{}); err != nil {
+					t.Errorf("the next run does not start in a directory holding the user's files: %v", err)
+				}
+			}
 			for _, name := range ownedEntries(planes) {
+				if name == markerFile {
+					continue
+				}
 				if slices.Contains(left, name) {
 					t.Errorf("%s, which the run wrote, is still there", name)
 				}
