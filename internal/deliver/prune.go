@@ -44,16 +44,16 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job, 
 		return w.release(ctx, cl, released)
 	}
 	if decide.OverBudget(job.Strategy, job.Revision, len(stale), owned) {
-		return pruneBlockedError{stale: len(stale), owned: owned, budget: job.PruneBudget, confirm: decide.ConfirmCommand(job.Owner, job.Strategy, job.Revision)}
+		return pruneBlockedError{stale: len(stale), owned: owned, budget: job.PruneBudget, confirm: decide.ConfirmCommand(job.Owner, job.Strategy, job.ConfirmValue(job.Revision))}
 	}
-	if job.PruneConfirmed != job.Revision {
+	if !job.Confirmed(job.Revision) {
 		for _, o := range stale {
 			c, err := cascadeOf(ctx, cl, o)
 			if err != nil {
 				return fmt.Errorf("%w (nothing was deleted)", err)
 			}
 			if c.count > 0 {
-				return cascadeBlockedError{object: decide.Describe(o), cascade: c, confirm: decide.ConfirmCommand(job.Owner, job.Strategy, job.Revision)}
+				return cascadeBlockedError{object: decide.Describe(o), cascade: c, confirm: decide.ConfirmCommand(job.Owner, job.Strategy, job.ConfirmValue(job.Revision))}
 			}
 		}
 	}

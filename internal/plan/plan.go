@@ -90,7 +90,7 @@ func strategyOf(d *propagation.Desired) decide.Strategy {
 		budget = int(*b)
 	}
 	return decide.Strategy{Conflict: d.Strategy.Conflict, Mode: d.Strategy.Mode, Drift: d.Strategy.Drift,
-		Deletion: d.Strategy.Deletion, PruneBudget: budget, PruneConfirmed: d.Confirmed}
+		Deletion: d.Strategy.Deletion, PruneBudget: budget, PruneConfirmed: d.Confirmed, ConfirmToken: d.Revision}
 }
 
 // planObject takes a delivery's decision (decide.Decide) for one object from what the cluster
@@ -226,7 +226,7 @@ func pruneItems(ctx context.Context, cl client.Client, d *propagation.Desired, s
 			if items[i].Action == Prune {
 				items[i].Action = Blocked
 				items[i].Reason = fmt.Sprintf("pruning %d of %d objects exceeds the prune budget (%d%%); confirm with %s",
-					len(stale), owned, s.PruneBudget, decide.ConfirmCommand(d.Owner, s, cd.Revision))
+					len(stale), owned, s.PruneBudget, decide.ConfirmCommand(d.Owner, s, s.ConfirmValue(cd.Revision)))
 			}
 		}
 	}

@@ -408,7 +408,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	strategy := decide.Strategy{
 		Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
 		Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift,
-		PruneBudget: budget, PruneConfirmed: confirmed,
+		PruneBudget: budget, PruneConfirmed: confirmed, ConfirmToken: in.revision,
 	}
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: p.ledgerOwner(), Records: in.records, Chosen: *decisions, Want: want,
 		Kinds: in.kinds, Prune: prune, Strategy: strategy, Ignore: ignore,

@@ -26,8 +26,10 @@ type Desired struct {
 	// Kinds are every kind the owner delivers now or delivered before (where to look for
 	// objects to prune).
 	Kinds []schema.GroupVersionKind
-	// Confirmed is the revision the flotilla.dev/confirm-prune annotation confirms.
+	// Confirmed is the revision the flotilla.dev/confirm-prune annotation confirms, and
+	// Revision the owner's revision on the hub that confirms its prunes on every cluster.
 	Confirmed string
+	Revision  string
 	Clusters  []ClusterDesired
 }
 
@@ -95,7 +97,7 @@ func Preview(ctx context.Context, c client.Client, obj client.Object, owners led
 	}
 	d := &Desired{Owner: owner, Strategy: p.spec.Strategy, Ignore: ignore,
 		Kinds:     render.ParseKinds(render.Kinds(rendered, recorded...)),
-		Confirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]}
+		Confirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune], Revision: revision}
 	rules := override.Compile(p.spec.Overrides)
 	// A plan shows where a division ends, not the replicas a move holds on the way.
 	facts := factsOf(ctx, c, *decisions)

@@ -122,7 +122,11 @@ func TestPruneSafety(t *testing.T) {
 	e.create(t, protected)
 	p := &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: "team"},
 		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "all"},
-			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{MatchLabels: sel}}}}}
+			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{MatchLabels: sel}}},
+			// An override on spoke-b alone gives each cluster a revision of its own: one
+			// confirmation must still confirm the change on both.
+			Overrides: []flotillav1.Override{{Name: "us", ClusterNames: []string{"spoke-b"},
+				JSONPatch: []flotillav1.JSONPatchOperation{{Op: "add", Path: "/data/region", Value: &apiextensionsv1.JSON{Raw: []byte(`"us"`)}}}}}}}
 	e.create(t, p)
 	e.applied(t, "guarded", flotillav1.ReasonApplied, 2)
 	owned := client.HasLabels{flotillav1.LabelOwner}
@@ -150,17 +154,27 @@ func TestPruneSafety(t *testing.T) {
 			p.Spec.ResourceSelectors[0].LabelSelector.MatchLabels = map[string]string{"ship": "yes", "tier": "keep"}
 		})
 		got := e.condition(t, "guarded", flotillav1.PropagationPruneBlocked, metav1.ConditionTrue, "would delete 3 of the 4 objects")
+		// The message names the command to paste: the owner with its namespace.
+		msg := meta.FindStatusCondition(got.Status.Conditions, flotillav1.PropagationPruneBlocked).Message
+		if want := "kubectl annotate --overwrite -n team propagation guarded " + flotillav1.AnnotationConfirmPrune + "="; !strings.Contains(msg, want) {
+			t.Fatalf("PruneBlocked message %q does not name %q", msg, want)
+		}
+		spokes := []string{"spoke-a", "spoke-b"}
 		fleettest.Consistently(t, 2*time.Second, "nothing deleted", func() error {
-			if n := e.countOnSpoke(t, "spoke-a", owned); n != 5 {
-				return fmt.Errorf("%d objects left", n)
+			for _, c := range spokes {
+				if n := e.countOnSpoke(t, c, owned); n != 5 {
+					return fmt.Errorf("%d objects left on %s", n, c)
+				}
 			}
 			return nil
 		})
 		e.confirmPrune(t, "guarded", got)
 		e.condition(t, "guarded", flotillav1.PropagationPruneBlocked, metav1.ConditionFalse, "")
-		fleettest.Eventually(t, wait, "confirmed prune done", func() error {
-			if n := e.countOnSpoke(t, "spoke-a", owned); n != 2 {
-				return fmt.Errorf("%d objects left, want 2 (cm-3 and the protected one)", n)
+		fleettest.Eventually(t, wait, "confirmed prune done on both clusters", func() error {
+			for _, c := range spokes {
+				if n := e.countOnSpoke(t, c, owned); n != 2 {
+					return fmt.Errorf("%d objects left on %s, want 2 (cm-3 and the protected one)", n, c)
+				}
 			}
 			return nil
 		})

@@ -35,10 +35,10 @@ func Kept(obj metav1.Object, s Strategy) string {
 // OverBudget reports whether a prune of the given revision that deletes stale of the owner's
 // owned objects on a cluster must wait for confirmation: it deletes more than the budget's
 // share of them, or all of them (a selection gone wrong looks exactly like that), unless this
-// very revision was confirmed. A confirmation of an earlier revision does not carry over: a
+// very revision (or the owner's change, Strategy.ConfirmToken) was confirmed. A confirmation of an earlier revision does not carry over: a
 // different change deserves its own look. Deleting nothing never waits.
 func OverBudget(s Strategy, revision string, stale, owned int) bool {
-	if stale == 0 || s.PruneBudget == Unbudgeted || s.PruneConfirmed == revision {
+	if stale == 0 || s.PruneBudget == Unbudgeted || s.Confirmed(revision) {
 		return false
 	}
 	return stale >= owned || stale*100 > s.PruneBudget*owned

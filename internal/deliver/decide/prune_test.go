@@ -14,24 +14,27 @@ func TestOverBudget(t *testing.T) {
 		name         string
 		budget       int
 		confirmed    string
+		token        string // the owner's revision that confirms every cluster's
 		stale, owned int
 		want         bool
 	}{
-		{"within the budget", 50, "", 2, 10, false},
-		{"exactly the budget", 50, "", 5, 10, false},
-		{"over the budget", 50, "", 6, 10, true},
-		{"all of them, whatever the budget", 100, "", 10, 10, true},
-		{"the only one, whatever the budget", 100, "", 1, 1, true},
-		{"budget 0: even one deletion waits", 0, "", 1, 10, true},
-		{"budget 0, confirmed", 0, "r2", 1, 10, false},
-		{"over, confirmed for this revision", 50, "r2", 10, 10, false},
-		{"over, confirmed for an earlier revision", 50, "r1", 10, 10, true},
-		{"a removal the caller decided", Unbudgeted, "", 10, 10, false},
-		{"nothing to delete", 0, "", 0, 0, false},
+		{"within the budget", 50, "", "", 2, 10, false},
+		{"exactly the budget", 50, "", "", 5, 10, false},
+		{"over the budget", 50, "", "", 6, 10, true},
+		{"all of them, whatever the budget", 100, "", "", 10, 10, true},
+		{"the only one, whatever the budget", 100, "", "", 1, 1, true},
+		{"budget 0: even one deletion waits", 0, "", "", 1, 10, true},
+		{"budget 0, confirmed", 0, "r2", "", 1, 10, false},
+		{"over, confirmed for this revision", 50, "r2", "", 10, 10, false},
+		{"over, confirmed for an earlier revision", 50, "r1", "", 10, 10, true},
+		{"a removal the caller decided", Unbudgeted, "", "", 10, 10, false},
+		{"nothing to delete", 0, "", "", 0, 0, false},
+		{"confirmed by the owner's revision", 50, "o1", "o1", 10, 10, false},
+		{"the cluster's own revision no longer confirms once the owner's is named", 50, "r2", "o1", 10, 10, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := Strategy{PruneBudget: c.budget, PruneConfirmed: c.confirmed}
+			s := Strategy{PruneBudget: c.budget, PruneConfirmed: c.confirmed, ConfirmToken: c.token}
 			if got := OverBudget(s, "r2", c.stale, c.owned); got != c.want {
 				t.Errorf("OverBudget = %v, want %v", got, c.want)
 			}

@@ -32,14 +32,33 @@ type Strategy struct {
 	// PruneBudget is the largest percentage of the owner's objects on a cluster one delivery
 	// may delete; deleting all of them always exceeds it. 0 means every deletion waits for
 	// confirmation; Unbudgeted (the removal of an owner from a cluster, which its caller
-	// decided) means none does. PruneConfirmed, when it equals the delivery's revision, lifts
-	// the budget.
+	// decided) means none does. PruneConfirmed, when it equals ConfirmValue, lifts the budget.
 	PruneBudget    int
 	PruneConfirmed string
+	// ConfirmToken is the flotilla.dev/confirm-prune value that confirms this delivery's
+	// prunes: the owner's revision before per-cluster division and overrides, so that one
+	// annotation confirms a change on every cluster it reaches. Empty means the delivery's own
+	// revision.
+	ConfirmToken string
 	// ConfirmOn names, as kubectl does ("apipropagation serving"), the object whose
 	// flotilla.dev/confirm-prune annotation PruneConfirmed is read from when it is not the
 	// owner itself (ConfirmCommand).
 	ConfirmOn string
+}
+
+// ConfirmValue is the flotilla.dev/confirm-prune value that confirms a delivery of revision
+// under s: its ConfirmToken, or the revision itself.
+func (s Strategy) ConfirmValue(revision string) string {
+	if s.ConfirmToken != "" {
+		return s.ConfirmToken
+	}
+	return revision
+}
+
+// Confirmed reports whether the owner's annotation confirms the prunes of a delivery of
+// revision.
+func (s Strategy) Confirmed(revision string) bool {
+	return s.PruneConfirmed != "" && s.PruneConfirmed == s.ConfirmValue(revision)
 }
 
 // ModeOf is an object's apply mode: its flotilla.dev/mode annotation when that names a mode,
