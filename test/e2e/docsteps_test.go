@@ -20,9 +20,8 @@ import (
 //   - The "# " lines right after a command are its output as the reader will see it; "# " lines
 //     before a command (after a blank line or at the block's start) are notes to the reader.
 //   - Output that starts with a table header (upper-case column names) is compared as a table:
-//     the same columns in the same order ("..." at the end of the header: more may follow), and
-//     every row shown is the row of the same first cell with the same values; "# ..." as a row
-//     allows rows not shown. AGE and CREATED AT are not compared; "<anything>" other than
+//     the same columns in the same order ("..." at the end of the header: more may follow), a
+//     printed row with the values of every row shown, and no other rows unless "# ..." is one. AGE and CREATED AT are not compared; "<anything>" other than
 //     <none> in a cell stands for any value.
 //   - Other output must appear, line by line and in order, in what the command prints (spaces
 //     collapsed; "..." skips).
@@ -225,12 +224,9 @@ func matchTable(want []string, got string) error {
 	if len(columns) < len(wantColumns) || !slices.Equal(columns[:len(wantColumns)], wantColumns) || !open && len(columns) != len(wantColumns) {
 		return fmt.Errorf("columns are %v, the text shows %v", columns, cellsOf(want[0]))
 	}
-	rows := make(map[string][]string, len(lines)-1)
-	var names []string
+	var rows [][]string
 	for _, l := range lines[1:] {
-		cells := rowCells(l, starts)
-		rows[cells[0]] = cells
-		names = append(names, cells[0])
+		rows = append(rows, rowCells(l, starts))
 	}
 	extraRows, shown := false, 0
 	for _, w := range want[1:] {
@@ -243,29 +239,28 @@ func matchTable(want []string, got string) error {
 			cells = cells[:len(cells)-1]
 		}
 		shown++
-		var row []string
-		for _, name := range names {
-			if cellMatches(cells[0], name) {
-				row = rows[name]
-				break
-			}
-		}
-		if row == nil {
-			return fmt.Errorf("no row %q; rows are %v", cells[0], names)
-		}
 		if len(cells) > len(wantColumns) {
-			return fmt.Errorf("row %q shows %d cells for %d columns", cells[0], len(cells), len(wantColumns))
+			return fmt.Errorf("row %q shows %d cells for %d columns", w, len(cells), len(wantColumns))
 		}
-		for i, c := range cells {
-			if !unchecked[columns[i]] && !cellMatches(c, row[i]) {
-				return fmt.Errorf("row %q: %s is %q, the text shows %q", cells[0], columns[i], row[i], c)
-			}
+		if !slices.ContainsFunc(rows, func(row []string) bool { return rowMatches(cells, row, columns) }) {
+			return fmt.Errorf("no row is %q", strings.Join(cells, "  "))
 		}
 	}
-	if !extraRows && shown != len(names) {
-		return fmt.Errorf("%d rows printed (%v), the text shows %d", len(names), names, shown)
+	if !extraRows && shown != len(rows) {
+		return fmt.Errorf("%d rows printed, the text shows %d", len(rows), shown)
 	}
 	return nil
+}
+
+// rowMatches reports whether a printed row has the values the text shows, AGE and the like
+// aside.
+func rowMatches(want, row, columns []string) bool {
+	for i, c := range want {
+		if !unchecked[columns[i]] && !cellMatches(c, row[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 var placeholder = regexp.MustCompile(`<[^<>]+>`)
