@@ -252,7 +252,7 @@ func TestDeletionJobBlockedByAnInvalidInventory(t *testing.T) {
 	inst.SetDeletionTimestamp(&now)
 	inst.SetFinalizers([]string{kro.Finalizer})
 	inst.SetAnnotations(map[string]string{kro.ApplySetToolingAnnotation: "kro/v0.9.4"})
-	job, err := deletionJob(owner, inst, false, noKinds)
+	job, err := deletionJob(owner, inst, false, false, noKinds)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 			c.forget(owner) // not Flotilla's to clean up, or cleaned up already
 			return nil
 		}
-		job, err := deletionJob(owner, instance, g.Compiled.HasAuthorConditions(), kindOf)
+		job, err := deletionJob(owner, instance, g.Compiled.HasAuthorConditions(), g.ClusterWide, kindOf)
 		if err != nil {
 			return err
 		}
