@@ -166,7 +166,11 @@ func (r *reconciler) writeStatus(ctx context.Context, c *flotillav1.Cluster, sna
 	prev := readyCondition(before)
 	prevCreds := meta.FindStatusCondition(before.Status.Conditions, flotillav1.ClusterCredentialsValid)
 	c.Status = want
-	if err := r.hub.Status().Patch(ctx, c, client.MergeFrom(before)); err != nil {
+	// The patch always carries placements, so that a Cluster nothing was ever placed on shows
+	// PLACEMENTS 0 rather than blank (a merge patch leaves out what equals its base).
+	base := before.DeepCopy()
+	base.Status.Placements = -1
+	if err := r.hub.Status().Patch(ctx, c, client.MergeFrom(base)); err != nil {
 		return fmt.Errorf("update status of cluster %s: %w", c.Name, err)
 	}
 	if cred := snap.credObs; cred.reason != "" && (prevCreds == nil || prevCreds.Reason != cred.reason) && credentialsNews(cred.reason) {

@@ -59,13 +59,14 @@ func TestWalkthroughRules(t *testing.T) {
 		want []string
 		ok   bool
 	}{
-		{"every row", []string{"NAME      READY   VERSION   SOURCE              AGE", "spoke-1   True    v1.36.3   <none>              1s", "spoke-3   True    v1.36.3   kubeconfig-secret   1m"}, false},
-		{"a row and more", []string{"NAME   READY   VERSION   SOURCE   AGE", "spoke-3   True   v1.36.3   kubeconfig-secret   1s", "..."}, true},
-		{"a missing row", []string{"NAME   READY   VERSION   SOURCE   AGE", "spoke-3   True   v1.36.3   kubeconfig-secret   1s"}, false},
-		{"a wrong value", []string{"NAME   READY   VERSION   SOURCE   AGE", "spoke-3   False   v1.36.3   kubeconfig-secret   1s", "..."}, false},
+		{"every row", []string{"NAME      READY   VERSION   SOURCE              AGE", "spoke-1   True    v1.36.3                       1s", "spoke-3   True    v1.36.3   kubeconfig-secret   1m"}, true},
+		{"a blank cell shown filled", []string{"NAME      READY   VERSION   SOURCE              AGE", "spoke-1   True    v1.36.3   <none>              1s", "spoke-3   True    v1.36.3   kubeconfig-secret   1m"}, false},
+		{"a row and more", []string{"NAME      READY   VERSION   SOURCE              AGE", "spoke-3   True    v1.36.3   kubeconfig-secret   1s", "..."}, true},
+		{"a missing row", []string{"NAME      READY   VERSION   SOURCE              AGE", "spoke-3   True    v1.36.3   kubeconfig-secret   1s"}, false},
+		{"a wrong value", []string{"NAME      READY   VERSION   SOURCE              AGE", "spoke-3   False   v1.36.3   kubeconfig-secret   1s", "..."}, false},
 		{"fewer columns", []string{"NAME   READY   VERSION   AGE", "..."}, false},
-		{"some columns", []string{"NAME   READY   ...", "spoke-1   True", "..."}, true},
-		{"a placeholder", []string{"NAME   READY   ...", "spoke-<n>   True", "..."}, true},
+		{"some columns", []string{"NAME      READY   ...", "spoke-1   True", "..."}, true},
+		{"a placeholder", []string{"NAME        READY   ...", "spoke-<n>   True", "..."}, true},
 		{"lines in order", []string{"spoke-1 True v1.36.3 <age>", "...", "spoke-3   True v1.36.3   kubeconfig-secret   9s"}, true},
 		{"part of a line", []string{"spoke-1 True"}, false},
 		{"lines out of order", []string{"spoke-3 True", "spoke-1 True"}, false},
