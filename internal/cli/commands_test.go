@@ -71,3 +71,20 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestUnknownCommandsFail(t *testing.T) {
+	_, err := run(t, nil, "statsu", "web")
+	wantError(t, err, `unknown command "statsu" for "flotilla"`, "status")
+
+	_, err = run(t, nil, "cluster", "drian", "eu-1")
+	wantUsage(t, err, `unknown command "drian" for "flotilla cluster"; did you mean "drain"?`)
+	_, err = run(t, nil, "dev", "down")
+	wantUsage(t, err, `unknown command "down" for "flotilla dev"`)
+
+	for _, group := range []string{"cluster", "dev"} {
+		out, err := run(t, nil, group)
+		if err != nil || !strings.Contains(out, "Available Commands:") {
+			t.Errorf("flotilla %s: error %v, output %q; want its help", group, err, out)
+		}
+	}
+}
