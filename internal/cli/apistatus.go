@@ -33,13 +33,22 @@ func isAPIPropagationKind(kind string) bool {
 }
 
 // printRGDStatus prints where one RGD is served: the APIPropagation serving it, its instances
-// in the fleet, the first not ready, and one line per cluster. The RGD's status lives in the
-// status of the APIPropagation that serves it (Flotilla never writes kro's RGD), so that is
-// what is read: one list of APIPropagations.
+// in the fleet, the first not ready, and one line per cluster.
 func printRGDStatus(ctx context.Context, w io.Writer, hub client.Reader, name string) error {
+	p, api, err := servingAPIPropagation(ctx, hub, name)
+	if err != nil {
+		return err
+	}
+	return printServedAPI(w, p, api)
+}
+
+// servingAPIPropagation returns the APIPropagation serving an RGD, and its result for the RGD.
+// The RGD's status lives in the status of the APIPropagation that serves it (Flotilla never
+// writes kro's RGD), so that is what is read: one list of APIPropagations.
+func servingAPIPropagation(ctx context.Context, hub client.Reader, name string) (*flotillav1.APIPropagation, flotillav1.APIResult, error) {
 	list := &flotillav1.APIPropagationList{}
 	if err := hub.List(ctx, list); err != nil {
-		return fmt.Errorf("list APIPropagations: %w", err)
+		return nil, flotillav1.APIResult{}, fmt.Errorf("list APIPropagations: %w", err)
 	}
 	var others []string
 	for i := range list.Items {
@@ -52,13 +61,13 @@ func printRGDStatus(ctx context.Context, w io.Writer, hub client.Reader, name st
 				others = append(others, fmt.Sprintf("APIPropagation %s: %s", p.Name, api.Message))
 				continue
 			}
-			return printServedAPI(w, p, api)
+			return p, api, nil
 		}
 	}
 	if len(others) > 0 {
-		return fmt.Errorf("ResourceGraphDefinition %s is not served:\n  %s", name, strings.Join(others, "\n  "))
+		return nil, flotillav1.APIResult{}, fmt.Errorf("ResourceGraphDefinition %s is not served:\n  %s", name, strings.Join(others, "\n  "))
 	}
-	return fmt.Errorf("no APIPropagation serves ResourceGraphDefinition %s: choose it with one "+
+	return nil, flotillav1.APIResult{}, fmt.Errorf("no APIPropagation serves ResourceGraphDefinition %s: choose it with one "+
 		"(spec.resourceGraphDefinitions, see `kubectl explain apipropagation.spec`), or wait for its status", name)
 }
 

@@ -48,7 +48,7 @@ except by those moves.`,
   flotilla cluster uncordon eu-1`,
 	}
 	cmd.AddCommand(newCordonCommand(hf), newDrainCommand(hf), newUncordonCommand(hf))
-	return cmd
+	return requireSubcommand(cmd)
 }
 
 func newCordonCommand(hf *hubFlags) *cobra.Command {

@@ -18,7 +18,7 @@ func newDevCommand() *cobra.Command {
 		GroupID: groupDev,
 	}
 	dev.AddCommand(newDevUpCommand())
-	return dev
+	return requireSubcommand(dev)
 }
 
 func newDevUpCommand() *cobra.Command {

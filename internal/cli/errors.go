@@ -13,3 +13,13 @@ func usageError(err error) error {
 	}
 	return UsageError{Err: err}
 }
+
+// hintedError replaces an error's message with one that says what to do about it; errors.Is
+// and errors.As still see the error.
+type hintedError struct {
+	msg string
+	err error
+}
+
+func (e hintedError) Error() string { return e.msg }
+func (e hintedError) Unwrap() error { return e.err }

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -16,6 +19,8 @@ import (
 type hubFlags struct {
 	kubeconfig string
 	context    string
+	// hub, when set (by tests), is the client every command uses.
+	hub client.WithWatch
 }
 
 func (h *hubFlags) register(cmd *cobra.Command) {
@@ -25,18 +30,59 @@ func (h *hubFlags) register(cmd *cobra.Command) {
 
 func (h *hubFlags) restConfig() (*rest.Config, error) {
 	cfg, err := loadKubeconfig(h.kubeconfig, h.context)
-	if err != nil {
-		return nil, fmt.Errorf("hub connection: %w (set --hub-kubeconfig or KUBECONFIG)", err)
+	switch {
+	case err == nil:
+		return cfg, nil
+	case clientcmd.IsEmptyConfig(err) || h.kubeconfig != "" && !exists(h.kubeconfig):
+		return nil, noHubKubeconfig(h.kubeconfig, os.Getenv(clientcmd.RecommendedConfigPathEnvVar), clientcmd.RecommendedHomeFile)
 	}
-	return cfg, nil
+	return nil, fmt.Errorf("hub connection: %w (set --hub-kubeconfig or KUBECONFIG)", err)
 }
 
-func (h *hubFlags) client() (client.Client, error) {
+// noHubKubeconfig says where a hub kubeconfig was looked for (the flag's file, else the files
+// of KUBECONFIG, else the home file) and what to do next, instead of client-go's advice.
+func noHubKubeconfig(flag, env, home string) error {
+	var tried string
+	switch {
+	case flag != "":
+		tried = "--hub-kubeconfig " + flag + " " + fileState(flag)
+	case env != "":
+		var files []string
+		for _, f := range filepath.SplitList(env) {
+			if f != "" {
+				files = append(files, f+" "+fileState(f))
+			}
+		}
+		tried = "--hub-kubeconfig is not set, and KUBECONFIG names " + strings.Join(files, ", ")
+	default:
+		tried = "--hub-kubeconfig and KUBECONFIG are not set, and " + home + " " + fileState(home)
+	}
+	return fmt.Errorf("no hub to connect to: %s; pass --hub-kubeconfig FILE or set KUBECONFIG=FILE to the hub's kubeconfig "+
+		"(a local fleet of `flotilla dev up` has .flotilla/dev/hub.kubeconfig)", tried)
+}
+
+// fileState says why a kubeconfig file gave no cluster.
+func fileState(path string) string {
+	if !exists(path) {
+		return "does not exist"
+	}
+	return "has no cluster for its current context"
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func (h *hubFlags) client() (client.WithWatch, error) {
+	if h.hub != nil {
+		return h.hub, nil
+	}
 	cfg, err := h.restConfig()
 	if err != nil {
 		return nil, err
 	}
-	return client.New(cfg, client.Options{Scheme: install.Scheme()})
+	return client.NewWithWatch(cfg, client.Options{Scheme: install.Scheme()})
 }
 
 // loadKubeconfig loads a kubeconfig as kubectl does: an explicit path, else KUBECONFIG, else

@@ -73,7 +73,7 @@ func planLikeCommand(hf *hubFlags, use, short, long, example string, compute pla
 			if file != "" {
 				obj, err = propagatorFromFile(ctx, hub, file)
 			} else {
-				obj, err = getPropagator(ctx, hub, args[0], namespace)
+				obj, err = getPropagator(ctx, hub, args[0], scope{namespace: namespace, given: cmd.Flags().Changed("namespace")})
 			}
 			if err != nil {
 				return err

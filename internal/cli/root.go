@@ -13,6 +13,11 @@ const (
 
 // NewRootCommand returns the flotilla command with every subcommand.
 func NewRootCommand() *cobra.Command {
+	return newRootCommand(&hubFlags{})
+}
+
+// newRootCommand returns the flotilla command reaching the hub as hf says (tests set hf.hub).
+func newRootCommand(hf *hubFlags) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "flotilla",
 		Short: "Manage a fleet of Kubernetes clusters from one hub",
@@ -25,7 +30,6 @@ Start a local hub with three spokes to try it:
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	hf := &hubFlags{}
 	hf.register(root)
 	root.AddGroup(
 		&cobra.Group{ID: groupFleet, Title: "Fleet (for platform teams):"},

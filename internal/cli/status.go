@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,6 +16,8 @@ import (
 
 func newStatusCommand(hf *hubFlags) *cobra.Command {
 	namespace := "default"
+	var output string
+	var allNamespaces bool
 	cmd := &cobra.Command{
 		Use:     "status [propagation/]NAME | clusterpropagation/NAME | placement/NAME | rgd/NAME | apipropagation/NAME",
 		Short:   "Show where a Propagation is delivered, what a Placement decided, or where an API is served, cluster by cluster",
@@ -32,8 +33,14 @@ For a kro ResourceGraphDefinition (rgd/NAME), show the APIPropagation serving it
 instances in the fleet are doing (by kro state, the first ones not ready named), and one line
 per cluster: the phase of its API there (Serving, CompileFailed, Blocked, ...), the RGD
 generation served there, the instances there by state, and why it is not serving. For an
-APIPropagation (apipropagation/NAME or fapi/NAME), the same for every API it chooses.`,
+APIPropagation (apipropagation/NAME or fapi/NAME), the same for every API it chooses.
+
+With -A, show the Propagations or Placements of that name in every namespace. With -o, print
+the object the status is read from instead (for rgd/NAME, the APIPropagation serving it; a
+Placement's replicas are read from its owners' Delivery records: kubectl get deliveries).`,
 		Example: `  flotilla status web -n web-demo
+  flotilla status web -A
+  flotilla status web -n web-demo -o yaml
   flotilla status clusterpropagation/backups
   flotilla status placement/weighted -n web-demo
   flotilla status rgd/webservice.kro.run
@@ -45,46 +52,71 @@ APIPropagation (apipropagation/NAME or fapi/NAME), the same for every API it cho
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := objectPrinter(output)
+			if err != nil {
+				return err
+			}
+			if p == nil && output != "" {
+				return usageError(fmt.Errorf("--output %q: want %s", output, objectOutputs))
+			}
+			kind, name, err := statusKind(args[0])
+			if err != nil {
+				return err
+			}
 			hub, err := hf.client()
 			if err != nil {
 				return err
 			}
-			kind, name, _ := strings.Cut(args[0], "/")
-			switch {
-			case isRGDKind(kind):
-				return printRGDStatus(cmd.Context(), cmd.OutOrStdout(), hub, name)
-			case isAPIPropagationKind(kind):
-				p := &flotillav1.APIPropagation{}
-				if err := hub.Get(cmd.Context(), client.ObjectKey{Name: name}, p); err != nil {
-					return fmt.Errorf("apipropagation %s: %w", name, err)
+			ctx, w := cmd.Context(), cmd.OutOrStdout()
+			if kind == kindRGD {
+				served, api, err := servingAPIPropagation(ctx, hub, name)
+				if err != nil {
+					return err
 				}
-				return printAPIPropagationStatus(cmd.OutOrStdout(), p)
-			case isPlacementKind(kind):
-				p := &flotillav1.Placement{}
-				if err := hub.Get(cmd.Context(), client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
-					return fmt.Errorf("placement %s/%s: %w", namespace, name, err)
+				if p != nil {
+					return printObjects(w, p, true, served)
 				}
-				return printPlacementStatus(cmd.Context(), cmd.OutOrStdout(), hub, p, time.Now())
+				return printServedAPI(w, served, api)
 			}
-			obj, err := getPropagator(cmd.Context(), hub, args[0], namespace)
+			where := scope{namespace: namespace, given: cmd.Flags().Changed("namespace"), all: allNamespaces}
+			objs, err := statusObjects(ctx, hub, kind, name, where)
 			if err != nil {
 				return err
 			}
-			var (
-				title  string
-				status flotillav1.PropagationStatus
-			)
-			switch p := obj.(type) {
-			case *flotillav1.Propagation:
-				title, status = fmt.Sprintf("Propagation %s/%s", p.Namespace, p.Name), p.Status
-			case *flotillav1.ClusterPropagation:
-				title, status = "ClusterPropagation "+p.Name, p.Status
+			if p != nil {
+				return printObjects(w, p, !where.all || !kind.namespaced(), objs...)
 			}
-			return printPropagationStatus(cmd.OutOrStdout(), title, status)
+			for i, obj := range objs {
+				if i > 0 {
+					_, _ = fmt.Fprintln(w)
+				}
+				if err := printStatus(ctx, w, hub, obj); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", namespace, "namespace of the Propagation or Placement (RGDs and APIPropagations are cluster-scoped)")
+	f := cmd.Flags()
+	f.StringVarP(&namespace, "namespace", "n", namespace, "namespace of the Propagation or Placement (RGDs and APIPropagations are cluster-scoped)")
+	f.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "show the Propagations or Placements of that name in every namespace")
+	f.StringVarP(&output, "output", "o", "", "print the object the status is read from instead: "+objectOutputs)
 	return cmd
+}
+
+// printStatus prints the status of an object statusObjects read.
+func printStatus(ctx context.Context, w io.Writer, hub client.Client, obj client.Object) error {
+	switch o := obj.(type) {
+	case *flotillav1.Propagation:
+		return printPropagationStatus(w, fmt.Sprintf("Propagation %s/%s", o.Namespace, o.Name), o.Status)
+	case *flotillav1.ClusterPropagation:
+		return printPropagationStatus(w, "ClusterPropagation "+o.Name, o.Status)
+	case *flotillav1.Placement:
+		return printPlacementStatus(ctx, w, hub, o, time.Now())
+	case *flotillav1.APIPropagation:
+		return printAPIPropagationStatus(w, o)
+	}
+	return fmt.Errorf("no status for %T", obj)
 }
 
 // printPropagationStatus prints the conditions and the per-cluster table.
@@ -107,37 +139,4 @@ func printPropagationStatus(w io.Writer, title string, s flotillav1.PropagationS
 		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", r.Cluster, orNone(r.Revision), r.Applied, r.Ready, r.Failed, r.Message)
 	}
 	return tw.Flush()
-}
-
-// getPropagator reads the Propagation ([propagation/]NAME in namespace) or ClusterPropagation
-// (clusterpropagation/NAME) an argument names.
-func getPropagator(ctx context.Context, hub client.Client, arg, namespace string) (client.Object, error) {
-	kind, name, found := strings.Cut(arg, "/")
-	if !found {
-		kind, name = "propagation", arg
-	}
-	switch strings.ToLower(kind) {
-	case "propagation", "propagations", "fprop":
-		p := &flotillav1.Propagation{}
-		if err := hub.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
-			return nil, fmt.Errorf("propagation %s/%s: %w", namespace, name, err)
-		}
-		return p, nil
-	case "clusterpropagation", "clusterpropagations", "fcprop":
-		p := &flotillav1.ClusterPropagation{}
-		if err := hub.Get(ctx, client.ObjectKey{Name: name}, p); err != nil {
-			return nil, fmt.Errorf("clusterpropagation %s: %w", name, err)
-		}
-		return p, nil
-	}
-	return nil, usageError(fmt.Errorf("%q: want propagation/NAME, clusterpropagation/NAME, placement/NAME, rgd/NAME or apipropagation/NAME", arg))
-}
-
-// isPlacementKind reports whether a kind written on the command line names Placements.
-func isPlacementKind(kind string) bool {
-	switch strings.ToLower(kind) {
-	case "placement", "placements", "fpl":
-		return true
-	}
-	return false
 }
