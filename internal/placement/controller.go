@@ -121,7 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	status := metav1.ConditionTrue
 	if err != nil {
 		// Keep the previous decisions: a bad selector must never move workloads.
-		result = scheduler.Result{Clusters: previous, Reason: "InvalidSelector", Message: err.Error()}
+		result = scheduler.Result{Clusters: previous, Reason: flotillav1.ReasonInvalidSelector, Message: err.Error()}
 		decisions, requeue = scheduler.States(p.Spec, previous, clusters.Items, p.Status.Decisions, time.Now(), rebalance)
 		status = metav1.ConditionFalse
 	} else if len(result.Clusters) == 0 {
