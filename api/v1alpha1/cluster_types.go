@@ -156,6 +156,8 @@ type ClusterStatus struct {
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.metadata.labels.flotilla\.dev/source`
 // +kubebuilder:printcolumn:name="Placements",type=integer,JSONPath=`.status.placements`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Cordoned",type=boolean,priority=1,JSONPath=`.spec.unschedulable`
+// +kubebuilder:printcolumn:name="Taints",type=string,priority=1,JSONPath=`.spec.taints[*].key`
 // +kubebuilder:printcolumn:name="Pods",type=string,priority=1,JSONPath=`.status.allocatable.pods`
 // +kubebuilder:printcolumn:name="Placed-CPU",type=string,priority=1,JSONPath=`.status.placed.cpu`
 // +kubebuilder:printcolumn:name="Limit-CPU",type=string,priority=1,JSONPath=`.spec.placementLimits.cpu`

@@ -510,6 +510,7 @@ func init() {
 //	           False  NoClustersMatch   no cluster is named or matches the selector
 //	           False  ClustersExcluded  clusters match but are cordoned or tainted
 //	           True   ClusterCountNotMet fewer eligible clusters than clusterCount; all chosen
+//	           False  InvalidSelector   a selector does not parse; the previous decisions stay
 const (
 	PlacementScheduled = "Scheduled"
 
@@ -519,4 +520,8 @@ const (
 	// ReasonClusterCountNotMet: fewer clusters are eligible than clusterCount asks for; every
 	// eligible one is chosen.
 	ReasonClusterCountNotMet = "ClusterCountNotMet"
+	// ReasonInvalidSelector: a selector of the spec does not parse (the API accepts what
+	// only a parse refuses, such as operator In without values); the clusters chosen before
+	// stay chosen, so nothing moves until it is fixed.
+	ReasonInvalidSelector = "InvalidSelector"
 )

@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -107,7 +105,12 @@ func newDrainCommand(hf *hubFlags) *cobra.Command {
 		Long: `Put the NoExecute taint flotilla.dev/decommission on a cluster. Every placement that
 does not tolerate it chooses other clusters; the objects stay on this one until their
 replacements are Ready elsewhere, then are removed from it. With --wait, wait until nothing
-is placed there any more (the Cluster's status.placements is 0), printing what is left.`,
+is placed there any more (the Cluster's status.placements is 0), printing what is left.
+
+--wait stops at once, with an error naming them, when Placements of owners still on the
+cluster have nowhere else to go: one that chooses no cluster now (no other cluster is
+eligible), one whose selector is invalid, or one that tolerates the taint. Their objects stay
+on the cluster; uncordon it, or give each such Placement another eligible cluster.`,
 		Example: `  flotilla cluster drain eu-1 --wait --timeout 15m`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -168,36 +171,4 @@ func sayOtherTaints(ctx context.Context, hub client.Client, name string, out io.
 		}
 	}
 	return nil
-}
-
-// drainPoll is how often --wait reads the Cluster.
-const drainPoll = 2 * time.Second
-
-// waitDrained waits until the Cluster's status counts no placements, printing the count when
-// it changes.
-func waitDrained(ctx context.Context, hub client.Client, name string, timeout time.Duration, out io.Writer) error {
-	last := int32(-1)
-	err := wait.PollUntilContextTimeout(ctx, drainPoll, timeout, true, func(ctx context.Context) (bool, error) {
-		cl := &flotillav1.Cluster{}
-		if err := hub.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
-			if apierrors.IsNotFound(err) {
-				return false, fmt.Errorf("cluster %s was deleted while draining", name)
-			}
-			return false, nil // a hub that does not answer for a moment: ask again
-		}
-		n := cl.Status.Placements
-		if n != last {
-			last = n
-			if _, err := fmt.Fprintf(out, "cluster/%s: %d placements left\n", name, n); err != nil {
-				return false, err
-			}
-		}
-		return n == 0, nil
-	})
-	if err != nil {
-		return fmt.Errorf("cluster %s still has %d placements after %s (see which with: kubectl get deliveries -A --field-selector spec.cluster=%s; "+
-			"a move waits until the replacements are Ready elsewhere): %w", name, last, timeout, name, err)
-	}
-	_, err = fmt.Fprintf(out, "cluster/%s drained: nothing is placed there any more\n", name)
-	return err
 }

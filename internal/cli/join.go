@@ -143,7 +143,12 @@ workloads Flotilla delivered keep running.
 The spoke is reached with the stored credentials, or with --kubeconfig if given. If it cannot
 be reached, the hub side is still removed and the command prints what to delete on the spoke.
 Stored credentials that would run a plugin or read a local file on this machine are refused,
-and nothing is changed; pass --kubeconfig then.`,
+and nothing is changed; pass --kubeconfig then.
+
+A Cluster imported by the hub (from a kubeconfig Secret, Cluster API, a ClusterProfile or Argo
+CD: the SOURCE column of ` + "`kubectl get clusters`" + `) is refused, and nothing is changed:
+the importer would create it again, and join created nothing on its spoke. The refusal names
+the object it came from and how to remove it there.`,
 		Example: `  flotilla unjoin eu-1`,
 		Args:    exactlyOneName("unjoin"),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -32,7 +32,9 @@
 // (Options.CacheBytesPerCluster); any other is a small stub, and a read that meets a stub is
 // answered by the spoke (spokecache.go). Spokes are engaged once the registry's hub sources have
 // synced, so a restart stubs no delivered object. The flotilla_spoke_cache_* metrics say what
-// each cache holds.
+// each cache holds. A watch of the cache that fails (a kind the spoke no longer serves, a grant
+// that no longer allows it, a spoke that does not answer) is logged once per kind with the
+// cluster's name and retried quietly, so it resumes by itself (watcherrors.go).
 //
 // Credentials never leave this package: they are read with an uncached GET when needed, the
 // hub cache holds Secrets as metadata only, and no error, condition, Event or metric carries

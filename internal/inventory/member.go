@@ -197,6 +197,8 @@ func (p *Provider) engage(ctx context.Context, m *member, cfg *rest.Config, log 
 		o.Scheme = p.scheme
 		o.Cache.DefaultTransform = spoke.transform
 		o.Cache.NewInformer = spoke.newInformer
+		// A failed watch is logged once per kind, naming the cluster (watcherrors.go).
+		o.Cache.DefaultWatchErrorHandler = newWatchErrors(m.name, p.log).handle
 		o.Cache.DefaultLabelSelector = render.ManagedSelector()
 		o.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Node{}: {Transform: trimNode, Label: labels.Everything()}}
 		o.NewCache = spoke.newCache

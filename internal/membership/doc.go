@@ -19,5 +19,7 @@
 // Joining again under the same name issues a new token bound to a new Secret, stores it, and
 // deletes the previous Secret, which revokes every token bound to it. Unjoining deletes the
 // Cluster, its Secret, and join's spoke objects, the ServiceAccount and the token Secrets
-// included (which revokes every token). Workloads on the spoke are never touched.
+// included (which revokes every token), and reports only what it found and removed. Workloads
+// on the spoke are never touched. A Cluster an importer maintains (package sources) is not
+// unjoined: Unjoin returns an *ImportedError naming its source and how to remove it there.
 package membership

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
@@ -35,7 +36,14 @@ func applyOptions() metav1.ApplyOptions {
 type spokeObject struct {
 	kind, name string
 	get        func(ctx context.Context) (metav1.Object, error)
-	del        func(ctx context.Context) error
+	// del deletes the object of that name if its UID is still uid, so that only the object
+	// that was checked is deleted.
+	del func(ctx context.Context, uid types.UID) error
+}
+
+// deleteIf is the DeleteOptions that delete only the object of UID uid.
+func deleteIf(uid types.UID) metav1.DeleteOptions {
+	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
 }
 
 func (s spoke) serviceAccount() spokeObject {
@@ -44,7 +52,7 @@ func (s spoke) serviceAccount() spokeObject {
 		func(ctx context.Context) (metav1.Object, error) {
 			return sas.Get(ctx, ServiceAccount, metav1.GetOptions{})
 		},
-		func(ctx context.Context) error { return sas.Delete(ctx, ServiceAccount, metav1.DeleteOptions{}) }}
+		func(ctx context.Context, uid types.UID) error { return sas.Delete(ctx, ServiceAccount, deleteIf(uid)) }}
 }
 
 func (s spoke) clusterRoleBinding() spokeObject {
@@ -53,7 +61,9 @@ func (s spoke) clusterRoleBinding() spokeObject {
 		func(ctx context.Context) (metav1.Object, error) {
 			return crbs.Get(ctx, ClusterRoleBinding, metav1.GetOptions{})
 		},
-		func(ctx context.Context) error { return crbs.Delete(ctx, ClusterRoleBinding, metav1.DeleteOptions{}) }}
+		func(ctx context.Context, uid types.UID) error {
+			return crbs.Delete(ctx, ClusterRoleBinding, deleteIf(uid))
+		}}
 }
 
 func (s spoke) deliveryRole() spokeObject {
@@ -62,14 +72,16 @@ func (s spoke) deliveryRole() spokeObject {
 		func(ctx context.Context) (metav1.Object, error) {
 			return crs.Get(ctx, DeliveryClusterRole, metav1.GetOptions{})
 		},
-		func(ctx context.Context) error { return crs.Delete(ctx, DeliveryClusterRole, metav1.DeleteOptions{}) }}
+		func(ctx context.Context, uid types.UID) error {
+			return crs.Delete(ctx, DeliveryClusterRole, deleteIf(uid))
+		}}
 }
 
 func (s spoke) selfRoleBinding() spokeObject {
 	rbs := s.cs.RbacV1().RoleBindings(Namespace)
 	return spokeObject{"rolebinding", Namespace + "/" + selfAccess,
 		func(ctx context.Context) (metav1.Object, error) { return rbs.Get(ctx, selfAccess, metav1.GetOptions{}) },
-		func(ctx context.Context) error { return rbs.Delete(ctx, selfAccess, metav1.DeleteOptions{}) }}
+		func(ctx context.Context, uid types.UID) error { return rbs.Delete(ctx, selfAccess, deleteIf(uid)) }}
 }
 
 func (s spoke) selfRole() spokeObject {
@@ -78,7 +90,7 @@ func (s spoke) selfRole() spokeObject {
 		func(ctx context.Context) (metav1.Object, error) {
 			return roles.Get(ctx, selfAccess, metav1.GetOptions{})
 		},
-		func(ctx context.Context) error { return roles.Delete(ctx, selfAccess, metav1.DeleteOptions{}) }}
+		func(ctx context.Context, uid types.UID) error { return roles.Delete(ctx, selfAccess, deleteIf(uid)) }}
 }
 
 // NotOursError is join's refusal to take over a spoke object of one of its names that it did
@@ -212,22 +224,36 @@ func (s spoke) bind(ctx context.Context, role string) (*rbacv1.ClusterRoleBindin
 	return crb, nil
 }
 
-// removeOwned deletes o if join from this hub created it. It reports whether o is gone (or
-// was never there); an object someone else made stays, and false is returned.
-func (s spoke) removeOwned(ctx context.Context, o spokeObject) (bool, error) {
+// removal is what removeOwned did with a spoke object.
+type removal int
+
+const (
+	// removed: join from this hub created it, and it is deleted now.
+	removed removal = iota
+	// absent: there is no object of that name, so nothing was deleted (and, for the
+	// ServiceAccount, no token of it was revoked: there was none).
+	absent
+	// notOurs: an object of that name exists that join from this hub did not create; it stays.
+	notOurs
+)
+
+// removeOwned deletes o if join from this hub created it (it carries this hub's LabelHub), and
+// says what it found: an object someone else made stays, and nothing is reported removed that
+// was not there.
+func (s spoke) removeOwned(ctx context.Context, o spokeObject) (removal, error) {
 	obj, err := o.get(ctx)
 	switch {
 	case apierrors.IsNotFound(err):
-		return true, nil
+		return absent, nil
 	case err != nil:
-		return false, fmt.Errorf("read %s %s: %w", o.kind, o.name, err)
+		return notOurs, fmt.Errorf("read %s %s: %w", o.kind, o.name, err)
 	case !s.owned(obj):
-		return false, nil
+		return notOurs, nil
 	}
-	if err := o.del(ctx); err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("delete %s %s: %w", o.kind, o.name, err)
+	if err := o.del(ctx, obj.GetUID()); err != nil && !apierrors.IsNotFound(err) {
+		return notOurs, fmt.Errorf("delete %s %s: %w", o.kind, o.name, err)
 	}
-	return true, nil
+	return removed, nil
 }
 
 // ruleConfigs turns rules into apply configurations.

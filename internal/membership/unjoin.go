@@ -49,6 +49,11 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 		}
 		return err
 	}
+	if err := imported(c); err != nil {
+		// Before anything changes: the importer would re-create the Cluster, and join created
+		// nothing on its spoke.
+		return err
+	}
 	ref := c.Spec.Credentials
 	secret := &corev1.Secret{}
 	secretErr := hub.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret)
@@ -71,8 +76,12 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 	if spokeErr == nil {
 		hubID, spokeErr = hubIdentity(ctx, hub)
 	}
+	var cs kubernetes.Interface
 	if spokeErr == nil {
-		spokeErr = removeFromSpoke(ctx, spokeCfg, hubID, opts.Spoke == nil, progress)
+		cs, spokeErr = kubernetes.NewForConfig(spokeCfg)
+	}
+	if spokeErr == nil {
+		spokeErr = removeFromSpoke(ctx, cs, hubID, opts.Spoke == nil, progress)
 	}
 	if err := client.IgnoreNotFound(hub.Delete(ctx, c)); err != nil {
 		return fmt.Errorf("delete cluster %s on the hub: %w", c.Name, err)
@@ -126,18 +135,20 @@ func storedCredentials(secret *corev1.Secret, key string) (*rest.Config, error) 
 // self-access Role, and its token stops working: what is left (the token Secrets and the Role,
 // which grant nothing to anyone who exists) belongs to the ServiceAccount, and the spoke's
 // garbage collector removes it.
-func removeFromSpoke(ctx context.Context, cfg *rest.Config, hubID string, own bool, progress func(string)) error {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
+func removeFromSpoke(ctx context.Context, cs kubernetes.Interface, hubID string, own bool, progress func(string)) error {
 	s := spoke{cs: cs, hubID: hubID}
+	found := false // whether any object join creates was there
 	remove := func(o spokeObject) error {
-		gone, err := s.removeOwned(ctx, o)
+		did, err := s.removeOwned(ctx, o)
 		if err != nil {
 			return err
 		}
-		if !gone {
+		switch did {
+		case removed:
+			found = true
+			progress(fmt.Sprintf("spoke: %s %s removed", o.kind, o.name))
+		case notOurs:
+			found = true
 			progress(fmt.Sprintf("spoke: %s %s left in place: `flotilla join` from this hub did not create it", o.kind, o.name))
 		}
 		return nil
@@ -172,16 +183,22 @@ func removeFromSpoke(ctx context.Context, cfg *rest.Config, hubID string, own bo
 			return err
 		}
 	}
-	gone, err := s.removeOwned(ctx, s.serviceAccount())
+	did, err := s.removeOwned(ctx, s.serviceAccount())
 	switch {
 	case err != nil:
 		return errors.Join(append(left, err)...)
-	case gone:
+	case did == removed:
+		found = true
 		progress(fmt.Sprintf("spoke: serviceaccount %s/%s removed (every token issued for it revoked)", Namespace, ServiceAccount))
-	default:
+	case did == notOurs:
+		found = true
 		progress(fmt.Sprintf("spoke: serviceaccount %s/%s left in place: `flotilla join` from this hub did not create it", Namespace, ServiceAccount))
 	}
-	_, err = s.revokeTokens(ctx, "")
+	revoked, err := s.revokeTokens(ctx, "")
+	if len(revoked) > 0 {
+		found = true
+		progress(fmt.Sprintf("spoke: %d secrets its tokens were bound to removed", len(revoked)))
+	}
 	if err == nil {
 		err = remove(s.selfRoleBinding())
 	}
@@ -192,6 +209,9 @@ func removeFromSpoke(ctx context.Context, cfg *rest.Config, hubID string, own bo
 		// Flotilla's token died with its ServiceAccount.
 		progress(fmt.Sprintf("spoke: the Secrets its tokens were bound to and role %s/%s go with the serviceaccount (garbage collector)", Namespace, selfAccess))
 		err = nil
+	}
+	if err == nil && len(left) == 0 && !found {
+		progress("spoke: nothing of `flotilla join` from this hub was there to remove")
 	}
 	return errors.Join(append(left, err)...)
 }

@@ -119,9 +119,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	rebalance := value != "" && value != p.Status.LastRebalance
 	result, decisions, requeue, err := scheduler.Decide(p.Spec, clusters.Items, previous, p.Status.Decisions, string(p.UID), time.Now(), rebalance)
 	status := metav1.ConditionTrue
+	invalid := err
 	if err != nil {
 		// Keep the previous decisions: a bad selector must never move workloads.
-		result = scheduler.Result{Clusters: previous, Reason: "InvalidSelector", Message: err.Error()}
+		result = scheduler.Result{Clusters: previous, Reason: flotillav1.ReasonInvalidSelector,
+			Message: err.Error() + "; the clusters chosen before stay chosen until it is fixed"}
 		decisions, requeue = scheduler.States(p.Spec, previous, clusters.Items, p.Status.Decisions, time.Now(), rebalance)
 		status = metav1.ConditionFalse
 	} else if len(result.Clusters) == 0 {
@@ -144,6 +146,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	p.Status = *want
 	if err := r.Client.Status().Patch(ctx, p, client.MergeFrom(before)); err != nil {
 		return reconcile.Result{}, fmt.Errorf("record decisions of placement %s: %w", req, err)
+	}
+	if invalid != nil && r.recorder != nil {
+		// Once per change of the status: the API accepted the selector, so this Event and
+		// the Scheduled condition are where its author learns that it does not parse.
+		r.recorder.Event(p, corev1.EventTypeWarning, flotillav1.ReasonInvalidSelector, result.Message)
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
 }

@@ -10,7 +10,8 @@ import (
 
 // Decide returns a Placement's choice (Schedule) and its decisions (States), and how long
 // until a state would change by the clock alone. previous are the clusters chosen before,
-// decisions what the status records.
+// decisions what the status records. A selector that does not parse is an error
+// (ValidateSelectors): the caller keeps the clusters chosen before.
 //
 // With clusterCount, a chosen cluster that is FailedOver or Returning does not count toward
 // it: another eligible cluster is chosen to stand in for it (its decision's replaces names the
@@ -20,6 +21,9 @@ import (
 // in: the other chosen clusters take a divided workload's share.
 func Decide(spec flotillav1.PlacementSpec, clusters []flotillav1.Cluster, previous []string, decisions []flotillav1.ClusterDecision,
 	seed string, now time.Time, rebalance bool) (Result, []flotillav1.ClusterDecision, time.Duration, error) {
+	if err := ValidateSelectors(spec); err != nil {
+		return Result{}, nil, 0, err
+	}
 	standIns := map[string]string{} // stand-in → the cluster it replaces, as recorded
 	for _, d := range decisions {
 		if d.Replaces != "" {

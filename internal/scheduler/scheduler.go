@@ -103,6 +103,11 @@ func exclusion(c *flotillav1.Cluster, tolerations []flotillav1.Toleration, wasCh
 	return ""
 }
 
+// Tolerates tells whether a Placement's tolerations tolerate taint, as scheduling judges it.
+func Tolerates(tolerations []flotillav1.Toleration, taint flotillav1.ClusterTaint) bool {
+	return tolerated(taint, tolerations)
+}
+
 func tolerated(taint flotillav1.ClusterTaint, tolerations []flotillav1.Toleration) bool {
 	return slices.ContainsFunc(tolerations, func(t flotillav1.Toleration) bool {
 		if t.Effect != "" && t.Effect != taint.Effect {

@@ -25,6 +25,14 @@ type flowTransport struct {
 	basePath string
 }
 
+// WrappedRoundTripper makes the Flow's transport one of client-go's wrappers
+// (k8s.io/apimachinery/pkg/util/net.RoundTripperWrapper). client-go cancels a request (a
+// timeout, say, while a spoke does not answer) by calling CancelRequest down its chain of
+// wrappers; without this it stopped here and logged "unable to cancel request" for every
+// request cancelled. The request is passed on unchanged, so cancelling it in next cancels it;
+// one still waiting for a slot gives up with its context.
+func (t *flowTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
 func (t *flowTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.takesSlot(req) {
 		return t.next.RoundTrip(req)

@@ -304,3 +304,35 @@ func TestClientGoRetriesA429Once(t *testing.T) {
 		t.Fatalf("%v throttled responses counted, want 1", n)
 	}
 }
+
+// cancelRecorder is a transport that records the requests client-go asks it to cancel.
+type cancelRecorder struct {
+	fakeServer
+	cancelled atomic.Int32
+}
+
+func (c *cancelRecorder) CancelRequest(*http.Request) { c.cancelled.Add(1) }
+
+// TestClientGoCancelsThroughTheFlow: client-go cancels a request by calling CancelRequest down
+// its chain of wrappers; the Flow's transport must pass it on to the transport that sends the
+// request, and must not stop it there (client-go then logs "unable to cancel request").
+func TestClientGoCancelsThroughTheFlow(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	f := newFlow("cancel", testLimits, clk)
+	defer f.Forget()
+	inner := &cancelRecorder{fakeServer: fakeServer{clock: clk, status: http.StatusOK}}
+	cfg := f.Configure(&rest.Config{Host: "https://spoke.example", BearerToken: "t", UserAgent: "flotilla", Transport: inner})
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canceler, ok := rt.(interface{ CancelRequest(*http.Request) })
+	if !ok {
+		t.Fatalf("client-go's transport %T cannot cancel requests", rt)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "https://spoke.example/api/v1/namespaces", nil)
+	canceler.CancelRequest(req)
+	if n := inner.cancelled.Load(); n != 1 {
+		t.Fatalf("the transport under the Flow was asked to cancel %d times, want 1", n)
+	}
+}

@@ -310,7 +310,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	default:
 		r.reportFailure(u, owner, "DeliveryFailed", failure)
 	}
-	return reconcile.Result{RequeueAfter: m.recheck}, errors.Join(out.Err, r.writeStatus(ctx, u, decisions))
+	return reconcile.Result{RequeueAfter: m.recheck}, errors.Join(out.Err, r.writeStatus(ctx, u, decisions, m.shares))
 }
 
 // reportFailure emits a Warning Event on the hub object when a delivery fails, once per
@@ -449,7 +449,8 @@ func (r *Reconciler) ledgerOwner(u *unstructured.Unstructured, owner render.Owne
 }
 
 // writeStatus writes a workload's fleet-wide status from its spoke copies, if it changed.
-func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructured, clusters []string) error {
+// shares are a divided workload's shares per cluster (nil: not divided; see aggregate).
+func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructured, clusters []string, shares map[string]int64) error {
 	if r.GVK.Group != "apps" && r.GVK.Group != "batch" {
 		return nil
 	}
@@ -460,7 +461,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructur
 		}
 	}
 	previous, _, _ := unstructured.NestedMap(u.Object, "status")
-	want := aggregate(copies, u.GetGeneration(), previous)
+	want := aggregate(copies, u.GetGeneration(), previous, shares)
 	if equality.Semantic.DeepEqual(previous, want) || (len(previous) == 0 && len(want) == 0) {
 		return nil
 	}

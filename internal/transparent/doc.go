@@ -10,7 +10,9 @@
 // A workload's hub object describes the fleet-wide workload: its spec.replicas is divided
 // across the chosen clusters as the Placement's spec.replicas says, evenly when it says
 // nothing (package division, the same as for Propagations), and its status is written with the fleet-wide sums of the spoke copies'
-// status (replicas, readyReplicas, availableReplicas, ...) and their conditions (True only when True everywhere). The hub runs
+// status (replicas, readyReplicas, availableReplicas, ...) and their conditions (True only when True everywhere); the counts
+// of replicas that serve a divided workload count each cluster only up to its share in the current division, and the
+// FleetSurplus condition says what runs beyond it (surplus.go), so the hub never shows more ready than desired. The hub runs
 // no workload controllers, so nothing else writes that status: `kubectl get deploy` on the hub
 // answers for the fleet.
 //

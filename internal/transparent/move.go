@@ -57,6 +57,9 @@ func (r *Reconciler) runsOf(ctx context.Context, u, rendered *unstructured.Unstr
 type moved struct {
 	// pass is the object's replicas on each chosen cluster (none when it is not divided).
 	pass division.Pass
+	// shares are what the division wants on each chosen cluster, before a move holds any
+	// reduction (nil when it is not divided): the fleet-wide status counts against them.
+	shares map[string]int64
 	// stalled is what its move waits for, unplaced why some replicas have no cluster ("" when
 	// nothing waits, or all have one).
 	stalled, unplaced string
@@ -107,7 +110,7 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 			objs, failures, err := r.perCluster(rules, facts, rendered, []string{c}, *heldPass)
 			return err == nil && failures[c] == "" && r.readyAt(owner, c, objs[c])
 		}})
-	return moved{pass: division.NewPass(scope, held), stalled: stalled, unplaced: div.Messages[key], fits: now.fits[key], recheck: now.recheck}
+	return moved{pass: division.NewPass(scope, held), shares: sharesOf(div.Shares, key, decisions), stalled: stalled, unplaced: div.Messages[key], fits: now.fits[key], recheck: now.recheck}
 }
 
 // readyAt reports whether a cluster's copy is delivered as obj and Ready there.
@@ -134,6 +137,16 @@ func (r *Reconciler) replicasOn(ctx context.Context, key client.ObjectKey, clust
 		} else if n, found, _ := unstructured.NestedInt64(live.Object, "spec", "replicas"); found {
 			out[c] = n
 		}
+	}
+	return out
+}
+
+// sharesOf returns a divided workload's share on each chosen cluster (0 where the division
+// gives it none).
+func sharesOf(shares division.Replicas, key string, decisions []string) map[string]int64 {
+	out := make(map[string]int64, len(decisions))
+	for _, c := range decisions {
+		out[c] = shares[key][c]
 	}
 	return out
 }

@@ -19,8 +19,14 @@ type spokeCopy struct {
 // summed, each condition True only if it is True on every cluster (otherwise the first other
 // cluster's reason and message, prefixed with the cluster's name), observedGeneration the hub's
 // generation once every copy has observed its own. previous is the hub object's current status.
-func aggregate(copies []spokeCopy, hubGeneration int64, previous map[string]any) map[string]any {
+//
+// wanted, for a divided workload, is each chosen cluster's share in the current division (nil
+// for one that is not divided): the counts of replicas that serve (capped, below) are then
+// counted on each cluster only up to its share, so that the hub never shows more ready than
+// desired (see fleetCounts and the FleetSurplus condition).
+func aggregate(copies []spokeCopy, hubGeneration int64, previous map[string]any, wanted map[string]int64) map[string]any {
 	out := map[string]any{}
+	var surplus surplusCounter
 	type cond struct {
 		all   bool
 		first map[string]any
@@ -36,11 +42,19 @@ func aggregate(copies []spokeCopy, hubGeneration int64, previous map[string]any)
 		if observed < c.obj.GetGeneration() {
 			caughtUp = false
 		}
+		want, capped := wantedOn(c, wanted)
 		for k, v := range status {
 			if n, ok := v.(int64); ok && !notSummed[k] {
+				if capped && fleetCounts[k] {
+					n = min(n, want)
+				}
 				sum, _ := out[k].(int64)
 				out[k] = sum + n
 			}
+		}
+		if capped {
+			ready, _, _ := unstructured.NestedInt64(c.obj.Object, "status", "readyReplicas")
+			surplus.add(c.cluster, ready, want)
 		}
 		list, _, _ := unstructured.NestedSlice(c.obj.Object, "status", "conditions")
 		for _, item := range list {
@@ -70,6 +84,10 @@ func aggregate(copies []spokeCopy, hubGeneration int64, previous map[string]any)
 				}
 			}
 		}
+	}
+	if sc := surplus.condition(); sc != nil {
+		conds[conditionFleetSurplus] = &cond{all: true, first: sc, n: len(copies)}
+		order = append(order, conditionFleetSurplus)
 	}
 	sort.Strings(order)
 	var conditions []any
