@@ -144,11 +144,11 @@ type DeliveryStatus struct {
 
 	// failed is the number of objects that could not be delivered.
 	// +optional
-	Failed int32 `json:"failed,omitempty"`
+	Failed int32 `json:"failed"`
 
 	// drifted is the number of objects that differ from what Flotilla applied and are left so.
 	// +optional
-	Drifted int32 `json:"drifted,omitempty"`
+	Drifted int32 `json:"drifted"`
 
 	// fighting is the number of objects someone on the cluster changes back after every
 	// correction.

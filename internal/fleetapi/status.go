@@ -107,9 +107,12 @@ func (s *statusReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	if equality.Semantic.DeepEqual(status, p.Status) {
 		return reconcile.Result{}, nil
 	}
-	before := p.DeepCopy()
+	// The patch always carries the counts the printer columns show, so that 0 shows as 0 and
+	// not blank (a merge patch leaves out what equals its base).
+	base := p.DeepCopy()
+	base.Status.APICount, base.Status.TargetClusters, base.Status.ServingClusters, base.Status.FailedClusters = -1, -1, -1, -1
 	p.Status = status
-	return reconcile.Result{}, client.IgnoreNotFound(s.hub.Status().Patch(ctx, p, client.MergeFrom(before)))
+	return reconcile.Result{}, client.IgnoreNotFound(s.hub.Status().Patch(ctx, p, client.MergeFrom(base)))
 }
 
 // apiView is one RGD an APIPropagation chooses: its row in status.apis, and when this

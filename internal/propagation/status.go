@@ -363,7 +363,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, p propagator, in statusInp
 	}
 	before := p.deepCopy()
 	*p.status = want
-	if err := r.Hub.Status().Patch(ctx, p.obj, client.MergeFrom(before.obj)); err != nil {
+	// The patch always carries the counts the printer columns show, so that 0 shows as 0 and
+	// not blank (a merge patch leaves out what equals its base).
+	base := before.deepCopy()
+	base.status.SelectedObjects, base.status.TargetClusters, base.status.AppliedClusters = -1, -1, -1
+	base.status.ReadyClusters, base.status.FailedClusters, base.status.Drifted = -1, -1, -1
+	if err := r.Hub.Status().Patch(ctx, p.obj, client.MergeFrom(base.obj)); err != nil {
 		return fmt.Errorf("update status of %s: %w", p.owner(), err)
 	}
 	r.own.wroteStatus(p.obj.GetUID(), want)
