@@ -257,10 +257,6 @@ func buildStatus(p *flotillav1.APIPropagation, problem *condition, views []apiVi
 		}
 	}
 	st.FailedClusters = int32(len(failedAny))
-	if st.APICount > 0 && st.Instances == nil {
-		// Counted, and none yet: the columns INSTANCES and READY show 0, not blank.
-		st.Instances = &flotillav1.InstanceCounts{}
-	}
 	sort.SliceStable(rows, func(i, j int) bool {
 		fi, fj := failedPhase(rows[i].Phase), failedPhase(rows[j].Phase)
 		if fi != fj {
