@@ -254,7 +254,7 @@ func (c *loadedCase) check(u *unstructured.Unstructured) error {
 		if state != "ERROR" {
 			return fmt.Errorf("state %q, want ERROR", state)
 		}
-		if msg := conditionMessages(u); !strings.Contains(msg, "may deliver only") {
+		if msg := conditionMessages(u); !strings.Contains(msg, "may deliver only") && !strings.Contains(msg, "may read and write only its own namespace") {
 			return fmt.Errorf("ERROR without the refusal in its conditions: %s", msg)
 		}
 		return nil

@@ -108,7 +108,7 @@ func TestJoinWithTheCLI(t *testing.T) {
 	if yaml := mustRun("get", "clusters", "-o", "yaml"); !strings.Contains(yaml, "kind: Cluster") || !strings.Contains(yaml, "kubernetesVersion: "+localfleet.KubernetesVersion) {
 		t.Errorf("`flotilla get clusters -o yaml`:\n%s", yaml)
 	}
-	if out, err := run("get", "clusters", "-o", "table"); err == nil || !strings.Contains(out, "want wide, yaml or json") {
+	if out, err := run("get", "clusters", "-o", "table"); err == nil || !strings.Contains(out, `--output "table": want wide, json, yaml`) {
 		t.Errorf("a bad --output was not refused clearly: %v\n%s", err, out)
 	}
 	if out, err := run("join", "Bad_Name", "--kubeconfig", spokeKC); err == nil || !strings.Contains(out, "Bad_Name") {
