@@ -5,6 +5,7 @@ go 1.26.3
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/go-logr/logr v1.4.4
+	github.com/go-openapi/jsonpointer v1.0.0
 	github.com/google/cel-go v0.31.0
 	github.com/google/uuid v1.6.0
 	github.com/kubernetes-sigs/kro v0.9.4
@@ -42,7 +43,6 @@ require (
 	github.com/fxamacker/cbor/v2 v2.9.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
-	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.1 // indirect
 	github.com/go-openapi/swag v0.29.1 // indirect
 	github.com/go-openapi/swag/cmdutils v0.29.1 // indirect

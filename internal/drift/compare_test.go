@@ -2,6 +2,7 @@ package drift
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -103,6 +104,33 @@ func TestParsePointer(t *testing.T) {
 		if _, err := ParsePointer(bad); err == nil {
 			t.Errorf("ParsePointer(%q) accepted a malformed pointer", bad)
 		}
+	}
+}
+
+// TestSetAndGet pins what Flotilla's Set adds to the library: missing maps are created, a null
+// is set (not a deleted key), and only an existing list item is set ("-" does not append).
+func TestSetAndGet(t *testing.T) {
+	o := obj(t, `{"spec":{"args":["a"],"template":null}}`)
+	for p, v := range map[string]any{"/metadata/labels/app": "web", "/spec/template/x": int64(1), "/spec/args/0": nil, "/spec/paused": nil} {
+		path, _ := ParsePointer(p)
+		if err := Set(o, path, v); err != nil {
+			t.Fatalf("Set(%s): %v", p, err)
+		}
+		if got, ok := Get(o, path); !ok || got != v {
+			t.Errorf("Get(%s) = %v, %v; want %v", p, got, ok, v)
+		}
+	}
+	for _, p := range []string{"/spec/args/-", "/spec/args/1", "/spec/args/0/x", "/metadata/labels/app/x"} {
+		path, _ := ParsePointer(p)
+		if err := Set(o, path, "v"); err == nil {
+			t.Errorf("Set(%s) succeeded", p)
+		}
+	}
+	if want := obj(t, `{"metadata":{"labels":{"app":"web"}},"spec":{"args":[null],"template":{"x":1},"paused":null}}`); fmt.Sprint(o) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", o, want)
+	}
+	if _, ok := Get(o, []string{"spec", "args", "1"}); ok {
+		t.Error("Get found a list item out of range")
 	}
 }
 

@@ -4,7 +4,9 @@
 // controllers add, defaults the API server fills in, status, and list items that other field
 // managers appended are not drift. Values are compared the way the API server normalises
 // them (numbers by value, resource quantities by amount, empty maps and lists as absent), so
-// that an object applied a moment ago never looks drifted. Paths are JSON pointers (RFC 6901).
+// that an object applied a moment ago never looks drifted. Paths are JSON pointers (RFC 6901),
+// parsed, escaped and read with github.com/go-openapi/jsonpointer; Set adds what Flotilla needs
+// of a write (missing maps created, nulls kept).
 //
 // Where the cluster stores something else than Flotilla sent (admission, or the API server
 // itself, changed a field), Project gives what the server stores of Flotilla's fields, which

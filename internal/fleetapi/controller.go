@@ -13,7 +13,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -63,11 +62,6 @@ const (
 	connectGrace = 30 * time.Second
 )
 
-// SpokeGetter returns an engaged spoke; the inventory's Provider is one.
-type SpokeGetter interface {
-	Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error)
-}
-
 // Reconciler serves placed RGDs on their clusters: one pass per RGD compiles it against each
 // chosen cluster, delivers the CRD where it may, and records where it stands for the status of
 // the APIPropagation serving it (status.go).
@@ -76,8 +70,9 @@ type Reconciler struct {
 	// patches finalizers and APIPropagation status.
 	Hub       client.Client
 	Deliverer *deliver.Deliverer
-	// Clusters returns engaged spokes, whose schemas each RGD is compiled against.
-	Clusters SpokeGetter
+	// Clusters returns engaged spokes (the inventory), whose schemas each RGD is compiled
+	// against.
+	Clusters multicluster.Provider
 	Ledger   *ledger.Ledger
 	// AdminNamespaces are the namespaces whose Placements APIPropagations may use; empty
 	// means flotilla-system only.

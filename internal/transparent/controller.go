@@ -18,7 +18,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -41,18 +40,13 @@ import (
 // being Flotilla's is a conflict, never taken over, and a removed copy is deleted.
 var strategy = decide.Strategy{Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject}
 
-// SpokeGetter returns an engaged spoke.
-type SpokeGetter interface {
-	Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error)
-}
-
 // Reconciler propagates labelled hub objects of one kind.
 type Reconciler struct {
 	GVK       schema.GroupVersionKind
 	Hub       client.Client
 	Deliverer *deliver.Deliverer
 	// Clusters reads copies from the spoke caches, for the fleet's status; the inventory is one.
-	Clusters SpokeGetter
+	Clusters multicluster.Provider
 	// Ledger records which clusters have a copy of each object.
 	Ledger *ledger.Ledger
 

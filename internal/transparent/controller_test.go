@@ -119,6 +119,10 @@ func (s spokes) Get(_ context.Context, name multicluster.ClusterName) (cluster.C
 	return nil, errors.New("not engaged")
 }
 
+func (spokes) IndexField(context.Context, client.Object, string, client.IndexerFunc) error {
+	return nil
+}
+
 func TestStatusDoesNotWaitForAStuckSpokeCache(t *testing.T) {
 	r := &Reconciler{GVK: deployments, Hub: fake.NewClientBuilder().WithScheme(install.Scheme()).Build(),
 		Clusters: spokes{"stuck": stuckSpoke{}}}
