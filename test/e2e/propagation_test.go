@@ -176,8 +176,11 @@ func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]st
 	hubKC := fleet.Hub().KubeconfigPath()
 	runFlotilla(t, flotilla, hubKC, "install")
 	runFlotillaHub(t, flotilla, hubKC)
+	// The grant covers the groups of the CRDs the tests deliver before the spokes serve them:
+	// kro.run (fleet APIs), example.com (CRDs delivered by Propagations), test.kro.run (kro's
+	// chainsaw RGDs in the corpus).
 	for name, region := range regions {
-		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region, "--api-groups", "kro.run,example.com")
+		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region, "--api-groups", "kro.run,example.com,test.kro.run")
 	}
 	return flotilla, fleet
 }
