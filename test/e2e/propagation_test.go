@@ -178,9 +178,13 @@ func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]st
 	runFlotillaHub(t, flotilla, hubKC)
 	// The grant covers the groups of the CRDs the tests deliver before the spokes serve them:
 	// kro.run (fleet APIs), example.com (CRDs delivered by Propagations), test.kro.run (kro's
-	// chainsaw RGDs in the corpus).
+	// chainsaw RGDs in the corpus) and the ACK groups whose CRDs the corpus's CRD-group
+	// instances make: removing such a CRD, or a Namespace, first lists what it would take
+	// along, which the grant must allow.
+	groups := "kro.run,example.com,test.kro.run,services.k8s.aws,ec2.services.k8s.aws,ecr.services.k8s.aws," +
+		"ecrpublic.services.k8s.aws,eks.services.k8s.aws,iam.services.k8s.aws,s3.services.k8s.aws,sqs.services.k8s.aws"
 	for name, region := range regions {
-		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region, "--api-groups", "kro.run,example.com,test.kro.run")
+		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region, "--api-groups", groups)
 	}
 	return flotilla, fleet
 }
