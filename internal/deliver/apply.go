@@ -48,7 +48,11 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	prev := w.seen.Take(job.Owner)
 	// Confirmations hold under the strategy they were made under: another may decide otherwise
 	// (an instance confined to its namespace again is refused what it could write before).
-	under := fmt.Sprintf("%+v", job.Strategy)
+	// What confirms a prune decides no object, and its token changes with every revision: were
+	// it part of this, every edit would have every object decided again.
+	decides := job.Strategy
+	decides.PruneConfirmed, decides.ConfirmToken = "", ""
+	under := fmt.Sprintf("%+v", decides)
 	for _, gvk := range render.ParseKinds(render.Kinds(job.Objects)) {
 		w.watch(e, gvk)
 	}
