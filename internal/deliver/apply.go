@@ -46,13 +46,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	cl := e.cl
 	live := newLiveIndex(cl.GetAPIReader())
 	prev := w.seen.Take(job.Owner)
-	// Confirmations hold under the strategy they were made under: another may decide otherwise
-	// (an instance confined to its namespace again is refused what it could write before).
-	// What confirms a prune decides no object, and its token changes with every revision: were
-	// it part of this, every edit would have every object decided again.
-	decides := job.Strategy
-	decides.PruneConfirmed, decides.ConfirmToken = "", ""
-	under := fmt.Sprintf("%+v", decides)
+	under := confirmedUnder(job.Strategy)
 	for _, gvk := range render.ParseKinds(render.Kinds(job.Objects)) {
 		w.watch(e, gvk)
 	}
@@ -447,4 +441,14 @@ func joinBounded(msgs []string) string {
 		return string(r[:maxMessage-1]) + "…"
 	}
 	return string(r)
+}
+
+// confirmedUnder names the rules a delivery's confirmations hold under: the strategy that
+// decides its objects. Another strategy may decide otherwise (an instance confined to its
+// namespace again is refused what it could write before), so confirmations made under one do
+// not count under another. What confirms a prune decides no object, and its token changes with
+// every revision: were it part of this, every edit would have every object decided again.
+func confirmedUnder(s decide.Strategy) string {
+	s.PruneConfirmed, s.ConfirmToken = "", ""
+	return fmt.Sprintf("%+v", s)
 }

@@ -3,6 +3,7 @@ package deliver
 import (
 	"testing"
 
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 )
 
@@ -27,5 +28,20 @@ func TestSameJobComparesTheWholeStrategy(t *testing.T) {
 	}
 	if !sameJob(base, base) {
 		t.Error("a job is not the same as itself")
+	}
+}
+
+// Confirmations survive a new prune confirmation token (every revision brings one) but not a
+// change of what decides objects.
+func TestConfirmedUnder(t *testing.T) {
+	s := decide.Strategy{Conflict: flotillav1.ConflictAdopt, PruneBudget: 50, PruneConfirmed: "r1", ConfirmToken: "r1"}
+	next := s
+	next.PruneConfirmed, next.ConfirmToken = "r2", "r2"
+	if confirmedUnder(s) != confirmedUnder(next) {
+		t.Errorf("a new confirmation token voids confirmations: %q vs %q", confirmedUnder(s), confirmedUnder(next))
+	}
+	next.ClusterWide = true
+	if confirmedUnder(s) == confirmedUnder(next) {
+		t.Error("a strategy that decides otherwise keeps confirmations")
 	}
 }
