@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
 // clusterHub is a fake hub with the clusters eu-1 (region=eu-west) and new (region=us-east).
@@ -158,9 +160,10 @@ func TestGetClustersWatch(t *testing.T) {
 // waitFor waits until out holds want n times.
 func waitFor(t *testing.T, out *syncBuffer, want string, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); strings.Count(out.String(), want) < n; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("output does not have %q %d times:\n%s", want, n, out.String())
+	fleettest.Eventually(t, 10*time.Second, fmt.Sprintf("output has %q %d times", want, n), func() error {
+		if got := strings.Count(out.String(), want); got < n {
+			return fmt.Errorf("%d times in:\n%s", got, out.String())
 		}
-	}
+		return nil
+	})
 }
