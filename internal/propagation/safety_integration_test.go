@@ -160,10 +160,19 @@ func TestPruneSafety(t *testing.T) {
 			t.Fatalf("PruneBlocked message %q does not name %q", msg, want)
 		}
 		spokes := []string{"spoke-a", "spoke-b"}
+		deletes := func(c string) int {
+			return e.countWrites(t, c, func(ev localfleet.AuditEvent) bool {
+				return ev.Verb == "delete" && ev.ObjectRef.Resource == "configmaps" && ev.ObjectRef.Namespace == "team"
+			})
+		}
+		before := map[string]int{}
+		for _, c := range spokes {
+			before[c] = deletes(c)
+		}
 		fleettest.Consistently(t, 2*time.Second, "nothing deleted", func() error {
 			for _, c := range spokes {
-				if n := e.countOnSpoke(t, c, owned); n != 5 {
-					return fmt.Errorf("%d objects left on %s", n, c)
+				if n := deletes(c) - before[c]; n != 0 {
+					return fmt.Errorf("%d ConfigMaps deleted on %s before the confirmation (audit log)", n, c)
 				}
 			}
 			return nil
@@ -174,6 +183,11 @@ func TestPruneSafety(t *testing.T) {
 			for _, c := range spokes {
 				if n := e.countOnSpoke(t, c, owned); n != 2 {
 					return fmt.Errorf("%d objects left on %s, want 2 (cm-3 and the protected one)", n, c)
+				}
+				// One confirmation deleted the three stale ConfigMaps on both clusters, and
+				// nothing else (audit log).
+				if n := deletes(c) - before[c]; n != 3 {
+					return fmt.Errorf("%d ConfigMaps deleted on %s, want 3 (audit log)", n, c)
 				}
 			}
 			return nil
