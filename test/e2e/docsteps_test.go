@@ -171,9 +171,11 @@ func isHeader(line string) bool {
 	return true
 }
 
+var cellGap = regexp.MustCompile(`\s{2,}`)
+
 // cellsOf splits a line the text shows into cells: they are separated by two or more spaces.
 func cellsOf(line string) []string {
-	return regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1)
+	return cellGap.Split(strings.TrimSpace(line), -1)
 }
 
 // columnStarts returns where each column of a header kubectl printed starts.
