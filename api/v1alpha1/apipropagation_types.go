@@ -145,7 +145,8 @@ const (
 	// APIFailed: the cluster refused the CRD, or its delivery failed.
 	APIFailed APIPhase = "Failed"
 	// APIRemoving: the cluster left the Placement; its CRD is being removed (Delete) or
-	// released (Orphan).
+	// released (Orphan), or kept until the removal is confirmed (reason PruneBlocked: the
+	// message names the command).
 	APIRemoving APIPhase = "Removing"
 )
 

@@ -101,6 +101,10 @@ const (
 	// ReasonKindUnavailable holds an owner that selects a kind the hub cannot list and watch
 	// now: nothing is delivered or pruned for it until the kind can be read again.
 	ReasonKindUnavailable = "KindUnavailable"
+	// ReasonPlacementPending says an owner's Placement has not scheduled its latest change
+	// yet (its status.observedGeneration lags its generation): what is delivered is kept
+	// where it is, and nothing is removed, until it has.
+	ReasonPlacementPending = "PlacementPending"
 )
 
 // Ownership markers on delivered objects. Only objects carrying LabelManagedBy and Flotilla's

@@ -59,10 +59,12 @@ type Pass struct {
 	Prune    bool
 	Strategy decide.Strategy
 	Ignore   drift.IgnoreSet
-	// Hold keeps every cluster that left as it is (a fleet-wide hold the caller reports).
-	Hold bool
-	// Confirm, when set, may refuse the removal from the clusters that left, returning why
-	// (it waits for a confirmation the caller reports); "" lets it go ahead.
+	// Held, when set, keeps every cluster that left as it is, and says why (a fleet-wide hold
+	// the caller reports: holds.Check).
+	Held string
+	// Confirm, when set, may refuse the removal from the clusters that left whose removal has
+	// not started yet, returning why (it waits for a confirmation the caller reports); ""
+	// lets it go ahead.
 	Confirm func(leaving []string) string
 }
 
@@ -160,9 +162,9 @@ func (f *Fanout) leave(ctx context.Context, pass Pass, out *Outcome) {
 	}
 	notReady := notReadyOn(pass, *out)
 	switch {
-	case pass.Hold:
+	case pass.Held != "":
 		for _, c := range leaving {
-			out.Leaving[c] = deliver.Result{Message: "kept: nothing is removed while the owner is held (see its conditions)"}
+			out.Leaving[c] = deliver.Result{Message: "kept: " + pass.Held}
 		}
 		return
 	case !out.Done(pass):
@@ -179,17 +181,33 @@ func (f *Fanout) leave(ctx context.Context, pass Pass, out *Outcome) {
 		return
 	}
 	if pass.Confirm != nil {
-		if out.Refused = pass.Confirm(leaving); out.Refused != "" {
-			for _, c := range leaving {
-				out.Leaving[c] = deliver.Result{Message: "kept: the removal waits for confirmation (see the PruneBlocked condition)"}
+		// A removal under way (submitted by an earlier pass, confirmed then) is not asked
+		// about again: the clusters left to empty shrink as it goes on.
+		if fresh := f.Unstarted(pass.Owner.Owner, leaving); len(fresh) > 0 {
+			if out.Refused = pass.Confirm(fresh); out.Refused != "" {
+				for _, c := range fresh {
+					out.Leaving[c] = deliver.Result{Message: "kept: the removal waits for a confirmation (PruneBlocked)"}
+				}
+				leaving = slices.DeleteFunc(leaving, func(c string) bool { return slices.Contains(fresh, c) })
 			}
-			return
 		}
 	}
 	for _, c := range leaving {
 		_, err := f.remove(ctx, pass.Owner.Owner, c, kindsOn(pass.Records, c, pass.Kinds), pass.Strategy, out.Leaving)
 		out.Err = errors.Join(out.Err, err)
 	}
+}
+
+// Unstarted returns those of clusters where no removal of owner has been submitted: a removal
+// confirmed once is not asked about again while it goes on.
+func (f *Fanout) Unstarted(owner render.Owner, clusters []string) []string {
+	var out []string
+	for _, c := range clusters {
+		if res, ok := f.Deliverer.Result(owner, c); !ok || res.Revision != removalRevision {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // notReadyOn describes the chosen clusters whose objects are applied but not all Ready.

@@ -77,8 +77,8 @@ func TestLeaveMakesBeforeItBreaks(t *testing.T) {
 		t.Errorf("with the chosen cluster at an older revision, leaving = %+v", inFlight.Leaving)
 	}
 	held := pass
-	held.Hold = true
-	if out := leave(f, held, ready); !strings.Contains(out.Leaving["old"].Message, "held") {
+	held.Held = "Placement team/web has not scheduled its latest change yet"
+	if out := leave(f, held, ready); out.Leaving["old"].Message != "kept: "+held.Held {
 		t.Errorf("held: leaving = %+v", out.Leaving)
 	}
 	refusing := pass

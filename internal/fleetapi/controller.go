@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
@@ -267,7 +269,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		}
 		// Nothing is delivered or removed while the Placement is missing; its creation
 		// brings the RGD back.
-		st.held = fmt.Sprintf("Placement %s does not exist", placementKey)
+		st.held = holds.Check(guardOf(placer, rgd.Name, nil, records)).Message
 		r.publish(rgd.Name, st)
 		return reconcile.Result{}, nil
 	}
@@ -311,6 +313,20 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		Owner:   ledgerOwner,
 		Records: chosen, Chosen: st.targets, Want: want, Kinds: []string{render.KindString(crdKind)}, Prune: true, Strategy: strategy,
 	})
+	// The removals every owner kind waits for a confirmation of (package holds).
+	guard := guardOf(placer, rgd.Name, placement, records)
+	guard.Chosen = st.targets
+	waits := r.fanout.Unstarted(owner, sortedKeys(leaving)) // a removal under way goes on
+	held := guard.Leaving(waits)
+	if h := holds.Check(guard); h != nil {
+		held, waits = h.Message, sortedKeys(leaving)
+	}
+	if held == "" {
+		waits = nil
+	}
+	for _, c := range waits {
+		delete(leaving, c)
+	}
 	pending, err := r.fanout.Cleanup(ctx, owner, leaving, strategy)
 	err = errors.Join(out.Err, err)
 
@@ -337,7 +353,13 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	for _, c := range sortedKeys(pending) {
 		st.rows = append(st.rows, removingRow(rgd.Name, c, strategy.Deletion, removalMessage(strategy, pending[c])))
 	}
-	waiting := r.serveGraphs(ctx, rgd, placer, st.targets, st.rows, plans)
+	// The clusters kept serve their instances meanwhile.
+	serving := append(slices.Clone(st.targets), waits...)
+	for _, c := range waits {
+		pending[c] = deliver.Result{}
+		st.rows = append(st.rows, removingRow(rgd.Name, c, flotillav1.ReasonPruneBlocked, "kept: "+held))
+	}
+	waiting := r.serveGraphs(ctx, rgd, placer, serving, st.rows, plans)
 	for _, c := range waiting {
 		if _, removing := pending[c]; !removing {
 			st.rows = append(st.rows, removingRow(rgd.Name, c, flotillav1.DeletionDelete, waitingMessage))
@@ -449,9 +471,20 @@ func removalMessage(s decide.Strategy, res deliver.Result) string {
 	return msg
 }
 
-// removingRow is the row of a cluster an API is being removed from.
-func removingRow(api, cluster string, deletion flotillav1.DeletionPolicy, message string) flotillav1.APIClusterResult {
-	return flotillav1.APIClusterResult{Cluster: cluster, API: api, Phase: flotillav1.APIRemoving, Reason: string(deletion), Message: limit(message)}
+// removingRow is the row of a cluster an API is being removed from; reason is the removal's
+// DeletionPolicy, or ReasonPruneBlocked while it waits for a confirmation.
+func removingRow[R ~string](api, cluster string, reason R, message string) flotillav1.APIClusterResult {
+	return flotillav1.APIClusterResult{Cluster: cluster, API: api, Phase: flotillav1.APIRemoving, Reason: string(reason), Message: limit(message)}
+}
+
+// guardOf is what the holds of package holds see of an RGD's pass under placer: its
+// Placement (nil when it does not exist) and the clusters its records name. A confirmation
+// annotates the APIPropagation. The caller adds the clusters chosen.
+func guardOf(placer *flotillav1.APIPropagation, rgd string, placement *flotillav1.Placement, records map[string]*flotillav1.Delivery) holds.Pass {
+	key := client.ObjectKey{Namespace: placer.Spec.PlacementRef.Namespace, Name: placer.Spec.PlacementRef.Name}
+	return holds.Pass{Owner: ownerOf(rgd), ConfirmOn: "apipropagation " + placer.Name, Placement: placement,
+		PlacementName: key.String(), PlacementRef: "spec.placementRef", Delivered: ledger.Clusters(records),
+		Confirmed: placer.Annotations[flotillav1.AnnotationConfirmPrune], Budget: holds.DefaultBudget}
 }
 
 // splitRecords separates the records of chosen clusters from those of clusters that left.

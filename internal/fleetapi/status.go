@@ -308,7 +308,11 @@ func servingCondition(accepted condition, st flotillav1.APIPropagationStatus, ro
 		flotillav1.APIPending, flotillav1.APIDelivering, flotillav1.APIRemoving} {
 		for _, row := range rows {
 			if row.Phase == phase {
-				return condition{servingReason(phase), limit(fmt.Sprintf("%s: %s: %s", row.Cluster, row.API, describe(row)))}
+				reason := servingReason(phase)
+				if row.Reason == flotillav1.ReasonPruneBlocked {
+					reason = row.Reason // kept until a confirmation: the message names it
+				}
+				return condition{reason, limit(fmt.Sprintf("%s: %s: %s", row.Cluster, row.API, describe(row)))}
 			}
 		}
 	}

@@ -2,14 +2,10 @@ package propagation
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
-	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -19,28 +15,6 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
-
-// fleetBudget says why removing the owner from the leaving clusters waits for confirmation, or
-// "". The per-cluster prune budget cannot see a Placement that shrinks from ten clusters to one
-// (each removal empties a cluster it no longer chooses), so the same budget also bounds the
-// share of the clusters one change empties: leaving clusters out of all the owner touches
-// (chosen and leaving). A move from one cluster to another is half, within the default budget.
-// The confirmation names the set of clusters, so it does not carry over to another removal.
-func fleetBudget(p propagator, leaving []string, touched, budget int, confirmed string) string {
-	if len(leaving) == 0 || len(leaving)*100 <= budget*touched {
-		return ""
-	}
-	sorted := slices.Clone(leaving)
-	sort.Strings(sorted)
-	sum := sha256.Sum256([]byte(strings.Join(sorted, ",")))
-	token := "clusters-" + hex.EncodeToString(sum[:])[:10]
-	if confirmed == token {
-		return ""
-	}
-	return fmt.Sprintf("the change would remove the objects from %d of the %d clusters (%s), more than the prune budget (%d%%) allows; nothing was removed. "+
-		"Fix the Placement, or confirm with: %s",
-		len(leaving), touched, strings.Join(sorted, ", "), budget, decide.ConfirmCommand(p.owner(), decide.Strategy{}, token))
-}
 
 // cleanup removes (or, with Orphan, leaves) a deleted propagator's objects on every cluster
 // it delivered to, then releases its finalizer. Unjoined clusters are skipped: their objects

@@ -33,6 +33,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -338,12 +339,18 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		return in, err
 	}
 	in.progressDeadline = progressDeadline(placement)
-	decisions := decisionsOf(placement)
-	if decisions == nil {
-		in.hold = &holdReason{flotillav1.ReasonPlacementNotFound,
-			fmt.Sprintf("Placement %s does not exist; create it, or fix spec.placementRef (nothing is pruned meanwhile)", p.placementKey())}
+	budget := holds.DefaultBudget
+	if b := p.spec.Strategy.PruneBudgetPercent; b != nil {
+		budget = int(*b)
+	}
+	guard := holds.Pass{Owner: p.owner(), Placement: placement, PlacementName: p.placementKey().String(), PlacementRef: "spec.placementRef",
+		Confirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune], Budget: budget}
+	if placement == nil {
+		h := holds.Check(guard)
+		in.hold = &holdReason{h.Reason, h.Message}
 		return in, nil
 	}
+	decisions := decisionsOf(placement)
 	hubObjects, sources, err := r.selector().selectObjects(ctx, p)
 	var invalid invalidSpecError
 	if errors.As(err, &invalid) {
@@ -380,24 +387,21 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		in.hold = &holdReason{flotillav1.ReasonNothingSelected,
 			"the selectors match no object on the hub; delivered objects are kept until the selectors match again or the Propagation is deleted"}
 	}
-	confirmed := p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]
-	// A placement that suddenly chooses nothing is more often a typo than an intent. Its
-	// confirmation is its own: one given for a smaller prune of this revision does not count.
-	if everywhere := in.revision + "-everywhere"; len(in.targets) == 0 && len(in.records) > 0 && confirmed != everywhere {
-		in.hold = &holdReason{flotillav1.ReasonPruneBlocked, fmt.Sprintf(
-			"the Placement now chooses no cluster; the objects on %d clusters are kept. Fix the Placement, or confirm removing them with: %s",
-			len(in.records), decide.ConfirmCommand(p.owner(), decide.Strategy{}, everywhere))}
-		in.pruneBlocked = in.hold.message
+	guard.Chosen, guard.Delivered = in.targets, ledger.Clusters(in.records)
+	held := ""
+	if h := holds.Check(guard); h != nil && h.Deliver {
+		held = h.Message // only removals wait
+	} else if h != nil {
+		in.hold = &holdReason{h.Reason, h.Message}
+		if h.Reason == flotillav1.ReasonPruneBlocked {
+			in.pruneBlocked = h.Message
+		}
 		return in, nil
 	}
 	ignore, err := drift.NewIgnoreSet(p.spec.Strategy.IgnoreFields)
 	if err != nil {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, "spec.strategy." + err.Error()}
 		return in, nil
-	}
-	budget := 50
-	if b := p.spec.Strategy.PruneBudgetPercent; b != nil {
-		budget = int(*b)
 	}
 	in.kinds = render.Kinds(rendered)
 	// The revision is stored aside (encoding a thousand objects must not delay a delivery);
@@ -408,13 +412,10 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	strategy := decide.Strategy{
 		Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
 		Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift,
-		PruneBudget: budget, PruneConfirmed: confirmed, ConfirmToken: in.revision,
+		PruneBudget: budget, PruneConfirmed: guard.Confirmed, ConfirmToken: in.revision,
 	}
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: p.ledgerOwner(), Records: in.records, Chosen: *decisions, Want: want,
-		Kinds: in.kinds, Prune: prune, Strategy: strategy, Ignore: ignore,
-		Confirm: func(leaving []string) string {
-			return fleetBudget(p, leaving, len(*decisions)+len(leaving), budget, confirmed)
-		}})
+		Kinds: in.kinds, Prune: prune, Strategy: strategy, Ignore: ignore, Held: held, Confirm: guard.Leaving})
 	for c, msg := range out.Failed {
 		in.clusterFailed(c, msg)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -179,8 +180,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.unlabelled(ctx, u, owner)
 	}
 	placement, err := r.placement(ctx, u.GetNamespace(), placementName)
-	if err != nil || placement == nil {
-		return reconcile.Result{}, err // a missing Placement holds everything; its creation brings us back
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	guard := r.guard(u, owner, placement)
+	if placement == nil {
+		// Nothing is delivered or removed; the Placement's creation brings the object back.
+		h := holds.Check(guard)
+		r.reportFailure(u, owner, h.Reason, h.Message)
+		return reconcile.Result{}, nil
 	}
 	decisions := decisionsOf(placement)
 	rendered, err := render.Render(u, owner)
@@ -268,20 +276,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		wants[c] = w
 	}
-	// A Placement that suddenly chooses nothing (a typo, every cluster tainted, a Placement
-	// deleted and created again) is more often a mistake than an intent, and one whose status
-	// has not caught up with its spec has not decided yet: both hold what is delivered.
-	hold := holdReason(placement, decisions, ledger.Clusters(records), u.GetAnnotations()[flotillav1.AnnotationConfirmPrune], confirmCommand(u))
-	if len(decisions) > 0 {
-		// A confirmation of removing the object everywhere was for the emptied Placement it
-		// answered: now that the Placement chooses clusters again, it must not let a later
-		// emptying, or the label's removal, through unconfirmed.
-		if err := r.dropConfirmation(ctx, u); err != nil {
-			return reconcile.Result{}, err
-		}
+	guard.Chosen, guard.Delivered = decisions, ledger.Clusters(records)
+	hold := ""
+	if h := holds.Check(guard); h != nil {
+		hold = h.Message
 	}
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: r.ledgerOwner(u, owner), Records: records, Chosen: chosen, Want: wants,
-		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Hold: hold != ""})
+		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Held: hold, Confirm: guard.Leaving})
 	for _, c := range chosen {
 		if msg, failed := out.Failed[c]; failed && failure == "" {
 			failure = c + ": " + msg
@@ -297,6 +298,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	switch {
 	case hold != "":
 		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, hold)
+	case out.Refused != "":
+		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, out.Refused)
 	case failure == "" && stalled != "":
 		r.reportFailure(u, owner, flotillav1.ReasonMoveInProgress, stalled)
 	case failure == "" && m.unplaced != "":
@@ -398,28 +401,14 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	return client.IgnoreNotFound(r.Hub.Patch(ctx, u, client.MergeFrom(before)))
 }
 
-// withoutConfirmation takes a confirmation of removing u everywhere off it; false when it had none.
-func withoutConfirmation(u *unstructured.Unstructured) bool {
+// withoutConfirmation takes a confirmation of a removal off u: it was for the removal that
+// lets u go, and must not carry over to the next one, should u be labelled again.
+func withoutConfirmation(u *unstructured.Unstructured) {
 	annotations := u.GetAnnotations()
-	if annotations[flotillav1.AnnotationConfirmPrune] != confirmEverywhere {
-		return false
+	if _, ok := annotations[flotillav1.AnnotationConfirmPrune]; ok {
+		delete(annotations, flotillav1.AnnotationConfirmPrune)
+		u.SetAnnotations(annotations)
 	}
-	delete(annotations, flotillav1.AnnotationConfirmPrune)
-	u.SetAnnotations(annotations)
-	return true
-}
-
-// dropConfirmation takes a used confirmation of removing u everywhere off the hub object.
-func (r *Reconciler) dropConfirmation(ctx context.Context, u *unstructured.Unstructured) error {
-	before := u.DeepCopy()
-	if !withoutConfirmation(u) {
-		return nil
-	}
-	if err := r.Hub.Patch(ctx, u, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("remove the used confirmation %s=%s from %s %s: %w", flotillav1.AnnotationConfirmPrune, confirmEverywhere,
-			r.GVK.Kind, client.ObjectKeyFromObject(u), err)
-	}
-	return nil
 }
 
 // ensureFinalizer holds the hub object until its copies are removed, writing only when the

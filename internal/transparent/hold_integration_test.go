@@ -72,31 +72,50 @@ func TestTransparentHoldsWhenPlacementChoosesNothing(t *testing.T) {
 	onSpokes(true)
 
 	// The typo: the Placement now chooses no cluster.
-	fleettest.Eventually(t, 10*time.Second, "placement updated", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(placement), placement); err != nil {
-			return err
-		}
-		placement.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "typo"}}
-		return c.Update(ctx, placement)
-	})
-	fleettest.Eventually(t, 30*time.Second, "a PruneBlocked Event on the hub Deployment", func() error {
-		var events corev1.EventList
-		if err := c.List(ctx, &events, client.InNamespace("shop")); err != nil {
-			return err
-		}
-		for _, ev := range events.Items {
-			if ev.InvolvedObject.Name == "cart" && ev.Reason == flotillav1.ReasonPruneBlocked && strings.Contains(ev.Message, "chooses no cluster") {
-				return nil
+	setSelector := func(selector map[string]string) {
+		t.Helper()
+		fleettest.Eventually(t, 10*time.Second, "placement updated", func() error {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(placement), placement); err != nil {
+				return err
 			}
-		}
-		return fmt.Errorf("none among %d events", len(events.Items))
-	})
-	fleettest.Consistently(t, 3*time.Second, "no Deployment deleted", func() error {
-		if n := deletes(); n != 0 {
-			return fmt.Errorf("%d deletes of Deployments by Flotilla", n)
-		}
-		return nil
-	})
+			placement.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: selector}
+			return c.Update(ctx, placement)
+		})
+	}
+	// blocked waits for a PruneBlocked Event other than those seen, and returns the
+	// confirmation it names.
+	seen := map[string]bool{}
+	blocked := func() string {
+		t.Helper()
+		var token string
+		fleettest.Eventually(t, 30*time.Second, "a new PruneBlocked Event on the hub Deployment", func() error {
+			var events corev1.EventList
+			if err := c.List(ctx, &events, client.InNamespace("shop")); err != nil {
+				return err
+			}
+			for _, ev := range events.Items {
+				if ev.InvolvedObject.Name == "cart" && ev.Reason == flotillav1.ReasonPruneBlocked && strings.Contains(ev.Message, "chooses no cluster") && !seen[ev.Message] {
+					seen[ev.Message] = true
+					token = ev.Message[strings.LastIndex(ev.Message, "=")+1:]
+					return nil
+				}
+			}
+			return fmt.Errorf("none among %d events", len(events.Items))
+		})
+		return token
+	}
+	noDeletes := func(want int) {
+		t.Helper()
+		fleettest.Consistently(t, 3*time.Second, "no Deployment deleted", func() error {
+			if n := deletes(); n != want {
+				return fmt.Errorf("%d deletes of Deployments by Flotilla, want %d", n, want)
+			}
+			return nil
+		})
+	}
+	setSelector(map[string]string{"fleet": "typo"})
+	token := blocked()
+	noDeletes(0)
 
 	// Confirmed: the removal goes ahead.
 	fleettest.Eventually(t, 10*time.Second, "removal confirmed", func() error {
@@ -107,31 +126,20 @@ func TestTransparentHoldsWhenPlacementChoosesNothing(t *testing.T) {
 		if d.Annotations == nil {
 			d.Annotations = map[string]string{}
 		}
-		d.Annotations[flotillav1.AnnotationConfirmPrune] = "everywhere"
+		d.Annotations[flotillav1.AnnotationConfirmPrune] = token
 		return c.Update(ctx, d)
 	})
 	onSpokes(false)
 
-	// The Placement is fixed: the object comes back, and the confirmation, used up, is taken
-	// off, so that a later emptying is held again rather than confirmed in advance.
-	fleettest.Eventually(t, 10*time.Second, "placement fixed", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(placement), placement); err != nil {
-			return err
-		}
-		placement.Spec.ClusterSelector = &metav1.LabelSelector{}
-		return c.Update(ctx, placement)
-	})
+	// The Placement is fixed: the object comes back. The confirmation stays on the object,
+	// but it named that removal, of that Placement change: the next emptying is held again.
+	setSelector(nil)
 	onSpokes(true)
-	fleettest.Eventually(t, 30*time.Second, "the used confirmation taken off", func() error {
-		d := &appsv1.Deployment{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "cart"}, d); err != nil {
-			return err
-		}
-		if v, ok := d.Annotations[flotillav1.AnnotationConfirmPrune]; ok {
-			return fmt.Errorf("%s=%s", flotillav1.AnnotationConfirmPrune, v)
-		}
-		return nil
-	})
+	setSelector(map[string]string{"fleet": "typo"})
+	if again := blocked(); again == token {
+		t.Errorf("the second emptying asks for the same confirmation %s as the first", token)
+	}
+	noDeletes(2)
 }
 
 // startAudited starts a hub running Flotilla and API-only spokes with audit logs, joined, and
@@ -241,8 +249,8 @@ func TestTransparentHoldsWhenLabelRemoved(t *testing.T) {
 
 	// Confirmed with the command the Event prints, as printed: the removal goes ahead.
 	_, command, found := strings.Cut(message, "with: ")
-	want := "kubectl annotate --overwrite -n shop deployment.apps cart " + flotillav1.AnnotationConfirmPrune + "=everywhere"
-	if !found || command != want {
+	want := "kubectl annotate --overwrite -n shop deployment.apps cart " + flotillav1.AnnotationConfirmPrune + "=clusters-"
+	if !found || !strings.HasPrefix(command, want) {
 		t.Fatalf("the Event names %q as the confirmation, want %q (message: %s)", command, want, message)
 	}
 	args := append(strings.Fields(command)[1:], "--kubeconfig", fleet.Hub().KubeconfigPath())
