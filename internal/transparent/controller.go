@@ -277,9 +277,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		wants[c] = w
 	}
 	guard.Chosen, guard.Delivered = decisions, ledger.Clusters(records)
-	hold := ""
+	hold, pending := "", false
 	if h := holds.Check(guard); h != nil {
-		hold = h.Message
+		// A Placement that has not scheduled its latest change yet is a moment's wait, not
+		// worth a Warning: its next status brings the object back here.
+		hold, pending = h.Message, h.Deliver
 	}
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: r.ledgerOwner(u, owner), Records: records, Chosen: chosen, Want: wants,
 		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Held: hold, Confirm: guard.Leaving})
@@ -296,6 +298,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		stalled = out.Stalled
 	}
 	switch {
+	case pending:
 	case hold != "":
 		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, hold)
 	case out.Refused != "":

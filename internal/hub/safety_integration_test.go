@@ -1,0 +1,352 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
+	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/kro"
+	"github.com/flotilla-dev/flotilla/internal/localfleet"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+	"github.com/flotilla-dev/flotilla/internal/membership"
+)
+
+// wait bounds each step of the safety suite.
+const wait = 60 * time.Second
+
+// ownerCase is one owner kind as the cross-kind safety suite drives it: what it delivers to
+// each spoke (one object), its own Placement, where it says a removal waits for a
+// confirmation, and how that confirmation is given.
+type ownerCase struct {
+	name string
+	// placement is the owner's own Placement.
+	placement client.ObjectKey
+	// create makes the owner and what it delivers on the hub.
+	create func(ctx context.Context, hub client.Client) error
+	// delivered is the object it puts on each spoke, and its audit resource.
+	delivered          func() client.Object
+	resource           string
+	deliveredNamespace string
+	// blocked returns the messages that may ask for a confirmation.
+	blocked func(ctx context.Context, hub client.Client) ([]string, error)
+	// confirm annotates the object that takes the confirmation.
+	confirm func(ctx context.Context, hub client.Client, value string) error
+}
+
+// tallyRGD is a fleet API whose CRD the suite's APIPropagation serves.
+const tallyRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: tally
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Tally
+    spec:
+      count: integer | default=1
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}
+      data:
+        count: ${string(schema.spec.count)}
+`
+
+func ownerCases(t *testing.T) []ownerCase {
+	rgd := &kro.ResourceGraphDefinition{}
+	if err := yaml.Unmarshal([]byte(tallyRGD), rgd); err != nil {
+		t.Fatal(err)
+	}
+	crdName := kro.CRDName(rgd)
+	annotate := func(obj client.Object) func(ctx context.Context, hub client.Client, value string) error {
+		return func(ctx context.Context, hub client.Client, value string) error {
+			patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, flotillav1.AnnotationConfirmPrune, value)
+			return hub.Patch(ctx, obj, client.RawPatch("application/merge-patch+json", patch))
+		}
+	}
+	configMap := func(namespace, name string, labels map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels}, Data: map[string]string{"k": "v"}}
+	}
+	eventMessages := func(namespace, name string) func(ctx context.Context, hub client.Client) ([]string, error) {
+		return func(ctx context.Context, hub client.Client) ([]string, error) {
+			var events corev1.EventList
+			if err := hub.List(ctx, &events, client.InNamespace(namespace)); err != nil {
+				return nil, err
+			}
+			var out []string
+			for _, ev := range events.Items {
+				if ev.InvolvedObject.Name == name && ev.Reason == flotillav1.ReasonPruneBlocked {
+					out = append(out, ev.Message)
+				}
+			}
+			return out, nil
+		}
+	}
+	return []ownerCase{
+		{
+			name:      "Propagation",
+			placement: client.ObjectKey{Namespace: "team-p", Name: "p"},
+			create: func(ctx context.Context, hub client.Client) error {
+				return createAll(ctx, hub, configMap("team-p", "by-propagation", nil),
+					&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team-p", Name: "web"}, Spec: flotillav1.PropagationSpec{
+						PlacementRef:      flotillav1.PlacementRef{Name: "p"},
+						ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "by-propagation"}},
+					}})
+			},
+			delivered:          func() client.Object { return configMap("team-p", "by-propagation", nil) },
+			resource:           "configmaps",
+			deliveredNamespace: "team-p",
+			blocked: func(ctx context.Context, hub client.Client) ([]string, error) {
+				p := &flotillav1.Propagation{}
+				if err := hub.Get(ctx, client.ObjectKey{Namespace: "team-p", Name: "web"}, p); err != nil {
+					return nil, err
+				}
+				if c := meta.FindStatusCondition(p.Status.Conditions, flotillav1.PropagationPruneBlocked); c != nil && c.Status == metav1.ConditionTrue {
+					return []string{c.Message}, nil
+				}
+				return nil, nil
+			},
+			confirm: annotate(&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team-p", Name: "web"}}),
+		},
+		{
+			name:      "transparent ConfigMap",
+			placement: client.ObjectKey{Namespace: "team-t", Name: "t"},
+			create: func(ctx context.Context, hub client.Client) error {
+				return createAll(ctx, hub, configMap("team-t", "transparent", map[string]string{flotillav1.LabelPlacement: "t"}))
+			},
+			delivered:          func() client.Object { return configMap("team-t", "transparent", nil) },
+			resource:           "configmaps",
+			deliveredNamespace: "team-t",
+			blocked:            eventMessages("team-t", "transparent"),
+			confirm:            annotate(configMap("team-t", "transparent", nil)),
+		},
+		{
+			name:      "APIPropagation",
+			placement: client.ObjectKey{Namespace: membership.Namespace, Name: "a"},
+			create: func(ctx context.Context, hub client.Client) error {
+				return createAll(ctx, hub, rgd, &flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "platform"}, Spec: flotillav1.APIPropagationSpec{
+					ResourceGraphDefinitions: flotillav1.ResourceGraphDefinitionSelector{Names: []string{rgd.Name}},
+					PlacementRef:             flotillav1.PlacementRef{Namespace: membership.Namespace, Name: "a"},
+					Removal:                  flotillav1.DeletionDelete,
+				}})
+			},
+			delivered: func() client.Object {
+				return &extv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}}
+			},
+			resource: "customresourcedefinitions",
+			blocked: func(ctx context.Context, hub client.Client) ([]string, error) {
+				p := &flotillav1.APIPropagation{}
+				if err := hub.Get(ctx, client.ObjectKey{Name: "platform"}, p); err != nil {
+					return nil, err
+				}
+				var out []string
+				for _, row := range p.Status.ClusterResults {
+					if row.Reason == flotillav1.ReasonPruneBlocked {
+						out = append(out, row.Message)
+					}
+				}
+				return out, nil
+			},
+			confirm: annotate(&flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "platform"}}),
+		},
+	}
+}
+
+func createAll(ctx context.Context, c client.Client, objs ...client.Object) error {
+	for _, obj := range objs {
+		if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create %s: %w", obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// TestSafetyEveryOwnerKind runs the same safety cases against every owner kind on one hub and
+// three audited spokes: a Placement that shrinks from three clusters to one, one that chooses
+// nothing, and one that is deleted. Each removal waits for the confirmation its message names,
+// and the spokes' audit logs prove that nothing was deleted before it, and exactly what was
+// confirmed after (Flotilla would restore a wrongly deleted object within moments, so its
+// presence proves nothing).
+func TestSafetyEveryOwnerKind(t *testing.T) {
+	ctx := context.Background()
+	spokes := []string{"a", "b", "c"}
+	specs := []localfleet.PlaneSpec{fleettest.Hub()}
+	for _, name := range spokes {
+		s := fleettest.APIOnlySpoke(name)
+		s.AuditLog = true
+		specs = append(specs, s)
+	}
+	fleet := fleettest.Start(t, specs...)
+	hub := hubtest.Install(t, fleet)
+	hubtest.Run(t, fleet)
+	spokeClients := map[string]client.Client{}
+	for _, name := range spokes {
+		if err := membership.Join(ctx, hub, membership.JoinOptions{Name: name, Spoke: fleet.Plane(name).RESTConfig()}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := client.New(fleet.Plane(name).RESTConfig(), client.Options{Scheme: install.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spokeClients[name] = c
+	}
+	if err := createAll(ctx, hub, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-p"}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-t"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("kinds", func(t *testing.T) {
+		for _, k := range ownerCases(t) {
+			t.Run(k.name, func(t *testing.T) {
+				t.Parallel()
+				s := safetyRun{t: t, ctx: ctx, hub: hub, fleet: fleet, spokes: spokeClients, k: k}
+				s.choose(spokes...)
+				if err := k.create(ctx, hub); err != nil {
+					t.Fatal(err)
+				}
+				s.on(true, spokes...)
+
+				// Removal from most clusters: two of three leave.
+				s.choose("c")
+				token := s.blocked("from 2 of the 3 clusters")
+				s.deletes(map[string]int{"a": 0, "b": 0, "c": 0})
+				s.confirmWith(token)
+				s.on(false, "a", "b")
+				s.on(true, "c")
+				s.deletes(map[string]int{"a": 1, "b": 1, "c": 0})
+
+				// The Placement chooses nothing.
+				s.choose("typo")
+				token = s.blocked("chooses no cluster")
+				s.deletes(map[string]int{"a": 1, "b": 1, "c": 0})
+				s.confirmWith(token)
+				s.on(false, "c")
+				s.deletes(map[string]int{"a": 1, "b": 1, "c": 1})
+
+				// Back everywhere, then the Placement is deleted: nothing is removed.
+				s.choose(spokes...)
+				s.on(true, spokes...)
+				if err := hub.Delete(ctx, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: k.placement.Namespace, Name: k.placement.Name}}); err != nil {
+					t.Fatal(err)
+				}
+				s.deletes(map[string]int{"a": 1, "b": 1, "c": 1})
+			})
+		}
+	})
+}
+
+// safetyRun drives one owner kind through the suite.
+type safetyRun struct {
+	t      *testing.T
+	ctx    context.Context
+	hub    client.Client
+	fleet  *localfleet.Fleet
+	spokes map[string]client.Client
+	k      ownerCase
+}
+
+// choose makes the owner's Placement choose clusters by name.
+func (s safetyRun) choose(clusters ...string) {
+	s.t.Helper()
+	fleettest.Eventually(s.t, wait, fmt.Sprintf("Placement %s chooses %v", s.k.placement, clusters), func() error {
+		pl := &flotillav1.Placement{}
+		err := s.hub.Get(s.ctx, s.k.placement, pl)
+		if apierrors.IsNotFound(err) {
+			pl = &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: s.k.placement.Namespace, Name: s.k.placement.Name},
+				Spec: flotillav1.PlacementSpec{ClusterNames: clusters}}
+			return s.hub.Create(s.ctx, pl)
+		}
+		if err != nil {
+			return err
+		}
+		pl.Spec.ClusterNames = clusters
+		return s.hub.Update(s.ctx, pl)
+	})
+}
+
+// on waits until the owner's object is (or is not) on each of clusters.
+func (s safetyRun) on(present bool, clusters ...string) {
+	s.t.Helper()
+	for _, c := range clusters {
+		fleettest.Eventually(s.t, wait, fmt.Sprintf("%s's object on %s: %v", s.k.name, c, present), func() error {
+			obj := s.k.delivered()
+			err := s.spokes[c].Get(s.ctx, client.ObjectKeyFromObject(obj), obj)
+			switch {
+			case present && err != nil:
+				return err
+			case !present && !apierrors.IsNotFound(err):
+				return fmt.Errorf("still there (%v)", err)
+			}
+			return nil
+		})
+	}
+}
+
+// blocked waits for the message asking for a confirmation that contains what, and returns the
+// confirmation it names.
+func (s safetyRun) blocked(what string) string {
+	s.t.Helper()
+	var msg string
+	fleettest.Eventually(s.t, wait, fmt.Sprintf("%s: a confirmation asked for (%s)", s.k.name, what), func() error {
+		msgs, err := s.k.blocked(s.ctx, s.hub)
+		if err != nil {
+			return err
+		}
+		for _, msg = range msgs {
+			if strings.Contains(msg, what) && strings.Contains(msg, flotillav1.AnnotationConfirmPrune+"=") {
+				return nil
+			}
+		}
+		return fmt.Errorf("messages %q", msgs)
+	})
+	return msg[strings.LastIndex(msg, "=")+1:]
+}
+
+func (s safetyRun) confirmWith(token string) {
+	s.t.Helper()
+	if err := s.k.confirm(s.ctx, s.hub, token); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// deletes checks, for a few seconds, that each spoke's audit log shows exactly want deletions
+// of the owner's object by Flotilla.
+func (s safetyRun) deletes(want map[string]int) {
+	s.t.Helper()
+	fleettest.Consistently(s.t, 2*time.Second, fmt.Sprintf("%s: deletions %v", s.k.name, want), func() error {
+		for c, n := range want {
+			events, err := s.fleet.Plane(c).AuditEvents()
+			if err != nil {
+				return err
+			}
+			got := 0
+			obj := s.k.delivered()
+			for _, ev := range events {
+				if ev.Verb == "delete" && ev.ObjectRef.Resource == s.k.resource && ev.ObjectRef.Name == obj.GetName() &&
+					ev.ObjectRef.Namespace == s.k.deliveredNamespace && ev.ResponseStatus.Code < 300 {
+					got++
+				}
+			}
+			if got != n {
+				return fmt.Errorf("%s: %d deletions, want %d", c, got, n)
+			}
+		}
+		return nil
+	})
+}
