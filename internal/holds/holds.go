@@ -25,7 +25,7 @@ type Pass struct {
 	ConfirmOn string
 	// Placement is the owner's Placement, nil when it does not exist. PlacementName
 	// ("namespace/name") and PlacementRef (the field or label that names it) are for messages.
-	Placement                  *flotillav1.Placement
+	Placement                   *flotillav1.Placement
 	PlacementName, PlacementRef string
 	// Released, when set, says how the owner stopped naming a Placement, and Undo how to
 	// undo it: every cluster it is on is leaving.
