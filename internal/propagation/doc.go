@@ -14,7 +14,7 @@
 //
 // Pruning safety: selectors that match nothing hold every delivered object in place, unless
 // the spec is unchanged and the objects really disappeared from the hub (a typo in a new
-// selector must never empty a fleet). A cluster that leaves the placement is pruned only once
-// every cluster still chosen has the current revision, so moving a workload adds it on the
-// new cluster before removing it from the old one.
+// selector must never empty a fleet). The holds every owner kind shares (a missing, lagging or
+// emptied Placement, the fleet prune budget) are package holds'; the make-before-break order
+// of removals from clusters that left is package fanout's.
 package propagation

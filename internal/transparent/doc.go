@@ -2,10 +2,11 @@
 // labelled flotilla.dev/placement=<name> goes to the clusters that Placement <name> of its
 // namespace chooses. Moving it means changing the Placement or the label.
 //
-// One edit never removes the object from every cluster unconfirmed (hold.go): a Placement that
-// comes to choose no cluster, and the removal of the label, keep it where it is delivered, with
-// a PruneBlocked Event on the hub object naming the `kubectl annotate` command that confirms
-// (flotilla.dev/confirm-prune=everywhere). Deleting the hub object removes its copies.
+// One edit never removes the object from every cluster unconfirmed: the holds every owner kind
+// shares (package holds; hold.go builds their input) keep it where it is delivered when its
+// Placement comes to choose no cluster, or more than half of its clusters at once, or its
+// label is removed, with a PruneBlocked Event on the hub object naming the `kubectl annotate`
+// command that confirms. Deleting the hub object removes its copies.
 //
 // A workload's hub object describes the fleet-wide workload: its spec.replicas is divided
 // across the chosen clusters as the Placement's spec.replicas says, evenly when it says
