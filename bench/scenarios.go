@@ -88,6 +88,12 @@ func (b *bench) bulk(ctx context.Context, r *report) error {
 		return fmt.Errorf("read the hub's heap: %w", err)
 	}
 	r.add("heap_per_pair", "B", f((float64(heap)-float64(idleHeap))/pairs), nil, "hub controller live Go heap above idle per (object, cluster)")
+	records, revisions, err := b.durableBytes(ctx)
+	if err != nil {
+		return fmt.Errorf("measure what the hub stores: %w", err)
+	}
+	r.add("hub_bytes_per_pair", "B", f(float64(records+revisions)/pairs), nil,
+		fmt.Sprintf("JSON bytes the hub stores of the per-cluster work per (object, cluster): Delivery records %d B, revisions %d B", records, revisions))
 	return nil
 }
 
