@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -68,6 +69,62 @@ type DeliverySpec struct {
 	// measured against it.
 	// +optional
 	Placed corev1.ResourceList `json:"placed,omitempty"`
+
+	// work is what the cluster must run, readable from the hub's durable objects alone: the
+	// owner's revision it runs (its latest, or the one the owner pins the cluster to), the
+	// changes the cluster's own share of divided replicas and overrides make to it, and the
+	// strategy that applies there. The hub writes it after it decides, aside from the delivery
+	// (it may trail the delivery by moments). Absent for owner kinds that keep no revisions yet.
+	// +optional
+	Work *DeliveryWork `json:"work,omitempty"`
+}
+
+// DeliveryWork is what one cluster must run of one owner.
+type DeliveryWork struct {
+	// revision is the name of the ControllerRevision, in the record's namespace, that holds the
+	// owner's objects the cluster runs before its own changes. A revision keeps a Secret
+	// without its data, and where the data is read from.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Revision string `json:"revision"`
+
+	// digest is the revision of the objects as the cluster runs them, after its changes: what
+	// status.revision reports once they are delivered.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Digest string `json:"digest"`
+
+	// changes turn the revision's objects into the cluster's, one entry per object that
+	// differs there.
+	// +optional
+	// +listType=map
+	// +listMapKey=object
+	// +kubebuilder:validation:MaxItems=10000
+	Changes []ObjectChange `json:"changes,omitempty"`
+
+	// strategy is how the objects are applied on the cluster.
+	// +optional
+	Strategy PropagationStrategy `json:"strategy,omitempty"`
+}
+
+// ObjectChange is how one object differs on one cluster from the owner's revision.
+type ObjectChange struct {
+	// object is the object's key: group/Kind/namespace/name (apps/Deployment/team/web).
+	// +required
+	// +kubebuilder:validation:MaxLength=400
+	Object string `json:"object"`
+
+	// patch is a JSON merge patch (RFC 7386) of the revision's object into the cluster's; of an
+	// empty object, when the revision has none of that key.
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Patch *apiextensionsv1.JSON `json:"patch,omitempty"`
+
+	// omit says the cluster does not get the object at all.
+	// +optional
+	Omit bool `json:"omit,omitempty"`
 }
 
 // WorkloadReplicas is one divided workload's share on a cluster.

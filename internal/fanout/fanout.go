@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,6 +32,9 @@ type Fanout struct {
 	Hub       client.Reader
 	Deliverer *deliver.Deliverer
 	Ledger    *ledger.Ledger
+
+	mu   sync.Mutex
+	work map[workKey]flotillav1.DeliveryWork // the work last recorded per owner and cluster (work.go)
 }
 
 // Want is what an owner should have on one chosen cluster.
@@ -40,6 +44,17 @@ type Want struct {
 	// Replicas are the shares of divided workloads among Objects (ledger.Shares), recorded
 	// ahead with the kinds.
 	Replicas []flotillav1.WorkloadReplicas
+	// Base, when set, is the owner's revision Objects are made from: the cluster's record
+	// says what it must run as that revision and the cluster's changes to it (spec.work).
+	Base *Base
+}
+
+// Base is an owner's revision as a cluster's objects start from it.
+type Base struct {
+	// Name is the revision's ControllerRevision, Digest its render.Revision, Objects its
+	// objects.
+	Name, Digest string
+	Objects      []*unstructured.Unstructured
 }
 
 // Pass is one pass of an owner through the fanout: what its reconcile decided.
@@ -59,6 +74,9 @@ type Pass struct {
 	Prune    bool
 	Strategy decide.Strategy
 	Ignore   drift.IgnoreSet
+	// Declared is the owner's strategy as its spec says it, recorded in spec.work with what
+	// each cluster must run.
+	Declared flotillav1.PropagationStrategy
 	// Held, when set, keeps every cluster that left as it is, and says why (a fleet-wide hold
 	// the caller reports: holds.Check).
 	Held string
@@ -116,6 +134,7 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 			}
 			f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: want.Objects, Revision: want.Revision,
 				PruneKinds: render.ParseKinds(recorded), Prune: pass.Prune, Strategy: pass.Strategy, Ignore: pass.Ignore})
+			f.recordWork(owner, c, want, pass.Declared)
 		}
 		res, ok := f.Deliverer.Result(owner, c)
 		if !ok {
@@ -270,6 +289,7 @@ func (f *Fanout) forget(ctx context.Context, owner render.Owner, c string, progr
 		return err
 	}
 	f.Deliverer.Forget(owner, c)
+	f.forgetWork(owner, c)
 	return nil
 }
 

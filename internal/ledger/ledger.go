@@ -63,6 +63,8 @@ type Ledger struct {
 	completed map[pair]string
 	reports   *coalesce.Queue[pair, report] // results to write into records (report.go)
 	once      sync.Once
+	works     *coalesce.Queue[pair, flotillav1.DeliveryWork] // spec.work to write (work.go)
+	workOnce  sync.Once
 
 	// admitting serializes divisions over clusters with placement limits (admission.go).
 	admitting sync.Mutex

@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 
+	"golang.org/x/sync/errgroup"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -58,10 +60,13 @@ func (l *Ledger) statusOf(p pair, rep report) flotillav1.DeliveryStatus {
 	return StatusOf(prev, rep.res, rep.objs)
 }
 
-// Start writes reported results until ctx ends (a manager.Runnable: only the elected hub
-// controller writes records).
+// Start writes reported results and what each cluster must run until ctx ends (a
+// manager.Runnable: only the elected hub controller writes records).
 func (l *Ledger) Start(ctx context.Context) error {
-	return l.reportQueue().Start(ctx)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return l.reportQueue().Start(ctx) })
+	g.Go(func() error { return l.workQueue().Start(ctx) })
+	return g.Wait()
 }
 
 func (l *Ledger) reportQueue() *coalesce.Queue[pair, report] {

@@ -129,6 +129,7 @@ func (l *Ledger) Remove(ctx context.Context, owner render.Owner, cluster string)
 	delete(l.completed, pair{owner, cluster})
 	l.mu.Unlock()
 	l.reportQueue().Drop(pair{owner, cluster})
+	l.workQueue().Drop(pair{owner, cluster})
 	return nil
 }
 

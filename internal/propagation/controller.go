@@ -415,7 +415,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		PruneBudget: budget, PruneConfirmed: guard.Confirmed, ConfirmToken: in.revision,
 	}
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: p.ledgerOwner(), Records: in.records, Chosen: *decisions, Want: want,
-		Kinds: in.kinds, Prune: prune, Strategy: strategy, Ignore: ignore, Held: held, Confirm: guard.Leaving})
+		Kinds: in.kinds, Prune: prune, Strategy: strategy, Ignore: ignore, Held: held, Confirm: guard.Leaving, Declared: p.spec.Strategy})
 	for c, msg := range out.Failed {
 		in.clusterFailed(c, msg)
 	}

@@ -98,9 +98,14 @@ func (r *Reconciler) wantsWithin(ctx context.Context, in *statusInput, t target,
 // wantOn returns what cluster c should have in this pass of the divided workloads (its
 // replicas, and the bounds of their HPAs).
 func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c string, pass division.Pass) (fanout.Want, error) {
-	objs, revision, err := r.revisionFor(ctx, t.owner, flotillav1.PinOf(t.pins, c), t.latest, t.rendered, in.revision)
+	pin := flotillav1.PinOf(t.pins, c)
+	objs, revision, err := r.revisionFor(ctx, t.owner, pin, t.latest, t.rendered, in.revision)
 	if err != nil {
 		return fanout.Want{}, err // a pinned revision that is not kept
+	}
+	base := &fanout.Base{Name: t.latest, Digest: revision, Objects: objs}
+	if pin != "" {
+		base.Name = pin
 	}
 	if len(pass.On(c)) > 0 {
 		if objs, err = pass.Apply(objs, c); err != nil {
@@ -114,7 +119,7 @@ func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c st
 		}
 		revision = render.Revision(objs)
 	}
-	return fanout.Want{Objects: objs, Revision: revision}, nil
+	return fanout.Want{Objects: objs, Revision: revision, Base: base}, nil
 }
 
 // divide returns each chosen cluster's replicas of the divided workloads this pass: their

@@ -1,0 +1,53 @@
+package fanout
+
+import (
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/work"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+type workKey struct {
+	owner   render.Owner
+	cluster string
+}
+
+// recordWork has the cluster's record say what it must run (spec.work), when want names its
+// base revision. The cluster's changes are computed only when the revision or what the
+// cluster runs changed since the last pass: a pass that changes nothing costs a comparison.
+func (f *Fanout) recordWork(owner render.Owner, cluster string, want Want, declared flotillav1.PropagationStrategy) {
+	if want.Base == nil || want.Base.Name == "" {
+		return
+	}
+	key := workKey{owner, cluster}
+	f.mu.Lock()
+	last, known := f.work[key]
+	f.mu.Unlock()
+	next := flotillav1.DeliveryWork{Revision: want.Base.Name, Digest: want.Revision, Strategy: declared}
+	switch {
+	case known && last.Revision == next.Revision && last.Digest == next.Digest:
+		next.Changes = last.Changes
+	case want.Revision != want.Base.Digest:
+		changes, err := work.Changes(want.Base.Objects, want.Objects)
+		if err != nil {
+			// What the cluster must run is still delivered; only its record lacks it.
+			ctrllog.Log.WithName("fanout").Error(err, "Cannot record what the cluster must run", "owner", owner, "cluster", cluster)
+			return
+		}
+		next.Changes = changes
+	}
+	f.mu.Lock()
+	if f.work == nil {
+		f.work = map[workKey]flotillav1.DeliveryWork{}
+	}
+	f.work[key] = next
+	f.mu.Unlock()
+	f.Ledger.RecordWork(owner, cluster, next)
+}
+
+// forgetWork drops what was recorded of owner's work on cluster (its record is gone).
+func (f *Fanout) forgetWork(owner render.Owner, cluster string) {
+	f.mu.Lock()
+	delete(f.work, workKey{owner, cluster})
+	f.mu.Unlock()
+}

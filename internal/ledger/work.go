@@ -1,0 +1,62 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/coalesce"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// A record's spec.work (what the cluster must run, package work) is written aside like its
+// status, under a field manager of its own, so that Prepare's applies, which own the rest of
+// the spec, never remove it: written ahead, every change of an owner would wait for one more
+// hub write per cluster before its delivery.
+
+// workFieldManager owns spec.work of records.
+const workFieldManager = "flotilla-work"
+
+// RecordWork queues what cluster must run of owner for its record's spec.work, and returns at
+// once. The write happens only if it changed; a record that does not exist is left alone.
+func (l *Ledger) RecordWork(owner render.Owner, cluster string, work flotillav1.DeliveryWork) {
+	l.workQueue().Add(pair{owner, cluster}, work)
+}
+
+func (l *Ledger) workQueue() *coalesce.Queue[pair, flotillav1.DeliveryWork] {
+	l.workOnce.Do(func() {
+		l.works = &coalesce.Queue[pair, flotillav1.DeliveryWork]{Name: "ledger-work", Workers: reportWorkers,
+			Handle: func(ctx context.Context, p pair, work flotillav1.DeliveryWork) error {
+				return l.writeWork(ctx, p, work)
+			}}
+	})
+	return l.works
+}
+
+// writeWork applies work into p's record, unless the record holds it already. A record the
+// ledger does not know of (removed, or never prepared) is left alone; one it prepared moments
+// ago is written even if the cache does not show it yet.
+func (l *Ledger) writeWork(ctx context.Context, p pair, work flotillav1.DeliveryWork) error {
+	if _, exists, err := l.known(ctx, p.owner, p.cluster); err != nil || !exists {
+		return err
+	}
+	key := l.Key(p.owner, p.cluster)
+	var cached flotillav1.Delivery
+	if err := l.Hub.Get(ctx, key, &cached); err == nil && cached.Spec.Work != nil && equality.Semantic.DeepEqual(*cached.Spec.Work, work) {
+		return nil
+	}
+	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&work)
+	if err != nil {
+		return err
+	}
+	u := newRecord(key)
+	u.Object["spec"] = map[string]any{"work": spec}
+	if err := l.Hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(workFieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("record what cluster %s must run of %s (Delivery %s): %w", p.cluster, p.owner, key, err)
+	}
+	return nil
+}
