@@ -31,6 +31,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
@@ -99,6 +100,7 @@ type Reconciler struct {
 	// lastServed is what each RGD's clusters were last seen serving (revisionsInUse).
 	lastServed lastServed
 	notifier   deliver.Notifier // RGD passes
+	drift      ownerkinds.DriftEvents
 	status     *statusReconciler
 	settle     fanout.Settle[string] // status writes waiting for deliveries in flight, by RGD
 	// countsChanged coalesces the instance count changes of each APIPropagation.
@@ -129,6 +131,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	r.Hub = mgr.GetClient()
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
+	r.drift = ownerkinds.DriftEvents{Recorder: mgr.GetEventRecorderFor("flotilla-fleetapi"), Object: r.servingPropagation}
 	r.schemas = newSnapshots()
 	r.compiles = newCompiles()
 	r.states = newStates()

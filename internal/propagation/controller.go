@@ -36,6 +36,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
@@ -461,39 +462,17 @@ func decisionsOf(pl *flotillav1.Placement) *[]string {
 	return &names
 }
 
-// eventTimeout bounds the hub read an Event about a propagator needs (its UID).
-const eventTimeout = 10 * time.Second
-
-// RecordDrift emits an Event on the propagator a drift belongs to: Normal when Flotilla
-// corrected it, Warning when it is left (drift Report, mode ApplyOnce) and when a fight
-// starts (one Event per fight, not per correction). Deliver workers call it, and it returns at
-// once: the Event needs the propagator read from the hub cache, which may be slow or not
-// synced, so the read and the Event happen aside, within eventTimeout.
+// RecordDrift emits an Event on the propagator a drift belongs to, as for every owner kind
+// (ownerkinds.DriftEvents): Normal when Flotilla corrected it, Warning when it is left (drift
+// Report, mode ApplyOnce) and when a fight starts. Deliver workers call it, and it returns at
+// once.
 func (r *Reconciler) RecordDrift(owner render.Owner, cluster string, d deliver.Drift) {
-	go r.recordDrift(owner, cluster, d)
+	events := ownerkinds.DriftEvents{Recorder: r.recorder, LeftBecause: "strategy.drift or mode",
+		Object: ownerkinds.ObjectOf(r.Hub, func(owner render.Owner) client.Object {
+			if owner.Kind == kindClusterPropagation {
+				return &flotillav1.ClusterPropagation{}
+			}
+			return &flotillav1.Propagation{}
+		})}
+	events.Record(owner, cluster, d)
 }
-
-func (r *Reconciler) recordDrift(owner render.Owner, cluster string, d deliver.Drift) {
-	var obj client.Object = &flotillav1.Propagation{}
-	if owner.Kind == kindClusterPropagation {
-		obj = &flotillav1.ClusterPropagation{}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
-	defer cancel()
-	if err := r.Hub.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name}, obj); err != nil {
-		return
-	}
-	msg := limit("cluster "+cluster+": "+d.Describe(), 1024)
-	if d.Fighting {
-		r.recorder.Event(obj, corev1.EventTypeWarning, flotillav1.ReasonFighting, limit(msg+"; "+fightPolicy, 1024))
-		return
-	}
-	if d.Corrected {
-		r.recorder.Event(obj, corev1.EventTypeNormal, "DriftCorrected", msg+"; corrected")
-		return
-	}
-	r.recorder.Event(obj, corev1.EventTypeWarning, flotillav1.ReasonDrifted, msg+"; left as is (strategy.drift or mode)")
-}
-
-// fightPolicy says what Flotilla does about a fight, for its Event.
-var fightPolicy = fmt.Sprintf("Flotilla corrects it only when its backoff ends (at most every %s) or at once when it changes on the hub", drift.MaxBackoff)

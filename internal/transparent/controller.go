@@ -34,6 +34,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -79,8 +80,7 @@ const workers = 4
 // cache that cannot sync (a spoke engaged again while unreachable) costs that read, not the
 // whole pass of every object.
 const (
-	// hubReadTimeout bounds a read of the hub cache (Clusters, for overrides), and the read an
-	// Event needs.
+	// hubReadTimeout bounds a read of the hub cache (Clusters, for overrides).
 	hubReadTimeout = 10 * time.Second
 	// spokeReadTimeout bounds a read of a spoke cache for status; a spoke that does not answer
 	// within it adds nothing to the status this time.
@@ -486,28 +486,10 @@ func (r *Reconciler) factsOf(ctx context.Context, clusters []string) map[string]
 	return out
 }
 
-// RecordDrift emits an Event on the hub object whose copy on a cluster drifted. Deliver
-// workers call it, and it returns at once: the Event needs the hub object read from the hub
-// cache, which may be slow or not synced, so the read and the Event happen aside, within
-// hubReadTimeout.
+// RecordDrift emits an Event on the hub object whose copy on a cluster drifted, as for every
+// owner kind (ownerkinds.DriftEvents). Deliver workers call it, and it returns at once.
 func (r *Reconciler) RecordDrift(owner render.Owner, cluster string, d deliver.Drift) {
-	go r.recordDrift(owner, cluster, d)
-}
-
-func (r *Reconciler) recordDrift(owner render.Owner, cluster string, d deliver.Drift) {
-	ctx, cancel := context.WithTimeout(context.Background(), hubReadTimeout)
-	defer cancel()
-	u := r.newObject()
-	if err := r.Hub.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name}, u); err != nil {
-		return
-	}
-	if d.Fighting {
-		r.recorder.Event(u, corev1.EventTypeWarning, "Fighting", "cluster "+cluster+": "+d.Describe()+"; corrected only with backoff until it changes on the hub")
-		return
-	}
-	if d.Corrected {
-		r.recorder.Event(u, corev1.EventTypeNormal, "DriftCorrected", "cluster "+cluster+": "+d.Describe()+"; corrected")
-		return
-	}
-	r.recorder.Event(u, corev1.EventTypeWarning, "Drifted", "cluster "+cluster+": "+d.Describe()+"; left as is")
+	events := ownerkinds.DriftEvents{Recorder: r.recorder,
+		Object: ownerkinds.ObjectOf(r.Hub, func(render.Owner) client.Object { return r.newObject() })}
+	events.Record(owner, cluster, d)
 }
