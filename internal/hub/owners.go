@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/fleetapi"
@@ -66,19 +65,18 @@ func ownerKinds(c *controllers) *ownerkinds.Registry {
 			tctl[kind] = t
 		}
 	}
+	// A Placement an owner names in its own object.
+	placementOf := func(of func(client.Object) client.ObjectKey) func(context.Context, client.Reader, client.Object) (client.ObjectKey, error) {
+		return func(_ context.Context, _ client.Reader, o client.Object) (client.ObjectKey, error) { return of(o), nil }
+	}
 	kinds := []ownerkinds.Kind{
 		{Name: "Propagation", Owner: named("Propagation"), Controller: prop, Record: ledger.OwnerKind{
-			New: func() client.Object { return &flotillav1.Propagation{} },
-			Placement: func(_ context.Context, _ client.Reader, o client.Object) (client.ObjectKey, error) {
-				return client.ObjectKey{Namespace: o.GetNamespace(), Name: o.(*flotillav1.Propagation).Spec.PlacementRef.Name}, nil
-			},
+			New:       func() client.Object { return &flotillav1.Propagation{} },
+			Placement: placementOf(propagation.PlacementOf),
 		}},
 		{Name: "ClusterPropagation", Owner: named("ClusterPropagation"), Controller: prop, Record: ledger.OwnerKind{
-			New: func() client.Object { return &flotillav1.ClusterPropagation{} },
-			Placement: func(_ context.Context, _ client.Reader, o client.Object) (client.ObjectKey, error) {
-				ref := o.(*flotillav1.ClusterPropagation).Spec.PlacementRef
-				return client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, nil
-			},
+			New:       func() client.Object { return &flotillav1.ClusterPropagation{} },
+			Placement: placementOf(propagation.PlacementOf),
 		}},
 		{Name: fleetapi.OwnerKind, Owner: named(fleetapi.OwnerKind), Controller: apis, Record: fleetapi.RecordOwner()},
 	}
@@ -94,14 +92,11 @@ func ownerKinds(c *controllers) *ownerkinds.Registry {
 					u.SetGroupVersionKind(gvk)
 					return u
 				},
-				Placement: func(_ context.Context, _ client.Reader, o client.Object) (client.ObjectKey, error) {
-					return client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetLabels()[flotillav1.LabelPlacement]}, nil
-				},
+				Placement: placementOf(transparent.PlacementOf),
 			},
 			Owner: func(o client.Object) (render.Owner, bool) {
 				owner, _ := delivers(o)
-				_, labelled := o.GetLabels()[flotillav1.LabelPlacement]
-				return owner, labelled || controllerutil.ContainsFinalizer(o, flotillav1.FinalizerCleanup)
+				return owner, transparent.Delivers(o)
 			},
 		})
 	}

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -211,25 +210,9 @@ func (r *Reconciler) usersOfNamespace(ctx context.Context, obj client.Object) []
 
 // usersOfPlacement maps a Placement to the propagators that reference it.
 func (r *Reconciler) usersOfPlacement(ctx context.Context, obj client.Object) []reconcile.Request {
-	var reqs []reconcile.Request
-	var props flotillav1.PropagationList
-	if err := r.Hub.List(ctx, &props, client.InNamespace(obj.GetNamespace())); err == nil {
-		for i := range props.Items {
-			if props.Items[i].Spec.PlacementRef.Name == obj.GetName() {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&props.Items[i])})
-			}
-		}
-	}
-	var cprops flotillav1.ClusterPropagationList
-	if err := r.Hub.List(ctx, &cprops); err == nil {
-		for i := range cprops.Items {
-			ref := cprops.Items[i].Spec.PlacementRef
-			if ref.Name == obj.GetName() && ref.Namespace == obj.GetNamespace() {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&cprops.Items[i])})
-			}
-		}
-	}
-	return reqs
+	users := ownerkinds.PlacementUsers(ctx, r.Hub, obj, &flotillav1.PropagationList{}, PlacementOf, client.InNamespace(obj.GetNamespace()))
+	users = append(users, ownerkinds.PlacementUsers(ctx, r.Hub, obj, &flotillav1.ClusterPropagationList{}, PlacementOf)...)
+	return ownerkinds.Requests(users)
 }
 
 // get loads the propagator a request names: a ClusterPropagation has no namespace.
@@ -272,16 +255,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // cache without it; the finalizer is not patched again within the cache's lag then.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, p propagator) error {
 	uid := p.obj.GetUID()
-	if r.own.finalizerAdded(uid) || controllerutil.ContainsFinalizer(p.obj, flotillav1.FinalizerCleanup) {
+	if r.own.finalizerAdded(uid) {
 		return nil
 	}
-	before := p.deepCopy()
-	controllerutil.AddFinalizer(p.obj, flotillav1.FinalizerCleanup)
-	if err := r.Hub.Patch(ctx, p.obj, client.MergeFrom(before.obj)); err != nil {
-		return err
+	added, err := ownerkinds.SetFinalizer(ctx, r.Hub, p.obj, true, ownerkinds.FinalizerPatch{})
+	if added {
+		r.own.addedFinalizer(uid)
 	}
-	r.own.addedFinalizer(uid)
-	return nil
+	return err
 }
 
 // settleTime is how long a status write waits for deliveries in flight: a change that reaches
