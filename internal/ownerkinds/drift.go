@@ -9,18 +9,16 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// Reasons of the drift Events. Fighting and Drifted are also the reasons of a Propagation's
-// conditions (flotillav1.ReasonFighting, flotillav1.ReasonDrifted).
-const (
-	ReasonFighting       = "Fighting"
-	ReasonDriftCorrected = "DriftCorrected"
-	ReasonDrifted        = "Drifted"
-)
+// ReasonDriftCorrected is the reason of the Event of a corrected drift. A drift left is
+// flotillav1.ReasonDrifted, a fight flotillav1.ReasonFighting: the reasons of a Propagation's
+// conditions about them too.
+const ReasonDriftCorrected = "DriftCorrected"
 
 // EventTimeout bounds the hub read a drift Event needs (the object it goes on).
 const EventTimeout = 10 * time.Second
@@ -77,11 +75,11 @@ func driftEvent(cluster string, d deliver.Drift, leftBecause string) (eventType,
 	msg := "cluster " + cluster + ": " + d.Describe()
 	switch {
 	case d.Fighting:
-		eventType, reason, msg = corev1.EventTypeWarning, ReasonFighting, msg+"; "+fightPolicy
+		eventType, reason, msg = corev1.EventTypeWarning, flotillav1.ReasonFighting, msg+"; "+fightPolicy
 	case d.Corrected:
 		eventType, reason, msg = corev1.EventTypeNormal, ReasonDriftCorrected, msg+"; corrected"
 	default:
-		eventType, reason, msg = corev1.EventTypeWarning, ReasonDrifted, msg+"; left as is"
+		eventType, reason, msg = corev1.EventTypeWarning, flotillav1.ReasonDrifted, msg+"; left as is"
 		if leftBecause != "" {
 			msg += " (" + leftBecause + ")"
 		}

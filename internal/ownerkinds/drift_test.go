@@ -34,11 +34,11 @@ func TestDriftEvent(t *testing.T) {
 		{"corrected", deliver.Drift{Object: "configmap team/web", Fields: []string{"/data/v"}, Corrected: true, Manager: "kubectl"},
 			"", corev1.EventTypeNormal, ReasonDriftCorrected, []string{"cluster eu-1: configmap team/web changed at /data/v by kubectl; corrected"}},
 		{"left, with why", deliver.Drift{Object: "configmap team/web", Fields: []string{"/data/v"}},
-			"strategy.drift or mode", corev1.EventTypeWarning, ReasonDrifted, []string{"/data/v; left as is (strategy.drift or mode)"}},
+			"strategy.drift or mode", corev1.EventTypeWarning, flotillav1.ReasonDrifted, []string{"/data/v; left as is (strategy.drift or mode)"}},
 		{"left", deliver.Drift{Object: "configmap team/web", Deleted: true},
-			"", corev1.EventTypeWarning, ReasonDrifted, []string{"was deleted; left as is"}},
+			"", corev1.EventTypeWarning, flotillav1.ReasonDrifted, []string{"was deleted; left as is"}},
 		{"a fight", deliver.Drift{Object: "configmap team/web", Fields: []string{"/data/v"}, Fighting: true, Corrected: true},
-			"", corev1.EventTypeWarning, ReasonFighting, []string{"changed back after every correction", "backoff"}},
+			"", corev1.EventTypeWarning, flotillav1.ReasonFighting, []string{"changed back after every correction", "backoff"}},
 		{"cut", long, "", corev1.EventTypeNormal, ReasonDriftCorrected, []string{"…"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
