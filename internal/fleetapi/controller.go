@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -31,6 +30,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
@@ -99,6 +99,7 @@ type Reconciler struct {
 	// lastServed is what each RGD's clusters were last seen serving (revisionsInUse).
 	lastServed lastServed
 	notifier   deliver.Notifier // RGD passes
+	drift      ownerkinds.DriftEvents
 	status     *statusReconciler
 	settle     fanout.Settle[string] // status writes waiting for deliveries in flight, by RGD
 	// countsChanged coalesces the instance count changes of each APIPropagation.
@@ -129,6 +130,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	r.Hub = mgr.GetClient()
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
+	r.drift = ownerkinds.DriftEvents{Recorder: mgr.GetEventRecorderFor("flotilla-fleetapi"), Object: r.servingPropagation}
 	r.schemas = newSnapshots()
 	r.compiles = newCompiles()
 	r.states = newStates()
@@ -202,17 +204,10 @@ func (r *Reconciler) rgdsOfPropagation(ctx context.Context, obj client.Object) [
 }
 
 func (r *Reconciler) rgdsOfPlacement(ctx context.Context, obj client.Object) []reconcile.Request {
-	var props flotillav1.APIPropagationList
-	if err := r.Hub.List(ctx, &props); err != nil {
-		return nil
-	}
 	names := map[string]bool{}
-	for i := range props.Items {
-		ref := props.Items[i].Spec.PlacementRef
-		if ref.Name == obj.GetName() && ref.Namespace == obj.GetNamespace() {
-			for _, req := range r.rgdsOfPropagation(ctx, &props.Items[i]) {
-				names[req.Name] = true
-			}
+	for _, p := range propagationsOf(ctx, r.Hub, obj) {
+		for _, req := range r.rgdsOfPropagation(ctx, p) {
+			names[req.Name] = true
 		}
 	}
 	return requests(names)
@@ -261,7 +256,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		r.publish(rgd.Name, st)
 		return reconcile.Result{}, nil
 	}
-	placementKey := client.ObjectKey{Namespace: placer.Spec.PlacementRef.Namespace, Name: placer.Spec.PlacementRef.Name}
+	placementKey := placementOf(placer)
 	placement := &flotillav1.Placement{}
 	if err := r.Hub.Get(ctx, placementKey, placement); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -273,7 +268,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		r.publish(rgd.Name, st)
 		return reconcile.Result{}, nil
 	}
-	if err := r.keepFinalizer(ctx, rgd, placer.Spec.Removal == flotillav1.DeletionDelete); err != nil {
+	if err := keepFinalizer(ctx, r.Hub, rgd, placer.Spec.Removal == flotillav1.DeletionDelete); err != nil {
 		return reconcile.Result{}, err
 	}
 	for _, d := range placement.Status.Decisions {
@@ -406,7 +401,7 @@ func (r *Reconciler) release(ctx context.Context, rgd *kro.ResourceGraphDefiniti
 		return reconcile.Result{RequeueAfter: retryInterval}, err
 	}
 	r.Deliverer.ForgetEverywhere(owner)
-	if err := r.keepFinalizer(ctx, rgd, false); err != nil {
+	if err := keepFinalizer(ctx, r.Hub, rgd, false); err != nil {
 		return reconcile.Result{}, err
 	}
 	if !rgd.DeletionTimestamp.IsZero() {
@@ -428,21 +423,13 @@ func (r *Reconciler) gone(name string) {
 	r.unpublish(name)
 }
 
-// keepFinalizer adds Flotilla's cleanup finalizer to the RGD when its CRDs are to be deleted
-// with it, and removes it otherwise. The RGD's other finalizers (kro's, if a kro controller
-// runs on the hub) are not touched, and the patch fails rather than overwrite a concurrent
-// change of the list.
-func (r *Reconciler) keepFinalizer(ctx context.Context, rgd *kro.ResourceGraphDefinition, want bool) error {
-	if controllerutil.ContainsFinalizer(rgd, flotillav1.FinalizerCleanup) == want {
-		return nil
-	}
-	before := rgd.DeepCopy()
-	if want {
-		controllerutil.AddFinalizer(rgd, flotillav1.FinalizerCleanup)
-	} else {
-		controllerutil.RemoveFinalizer(rgd, flotillav1.FinalizerCleanup)
-	}
-	return client.IgnoreNotFound(r.Hub.Patch(ctx, rgd, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
+// keepFinalizer adds Flotilla's cleanup finalizer to an RGD or an APIPropagation (want), so that
+// its CRDs are deleted before it goes, and removes it otherwise. Its other finalizers (kro's on
+// an RGD, if a kro controller runs on the hub) are not touched: the patch fails rather than
+// overwrite a concurrent change of the list. One gone meanwhile needs nothing.
+func keepFinalizer(ctx context.Context, hub client.Writer, obj client.Object, want bool) error {
+	_, err := ownerkinds.SetFinalizer(ctx, hub, obj, want, ownerkinds.FinalizerPatch{Locked: true})
+	return client.IgnoreNotFound(err)
 }
 
 // strategyOf is how an APIPropagation's CRDs are delivered: never taking over a CRD that is not
@@ -481,9 +468,8 @@ func removingRow[R ~string](api, cluster string, reason R, message string) floti
 // Placement (nil when it does not exist) and the clusters its records name. A confirmation
 // annotates the APIPropagation. The caller adds the clusters chosen.
 func guardOf(placer *flotillav1.APIPropagation, rgd string, placement *flotillav1.Placement, records map[string]*flotillav1.Delivery) holds.Pass {
-	key := client.ObjectKey{Namespace: placer.Spec.PlacementRef.Namespace, Name: placer.Spec.PlacementRef.Name}
 	return holds.Pass{Owner: ownerOf(rgd), ConfirmOn: "apipropagation " + placer.Name, Placement: placement,
-		PlacementName: key.String(), PlacementRef: "spec.placementRef", Delivered: ledger.Clusters(records),
+		PlacementName: placementOf(placer).String(), PlacementRef: "spec.placementRef", Delivered: ledger.Clusters(records),
 		Confirmed: placer.Annotations[flotillav1.AnnotationConfirmPrune], Budget: holds.DefaultBudget}
 }
 

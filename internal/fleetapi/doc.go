@@ -29,7 +29,9 @@
 //     (OwnerKind), the CRD with kro's labels, the generation it was compiled from
 //     (flotilla.dev/rgd-generation) and Flotilla's markers. The deliverer applies CRDs first and
 //     its Result says when the CRD is Established (kstatus): the cluster is then Serving.
-//     An unchanged CRD is not written again, so a steady fleet sees no writes.
+//     An unchanged CRD is not written again, so a steady fleet sees no writes. A CRD changed on
+//     a cluster is corrected, and the drift is an Event on the APIPropagation serving the RGD
+//     (drift.go, the same Events as every owner kind's: ownerkinds.DriftEvents).
 //   - Clusters that left the Placement are released at once (an API does not move, so there
 //     is no make-before-break): with removal Orphan (default) the CRD stays there, unmanaged,
 //     as kro keeps CRDs; with Delete it is deleted, and one that still has instances waits for

@@ -653,6 +653,28 @@ func TestServeRGDsOnSpokes(t *testing.T) {
 		e.quiet(t, restarted) // the first passes after the restart are within these 12 seconds
 	})
 
+	t.Run("a CRD changed on a spoke is corrected, with an Event on the APIPropagation serving it", func(t *testing.T) {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+kro.VersionLabel+`":"tampered"}}}`))
+		if err := e.spokes["spoke-a"].Patch(ctx, &extv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: webappCRD}}, patch,
+			client.FieldOwner("crd-editor")); err != nil {
+			t.Fatal(err)
+		}
+		e.served(t, "spoke-a", webappCRD, webapp, 1) // kro's labels as they were
+		fleettest.Eventually(t, wait, "a DriftCorrected Event on APIPropagation platform", func() error {
+			var events corev1.EventList
+			if err := e.hub.List(ctx, &events, client.InNamespace(metav1.NamespaceDefault)); err != nil {
+				return err
+			}
+			for _, ev := range events.Items {
+				if ev.InvolvedObject.Kind == "APIPropagation" && ev.InvolvedObject.Name == "platform" && ev.Reason == "DriftCorrected" &&
+					strings.Contains(ev.Message, "cluster spoke-a: customresourcedefinition.apiextensions.k8s.io/"+webappCRD) && strings.Contains(ev.Message, "by crd-editor") {
+					return nil
+				}
+			}
+			return fmt.Errorf("not among %d Events", len(events.Items))
+		})
+	})
+
 	t.Run("a breaking change is refused until the RGD allows it", func(t *testing.T) {
 		// A new required field without a default breaks every existing instance.
 		changed := e.updateRGD(t, webapp.Name, addField(t, "owner", "string | required=true"))

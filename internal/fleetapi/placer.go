@@ -14,6 +14,7 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 )
 
 // chooses reports whether an APIPropagation chooses an RGD: by name, or by its label selector.
@@ -69,6 +70,18 @@ func placerOf(rgd metav1.Object, props []flotillav1.APIPropagation) *flotillav1.
 	return nil
 }
 
+// placementOf is the Placement an APIPropagation names (spec.placementRef).
+func placementOf(p *flotillav1.APIPropagation) client.ObjectKey {
+	return client.ObjectKey{Namespace: p.Spec.PlacementRef.Namespace, Name: p.Spec.PlacementRef.Name}
+}
+
+// propagationsOf are the APIPropagations that name placement, from hub.
+func propagationsOf(ctx context.Context, hub client.Reader, placement client.Object) []client.Object {
+	return ownerkinds.PlacementUsers(ctx, hub, placement, &flotillav1.APIPropagationList{}, func(o client.Object) client.ObjectKey {
+		return placementOf(o.(*flotillav1.APIPropagation))
+	})
+}
+
 // selectorProblem says why an APIPropagation's RGD label selector is unusable, or "".
 func selectorProblem(p *flotillav1.APIPropagation) string {
 	if p.Spec.ResourceGraphDefinitions.LabelSelector == nil {
@@ -112,7 +125,7 @@ func RecordOwner() ledger.OwnerKind {
 			if p == nil {
 				return client.ObjectKey{}, nil
 			}
-			return client.ObjectKey{Namespace: p.Spec.PlacementRef.Namespace, Name: p.Spec.PlacementRef.Name}, nil
+			return placementOf(p), nil
 		},
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -62,17 +63,7 @@ func (s *statusReconciler) notify(name string) {
 }
 
 func (s *statusReconciler) usersOfPlacement(ctx context.Context, obj client.Object) []reconcile.Request {
-	var props flotillav1.APIPropagationList
-	if err := s.hub.List(ctx, &props); err != nil {
-		return nil
-	}
-	var out []reconcile.Request
-	for _, p := range props.Items {
-		if p.Spec.PlacementRef.Name == obj.GetName() && p.Spec.PlacementRef.Namespace == obj.GetNamespace() {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: p.Name}})
-		}
-	}
-	return out
+	return ownerkinds.Requests(propagationsOf(ctx, s.hub, obj))
 }
 
 // Reconcile writes one APIPropagation's status and keeps its finalizer.
@@ -92,7 +83,8 @@ func (s *statusReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	if !p.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, s.releaseFinalizer(ctx, p, rgds.Items, props.Items)
 	}
-	if err := s.keepFinalizer(ctx, p, p.Spec.Removal == flotillav1.DeletionDelete); err != nil {
+	// Kept while removal is Delete, so that deleting the APIPropagation deletes its CRDs first.
+	if err := keepFinalizer(ctx, s.hub, p, p.Spec.Removal == flotillav1.DeletionDelete); err != nil {
 		return reconcile.Result{}, err
 	}
 	views, complete := s.views(p, rgds.Items, props.Items)
@@ -179,7 +171,7 @@ func (s *statusReconciler) problem(ctx context.Context, p *flotillav1.APIPropaga
 	if msg := placementRefProblem(p, s.adminNamespaces); msg != "" {
 		return &condition{flotillav1.ReasonInvalidSpec, msg}, nil
 	}
-	key := client.ObjectKey{Namespace: p.Spec.PlacementRef.Namespace, Name: p.Spec.PlacementRef.Name}
+	key := placementOf(p)
 	if err := s.hub.Get(ctx, key, &flotillav1.Placement{}); err != nil {
 		if apierrors.IsNotFound(err) {
 			return &condition{flotillav1.ReasonPlacementNotFound,
@@ -360,21 +352,6 @@ func setCondition(conditions *[]metav1.Condition, generation int64, typ string, 
 	meta.SetStatusCondition(conditions, metav1.Condition{Type: typ, Status: status, Reason: c.reason, Message: c.message, ObservedGeneration: generation})
 }
 
-// keepFinalizer adds the cleanup finalizer while removal is Delete, so that deleting the
-// APIPropagation deletes its CRDs first, and removes it otherwise.
-func (s *statusReconciler) keepFinalizer(ctx context.Context, p *flotillav1.APIPropagation, want bool) error {
-	if controllerutil.ContainsFinalizer(p, flotillav1.FinalizerCleanup) == want {
-		return nil
-	}
-	before := p.DeepCopy()
-	if want {
-		controllerutil.AddFinalizer(p, flotillav1.FinalizerCleanup)
-	} else {
-		controllerutil.RemoveFinalizer(p, flotillav1.FinalizerCleanup)
-	}
-	return client.IgnoreNotFound(s.hub.Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
-}
-
 // releaseFinalizer lets a deleted APIPropagation go once no RGD it serves has CRDs left on any
 // cluster (the RGD controller removes them, or hands the RGD to another APIPropagation).
 func (s *statusReconciler) releaseFinalizer(ctx context.Context, p *flotillav1.APIPropagation, rgds []kro.ResourceGraphDefinition, props []flotillav1.APIPropagation) error {
@@ -394,5 +371,5 @@ func (s *statusReconciler) releaseFinalizer(ctx context.Context, p *flotillav1.A
 			return nil // the RGD's pass notifies when its records are gone
 		}
 	}
-	return s.keepFinalizer(ctx, p, false)
+	return keepFinalizer(ctx, s.hub, p, false)
 }

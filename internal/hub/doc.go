@@ -3,9 +3,11 @@
 // of the later pipeline stages. `flotilla hub`, `flotilla dev up` and the integration tests all
 // run it through Run, so they run the same thing.
 //
-// It also feeds the registry of known owners (internal/owners) from the hub informers of every
-// owner kind (owners.go); the inventory engages spokes once those have synced, and the spoke
-// caches keep whole only the objects of those owners.
+// Its owner kinds are one table (owners.go, an ownerkinds.Registry): the ledger's trust in
+// Delivery records, the registry of known owners (internal/owners, fed from the hub informers
+// of every owner kind; the inventory engages spokes once those have synced, and the spoke caches
+// keep whole only the objects of those owners) and the routing of delivery results and drift to
+// each kind's controller are built from it.
 //
 // Its metrics endpoint serves HTTPS behind the hub API server's authentication and
 // authorization (a TokenReview of the scraper's token, a SubjectAccessReview for get on

@@ -15,14 +15,13 @@ import (
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
-	"github.com/flotilla-dev/flotilla/internal/fleetapi"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/owners"
 	"github.com/flotilla-dev/flotilla/internal/placement"
-	"github.com/flotilla-dev/flotilla/internal/propagation"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 	"github.com/flotilla-dev/flotilla/internal/sources"
@@ -87,17 +86,19 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	cfg.UserAgent = UserAgent
 	scheme := install.Scheme()
 	var deliverer *deliver.Deliverer
-	apis := &fleetapi.Reconciler{AdminNamespaces: opts.AdminNamespaces}
+	owning := newControllers(opts)
+	kinds := ownerKinds(owning)
+	recordOwners := kinds.RecordOwners(scheme)
 	inventoryOpts := opts.Inventory
 	// The owners that exist, by owner label value: what spoke caches keep whole.
 	known := owners.New()
 	inventoryOpts.Owners = known
-	inventoryOpts.RecordOwners = RecordOwners()
+	inventoryOpts.RecordOwners = recordOwners
 	inventoryOpts.OnReady = func(cluster string) {
 		if deliverer != nil {
 			deliverer.Retry(cluster)
 		}
-		apis.ClusterReady(cluster)
+		owning.fleetAPIs.ClusterReady(cluster)
 	}
 	provider := inventory.New(scheme, inventoryOpts)
 	metrics, err := metricsOptions(opts.MetricsAddr, opts.MetricsPlainHTTP)
@@ -129,7 +130,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
-	if err := feedOwners(ctx, mgr.GetLocalManager().GetCache(), known); err != nil {
+	if err := feedOwners(ctx, mgr.GetLocalManager().GetCache(), kinds, known); err != nil {
 		return err
 	}
 	if err := provider.SetupWithManager(ctx, mgr); err != nil {
@@ -138,10 +139,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := sources.Setup(ctx, mgr.GetLocalManager(), opts.Sources); err != nil {
 		return fmt.Errorf("set up cluster importers: %w", err)
 	}
-	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient(), Owners: RecordOwners()}).SetupWithManager(mgr.GetLocalManager()); err != nil {
+	if err := (&placement.Reconciler{Client: mgr.GetLocalManager().GetClient(), Owners: recordOwners}).SetupWithManager(mgr.GetLocalManager()); err != nil {
 		return fmt.Errorf("set up placement scheduling: %w", err)
 	}
-	if deliverer, err = setupDelivery(ctx, mgr, provider, apis, known, opts); err != nil {
+	if deliverer, err = setupDelivery(ctx, mgr, provider, owning, kinds, known, opts); err != nil {
 		return err
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
@@ -165,35 +166,25 @@ func pprofAddr(a string) string {
 	return a
 }
 
-// setupDelivery creates the deliverer, the one writer to spokes, and the controllers that feed
-// it: Propagations, transparent mode and fleet APIs. Delivery results go back to whichever owns
-// them.
-func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *inventory.Provider, apis *fleetapi.Reconciler, known *owners.Registry, opts Options) (*deliver.Deliverer, error) {
+// setupDelivery creates the deliverer, the one writer to spokes, and sets up the owner
+// controllers that feed it: Propagations, transparent mode and fleet APIs. Delivery results and
+// drift go back to the controller of their owner's kind (kinds); those of owners on spokes
+// (fleet API instances) to the instances controller, which expands them there.
+func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *inventory.Provider, owning *controllers, kinds *ownerkinds.Registry,
+	known *owners.Registry, opts Options) (*deliver.Deliverer, error) {
 	local := mgr.GetLocalManager()
-	prop := &propagation.Reconciler{AdminNamespaces: opts.AdminNamespaces}
-	transparentByKind := map[string]*transparent.Reconciler{}
+	prop, apis := owning.propagation, owning.fleetAPIs
 	var fleetAPIs *instances.Controller
 	route := func(owner render.Owner) {
-		if owner.OnSpoke() {
-			if fleetAPIs != nil {
-				fleetAPIs.Notify(owner)
-			}
-		} else if propagation.IsOwnerKind(owner.Kind) {
-			prop.Notify(owner)
-		} else if t, ok := transparentByKind[owner.Kind]; ok {
-			t.Notify(owner)
-		} else if owner.Kind == fleetapi.OwnerKind {
-			apis.Notify(owner)
+		if !owner.OnSpoke() {
+			kinds.Notify(owner)
+		} else if fleetAPIs != nil {
+			fleetAPIs.Notify(owner)
 		}
 	}
 	onDrift := func(owner render.Owner, cluster string, d deliver.Drift) {
-		if owner.OnSpoke() {
-			return // an instance's children: corrected as kro corrects them, and not recorded
-		}
-		if propagation.IsOwnerKind(owner.Kind) {
-			prop.RecordDrift(owner, cluster, d)
-		} else if t, ok := transparentByKind[owner.Kind]; ok {
-			t.RecordDrift(owner, cluster, d)
+		if !owner.OnSpoke() { // an instance's children: corrected as kro corrects them, and not recorded
+			kinds.RecordDrift(owner, cluster, d)
 		}
 	}
 	d := deliver.New(ctx, route, deliver.Options{OnDrift: onDrift, VerifyInterval: opts.VerifyInterval, Grant: provider.Grant})
@@ -216,7 +207,7 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 	if err := mgr.Add(fleetAPIs); err != nil {
 		return nil, err
 	}
-	records := &ledger.Ledger{Hub: local.GetClient(), Owners: RecordOwners()}
+	records := &ledger.Ledger{Hub: local.GetClient(), Owners: kinds.RecordOwners(install.Scheme())}
 	if err := local.Add(records); err != nil {
 		return nil, err
 	}
@@ -229,11 +220,11 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 		return nil, fmt.Errorf("set up propagation: %w", err)
 	}
 	for _, gvk := range transparent.Kinds {
-		t := &transparent.Reconciler{GVK: gvk, Hub: local.GetClient(), Deliverer: d, Clusters: provider, Ledger: records}
+		t := owning.transparent[(&transparent.Reconciler{GVK: gvk}).OwnerKind()]
+		t.Hub, t.Deliverer, t.Clusters, t.Ledger = local.GetClient(), d, provider, records
 		if err := t.SetupWithManager(local); err != nil {
 			return nil, fmt.Errorf("set up transparent mode for %s: %w", gvk.Kind, err)
 		}
-		transparentByKind[t.OwnerKind()] = t
 	}
 	apis.Deliverer, apis.Clusters, apis.Ledger, apis.Revisions = d, provider, records, prop.Revisions
 	if err := apis.SetupWithManager(local); err != nil {

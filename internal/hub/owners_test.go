@@ -13,6 +13,7 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/fleetapi"
 	"github.com/flotilla-dev/flotilla/internal/kro"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/owners"
 	"github.com/flotilla-dev/flotilla/internal/propagation"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -60,7 +61,7 @@ func (c *handlerCache) GetInformer(_ context.Context, obj client.Object, _ ...ca
 func TestFeedOwnersKnowsEveryHubOwner(t *testing.T) {
 	c := &handlerCache{handlers: map[string]toolscache.ResourceEventHandler{}}
 	reg := owners.New()
-	if err := feedOwners(context.Background(), c, reg); err != nil {
+	if err := feedOwners(context.Background(), c, ownerKinds(nil), reg); err != nil {
 		t.Fatal(err)
 	}
 	if !reg.WaitSynced(context.Background()) {
@@ -108,5 +109,37 @@ func TestFeedOwnersKnowsEveryHubOwner(t *testing.T) {
 	}
 	if deploymentKind != "Deployment.apps" || !transparent.IsOwnerKind(deploymentKind) {
 		t.Errorf("transparent mode's Deployment owner kind is %q", deploymentKind)
+	}
+}
+
+// TestEveryOwnerKindIsRoutedToItsController checks the table the hub routes by: every kind has
+// its controller, under the name its owners carry (what delivery results come back with).
+func TestEveryOwnerKindIsRoutedToItsController(t *testing.T) {
+	c := newControllers(Options{})
+	kinds := ownerKinds(c).Kinds()
+	if len(kinds) != 3+len(transparent.Kinds) {
+		t.Fatalf("%d owner kinds", len(kinds))
+	}
+	for _, k := range kinds {
+		if owner, _ := k.Owner(k.Record.New()); owner.Kind != k.Name {
+			t.Errorf("kind %s: its objects are owners of kind %q", k.Name, owner.Kind)
+		}
+		var want ownerkinds.Controller
+		switch {
+		case propagation.IsOwnerKind(k.Name):
+			want = c.propagation
+		case k.Name == fleetapi.OwnerKind:
+			want = c.fleetAPIs
+		case transparent.IsOwnerKind(k.Name):
+			want = c.transparent[k.Name]
+		}
+		if k.Controller == nil || k.Controller != want {
+			t.Errorf("kind %s goes to %v, want %v", k.Name, k.Controller, want)
+		}
+	}
+	for _, k := range ownerKinds(nil).Kinds() {
+		if k.Controller != nil {
+			t.Errorf("kind %s has a controller without controllers", k.Name)
+		}
 	}
 }

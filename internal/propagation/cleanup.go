@@ -13,6 +13,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -36,9 +37,8 @@ func (r *Reconciler) cleanup(ctx context.Context, p propagator) error {
 		return errors.Join(r.writeStatus(ctx, p, in), err)
 	}
 	r.forget(owner)
-	before := p.deepCopy()
-	controllerutil.RemoveFinalizer(p.obj, flotillav1.FinalizerCleanup)
-	return client.IgnoreNotFound(r.Hub.Patch(ctx, p.obj, client.MergeFrom(before.obj)))
+	_, err = ownerkinds.SetFinalizer(ctx, r.Hub, p.obj, false, ownerkinds.FinalizerPatch{})
+	return client.IgnoreNotFound(err)
 }
 
 // forget drops everything the controller and the deliverer hold of an owner that is gone.

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -36,6 +35,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
@@ -210,25 +210,9 @@ func (r *Reconciler) usersOfNamespace(ctx context.Context, obj client.Object) []
 
 // usersOfPlacement maps a Placement to the propagators that reference it.
 func (r *Reconciler) usersOfPlacement(ctx context.Context, obj client.Object) []reconcile.Request {
-	var reqs []reconcile.Request
-	var props flotillav1.PropagationList
-	if err := r.Hub.List(ctx, &props, client.InNamespace(obj.GetNamespace())); err == nil {
-		for i := range props.Items {
-			if props.Items[i].Spec.PlacementRef.Name == obj.GetName() {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&props.Items[i])})
-			}
-		}
-	}
-	var cprops flotillav1.ClusterPropagationList
-	if err := r.Hub.List(ctx, &cprops); err == nil {
-		for i := range cprops.Items {
-			ref := cprops.Items[i].Spec.PlacementRef
-			if ref.Name == obj.GetName() && ref.Namespace == obj.GetNamespace() {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&cprops.Items[i])})
-			}
-		}
-	}
-	return reqs
+	users := ownerkinds.PlacementUsers(ctx, r.Hub, obj, &flotillav1.PropagationList{}, PlacementOf, client.InNamespace(obj.GetNamespace()))
+	users = append(users, ownerkinds.PlacementUsers(ctx, r.Hub, obj, &flotillav1.ClusterPropagationList{}, PlacementOf)...)
+	return ownerkinds.Requests(users)
 }
 
 // get loads the propagator a request names: a ClusterPropagation has no namespace.
@@ -271,16 +255,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // cache without it; the finalizer is not patched again within the cache's lag then.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, p propagator) error {
 	uid := p.obj.GetUID()
-	if r.own.finalizerAdded(uid) || controllerutil.ContainsFinalizer(p.obj, flotillav1.FinalizerCleanup) {
+	if r.own.finalizerAdded(uid) {
 		return nil
 	}
-	before := p.deepCopy()
-	controllerutil.AddFinalizer(p.obj, flotillav1.FinalizerCleanup)
-	if err := r.Hub.Patch(ctx, p.obj, client.MergeFrom(before.obj)); err != nil {
-		return err
+	added, err := ownerkinds.SetFinalizer(ctx, r.Hub, p.obj, true, ownerkinds.FinalizerPatch{})
+	if added {
+		r.own.addedFinalizer(uid)
 	}
-	r.own.addedFinalizer(uid)
-	return nil
+	return err
 }
 
 // settleTime is how long a status write waits for deliveries in flight: a change that reaches
@@ -461,39 +443,17 @@ func decisionsOf(pl *flotillav1.Placement) *[]string {
 	return &names
 }
 
-// eventTimeout bounds the hub read an Event about a propagator needs (its UID).
-const eventTimeout = 10 * time.Second
-
-// RecordDrift emits an Event on the propagator a drift belongs to: Normal when Flotilla
-// corrected it, Warning when it is left (drift Report, mode ApplyOnce) and when a fight
-// starts (one Event per fight, not per correction). Deliver workers call it, and it returns at
-// once: the Event needs the propagator read from the hub cache, which may be slow or not
-// synced, so the read and the Event happen aside, within eventTimeout.
+// RecordDrift emits an Event on the propagator a drift belongs to, as for every owner kind
+// (ownerkinds.DriftEvents): Normal when Flotilla corrected it, Warning when it is left (drift
+// Report, mode ApplyOnce) and when a fight starts. Deliver workers call it, and it returns at
+// once.
 func (r *Reconciler) RecordDrift(owner render.Owner, cluster string, d deliver.Drift) {
-	go r.recordDrift(owner, cluster, d)
+	events := ownerkinds.DriftEvents{Recorder: r.recorder, LeftBecause: "strategy.drift or mode",
+		Object: ownerkinds.ObjectOf(r.Hub, func(owner render.Owner) client.Object {
+			if owner.Kind == kindClusterPropagation {
+				return &flotillav1.ClusterPropagation{}
+			}
+			return &flotillav1.Propagation{}
+		})}
+	events.Record(owner, cluster, d)
 }
-
-func (r *Reconciler) recordDrift(owner render.Owner, cluster string, d deliver.Drift) {
-	var obj client.Object = &flotillav1.Propagation{}
-	if owner.Kind == kindClusterPropagation {
-		obj = &flotillav1.ClusterPropagation{}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
-	defer cancel()
-	if err := r.Hub.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name}, obj); err != nil {
-		return
-	}
-	msg := limit("cluster "+cluster+": "+d.Describe(), 1024)
-	if d.Fighting {
-		r.recorder.Event(obj, corev1.EventTypeWarning, flotillav1.ReasonFighting, limit(msg+"; "+fightPolicy, 1024))
-		return
-	}
-	if d.Corrected {
-		r.recorder.Event(obj, corev1.EventTypeNormal, "DriftCorrected", msg+"; corrected")
-		return
-	}
-	r.recorder.Event(obj, corev1.EventTypeWarning, flotillav1.ReasonDrifted, msg+"; left as is (strategy.drift or mode)")
-}
-
-// fightPolicy says what Flotilla does about a fight, for its Event.
-var fightPolicy = fmt.Sprintf("Flotilla corrects it only when its backoff ends (at most every %s) or at once when it changes on the hub", drift.MaxBackoff)

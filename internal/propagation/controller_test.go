@@ -1,22 +1,15 @@
 package propagation
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -52,40 +45,3 @@ func TestNotifyDoesNotWaitForTheController(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func TestRecordDriftDoesNotWaitForASlowHub(t *testing.T) {
-	deadlines := make(chan bool, 1)
-	testDone := make(chan struct{})
-	defer close(testDone)
-	hub := fake.NewClientBuilder().WithScheme(install.Scheme()).WithInterceptorFuncs(interceptor.Funcs{
-		Get: func(ctx context.Context, _ client.WithWatch, _ client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
-			_, ok := ctx.Deadline()
-			deadlines <- ok
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-testDone:
-				return errors.New("test over")
-			}
-		},
-	}).Build()
-	r := &Reconciler{Hub: hub, recorder: record.NewFakeRecorder(10)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.RecordDrift(render.Owner{Kind: kindPropagation, Namespace: "team", Name: "web"}, "a", deliver.Drift{Object: "configmap team/web"})
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("RecordDrift waits for a slow hub, holding the deliver worker")
-	}
-	select {
-	case ok := <-deadlines:
-		if !ok {
-			t.Fatal("the hub read behind a drift Event has no deadline")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the drift Event never read its propagator")
-	}
-}

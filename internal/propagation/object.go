@@ -47,6 +47,18 @@ func (p propagator) placementKey() client.ObjectKey {
 	return client.ObjectKey{Namespace: ns, Name: p.spec.PlacementRef.Name}
 }
 
+// PlacementOf is the Placement a Propagation or a ClusterPropagation uses (spec.placementRef);
+// any other object uses none.
+func PlacementOf(obj client.Object) client.ObjectKey {
+	switch o := obj.(type) {
+	case *flotillav1.Propagation:
+		return fromPropagation(o).placementKey()
+	case *flotillav1.ClusterPropagation:
+		return fromClusterPropagation(o).placementKey()
+	}
+	return client.ObjectKey{}
+}
+
 func (p propagator) deepCopy() propagator {
 	switch o := p.obj.(type) {
 	case *flotillav1.Propagation:

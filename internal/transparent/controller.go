@@ -34,6 +34,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -79,8 +80,7 @@ const workers = 4
 // cache that cannot sync (a spoke engaged again while unreachable) costs that read, not the
 // whole pass of every object.
 const (
-	// hubReadTimeout bounds a read of the hub cache (Clusters, for overrides), and the read an
-	// Event needs.
+	// hubReadTimeout bounds a read of the hub cache (Clusters, for overrides).
 	hubReadTimeout = 10 * time.Second
 	// spokeReadTimeout bounds a read of a spoke cache for status; a spoke that does not answer
 	// within it adds nothing to the status this time.
@@ -92,10 +92,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.recorder = mgr.GetEventRecorderFor("flotilla-transparent")
 	r.reported = map[render.Owner]string{}
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
-	labelled := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		_, ok := o.GetLabels()[flotillav1.LabelPlacement]
-		return ok || controllerutil.ContainsFinalizer(o, flotillav1.FinalizerCleanup)
-	})
+	labelled := predicate.NewPredicateFuncs(Delivers)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("transparent-"+strings.ToLower(ownerKind(r.GVK))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
@@ -151,17 +148,12 @@ func (r *Reconciler) usersOfCluster(ctx context.Context, obj client.Object) []re
 	return reqs
 }
 
+// usersOfPlacement maps a Placement to the objects labelled for it.
 func (r *Reconciler) usersOfPlacement(ctx context.Context, p client.Object) []reconcile.Request {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(r.GVK.GroupVersion().WithKind(r.GVK.Kind + "List"))
-	if err := r.Hub.List(ctx, list, client.InNamespace(p.GetNamespace()), client.MatchingLabels{flotillav1.LabelPlacement: p.GetName()}); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return reqs
+	return ownerkinds.Requests(ownerkinds.PlacementUsers(ctx, r.Hub, p, list, PlacementOf,
+		client.InNamespace(p.GetNamespace()), client.MatchingLabels{flotillav1.LabelPlacement: p.GetName()}))
 }
 
 // Reconcile delivers one labelled object to its Placement's clusters and writes its
@@ -396,12 +388,9 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	r.mu.Lock()
 	delete(r.reported, owner)
 	r.mu.Unlock()
-	before := u.DeepCopy()
-	controllerutil.RemoveFinalizer(u, flotillav1.FinalizerCleanup)
-	// The confirmation was for this removal: it must not carry over to the next one, should
-	// the object be labelled again.
-	withoutConfirmation(u)
-	return client.IgnoreNotFound(r.Hub.Patch(ctx, u, client.MergeFrom(before)))
+	// The confirmation was for this removal: it goes in the same patch.
+	_, err = ownerkinds.SetFinalizer(ctx, r.Hub, u, false, ownerkinds.FinalizerPatch{Also: func() { withoutConfirmation(u) }})
+	return client.IgnoreNotFound(err)
 }
 
 // withoutConfirmation takes a confirmation of a removal off u: it was for the removal that
@@ -417,12 +406,7 @@ func withoutConfirmation(u *unstructured.Unstructured) {
 // ensureFinalizer holds the hub object until its copies are removed, writing only when the
 // finalizer is missing.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, u *unstructured.Unstructured) error {
-	if controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
-		return nil
-	}
-	before := u.DeepCopy()
-	controllerutil.AddFinalizer(u, flotillav1.FinalizerCleanup)
-	if err := r.Hub.Patch(ctx, u, client.MergeFrom(before)); err != nil {
+	if _, err := ownerkinds.SetFinalizer(ctx, r.Hub, u, true, ownerkinds.FinalizerPatch{}); err != nil {
 		return fmt.Errorf("add the cleanup finalizer to %s %s: %w", r.GVK.Kind, client.ObjectKeyFromObject(u), err)
 	}
 	return nil
@@ -431,7 +415,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, u *unstructured.Unstru
 // ledgerOwner is a hub object as the owner of Delivery records.
 func (r *Reconciler) ledgerOwner(u *unstructured.Unstructured, owner render.Owner) ledger.Owner {
 	return ledger.Owner{Owner: owner, APIVersion: r.GVK.GroupVersion().String(), ObjectKind: r.GVK.Kind, UID: u.GetUID(),
-		Placement: client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetLabels()[flotillav1.LabelPlacement]}}
+		Placement: PlacementOf(u)}
 }
 
 // writeStatus writes a workload's fleet-wide status from its spoke copies, if it changed.
@@ -489,28 +473,10 @@ func (r *Reconciler) factsOf(ctx context.Context, clusters []string) map[string]
 	return out
 }
 
-// RecordDrift emits an Event on the hub object whose copy on a cluster drifted. Deliver
-// workers call it, and it returns at once: the Event needs the hub object read from the hub
-// cache, which may be slow or not synced, so the read and the Event happen aside, within
-// hubReadTimeout.
+// RecordDrift emits an Event on the hub object whose copy on a cluster drifted, as for every
+// owner kind (ownerkinds.DriftEvents). Deliver workers call it, and it returns at once.
 func (r *Reconciler) RecordDrift(owner render.Owner, cluster string, d deliver.Drift) {
-	go r.recordDrift(owner, cluster, d)
-}
-
-func (r *Reconciler) recordDrift(owner render.Owner, cluster string, d deliver.Drift) {
-	ctx, cancel := context.WithTimeout(context.Background(), hubReadTimeout)
-	defer cancel()
-	u := r.newObject()
-	if err := r.Hub.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: owner.Name}, u); err != nil {
-		return
-	}
-	if d.Fighting {
-		r.recorder.Event(u, corev1.EventTypeWarning, "Fighting", "cluster "+cluster+": "+d.Describe()+"; corrected only with backoff until it changes on the hub")
-		return
-	}
-	if d.Corrected {
-		r.recorder.Event(u, corev1.EventTypeNormal, "DriftCorrected", "cluster "+cluster+": "+d.Describe()+"; corrected")
-		return
-	}
-	r.recorder.Event(u, corev1.EventTypeWarning, "Drifted", "cluster "+cluster+": "+d.Describe()+"; left as is")
+	events := ownerkinds.DriftEvents{Recorder: r.recorder,
+		Object: ownerkinds.ObjectOf(r.Hub, func(render.Owner) client.Object { return r.newObject() })}
+	events.Record(owner, cluster, d)
 }

@@ -9,18 +9,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
-	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -61,41 +58,6 @@ func TestNotifyDoesNotWaitForTheController(t *testing.T) {
 			r.Notify(render.Owner{Kind: r.OwnerKind(), Namespace: "team", Name: fmt.Sprintf("d%d", i)})
 		}
 	})
-}
-
-// slowHub is a hub whose reads wait until their context ends or the test does; deadlines
-// says whether each read had a deadline.
-func slowHub(t *testing.T, deadlines chan<- bool) client.Client {
-	testDone := make(chan struct{})
-	t.Cleanup(func() { close(testDone) })
-	return fake.NewClientBuilder().WithScheme(install.Scheme()).WithInterceptorFuncs(interceptor.Funcs{
-		Get: func(ctx context.Context, _ client.WithWatch, _ client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
-			_, ok := ctx.Deadline()
-			deadlines <- ok
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-testDone:
-				return errors.New("test over")
-			}
-		},
-	}).Build()
-}
-
-func TestRecordDriftDoesNotWaitForASlowHub(t *testing.T) {
-	deadlines := make(chan bool, 1)
-	r := &Reconciler{GVK: deployments, Hub: slowHub(t, deadlines), recorder: record.NewFakeRecorder(10)}
-	returnsWithin(t, 5*time.Second, "RecordDrift on a slow hub", func() {
-		r.RecordDrift(render.Owner{Kind: r.OwnerKind(), Namespace: "team", Name: "web"}, "a", deliver.Drift{Object: "deployment.apps team/web"})
-	})
-	select {
-	case ok := <-deadlines:
-		if !ok {
-			t.Fatal("the hub read behind a drift Event has no deadline")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the drift Event never read its object")
-	}
 }
 
 // stuckSpoke is an engaged spoke whose cache never syncs: reads wait until their context ends.

@@ -1,6 +1,12 @@
 package transparent
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
 
 // Kinds are the kinds transparent mode propagates.
 var Kinds = []schema.GroupVersionKind{
@@ -15,6 +21,19 @@ var Kinds = []schema.GroupVersionKind{
 
 // Secrets are not among Kinds: watching them for the label would put every hub Secret's data
 // in the controller's memory. Deliver Secrets with a Propagation.
+
+// Delivers reports whether a hub object of one of Kinds owns copies now: labelled with
+// flotilla.dev/placement, or still being cleaned up (it carries the cleanup finalizer).
+func Delivers(o client.Object) bool {
+	_, labelled := o.GetLabels()[flotillav1.LabelPlacement]
+	return labelled || controllerutil.ContainsFinalizer(o, flotillav1.FinalizerCleanup)
+}
+
+// PlacementOf is the Placement a hub object of transparent mode uses: the one its
+// flotilla.dev/placement label names, in its own namespace.
+func PlacementOf(o client.Object) client.ObjectKey {
+	return client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetLabels()[flotillav1.LabelPlacement]}
+}
 
 // ownerKind names a kind in an owner: "Deployment.apps", "ConfigMap".
 func ownerKind(gvk schema.GroupVersionKind) string {
