@@ -25,7 +25,7 @@ type Pass struct {
 	ConfirmOn string
 	// Placement is the owner's Placement, nil when it does not exist. PlacementName
 	// ("namespace/name") and PlacementRef (the field or label that names it) are for messages.
-	Placement                  *flotillav1.Placement
+	Placement                   *flotillav1.Placement
 	PlacementName, PlacementRef string
 	// Released, when set, says how the owner stopped naming a Placement, and Undo how to
 	// undo it: every cluster it is on is leaving.
@@ -103,6 +103,33 @@ func (p Pass) Leaving(leaving []string) string {
 	return fmt.Sprintf("the change would remove the objects from %d of the %d clusters (%s), more than the prune budget (%d%%) allows; nothing was removed. "+
 		"Fix the Placement, or confirm with: %s",
 		len(sorted), touched, strings.Join(sorted, ", "), budget, p.command(token))
+}
+
+// Left are the clusters the owner's records name that its Placement no longer chooses: those
+// a pass removes it from.
+func (p Pass) Left() []string {
+	var out []string
+	for _, c := range slices.Sorted(slices.Values(p.Delivered)) {
+		if !slices.Contains(p.Chosen, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Planned is the fleet-wide hold a pass would apply, for `flotilla plan`: Check's, else
+// Leaving's refusal to remove the owner from the clusters that left (Left), with Deliver set
+// (only the removal waits); nil when nothing waits. A plan cannot see whether such a removal
+// is under way already (it is then not asked about again), so it shows the confirmation the
+// removal's first pass asks for.
+func Planned(p Pass) *Hold {
+	if h := Check(p); h != nil {
+		return h
+	}
+	if msg := p.Leaving(p.Left()); msg != "" {
+		return &Hold{Reason: flotillav1.ReasonPruneBlocked, Message: msg, Deliver: true}
+	}
+	return nil
 }
 
 // Token is the flotilla.dev/confirm-prune value that confirms removing an owner from clusters
