@@ -184,6 +184,7 @@ func propagatorFromFile(ctx context.Context, hub client.Client, path string) (cl
 
 func printPlan(w io.Writer, clusters []plan.Cluster) error {
 	for _, c := range clusters {
+		printPinned(w, c)
 		if c.Err != nil {
 			_, _ = fmt.Fprintf(w, "Cluster %s: cannot plan: %v\n\n", c.Name, c.Err)
 			continue
@@ -197,6 +198,7 @@ func printPlan(w io.Writer, clusters []plan.Cluster) error {
 
 func printDiff(w io.Writer, clusters []plan.Cluster) error {
 	for _, c := range clusters {
+		printPinned(w, c)
 		if c.Err != nil {
 			_, _ = fmt.Fprintf(w, "Cluster %s: cannot compare: %v\n\n", c.Name, c.Err)
 			continue
@@ -205,6 +207,13 @@ func printDiff(w io.Writer, clusters []plan.Cluster) error {
 		printItems(w, c.Items, map[plan.Action]string{plan.Drifted: "~", plan.Blocked: "!"})
 	}
 	return nil
+}
+
+// printPinned says which kept revision a cluster is pinned to, before its plan.
+func printPinned(w io.Writer, c plan.Cluster) {
+	if c.Pinned != "" {
+		_, _ = fmt.Fprintf(w, "Cluster %s is pinned to revision %s (spec.revisionPins): planned with that revision's objects\n", c.Name, c.Pinned)
+	}
 }
 
 // printItems prints the items whose action has a marker, grouped by action.

@@ -125,7 +125,11 @@ func Preview(ctx context.Context, hub client.Client, rgd *kro.ResourceGraphDefin
 			sn.once.Do(sn.readRoot)
 			return sn, sn.err
 		}}
-		switch p := r.planOn(ctx, view, newest, owner, placer.Spec.PinOf(rgd.Name, c)); {
+		pin := placer.Spec.PinOf(rgd.Name, c)
+		if pin != newest.name {
+			cd.Pinned = pin
+		}
+		switch p := r.planOn(ctx, view, newest, owner, pin); {
 		case p.want == nil:
 			cd.Err = fmt.Errorf("%s (%s): %s", p.row.Phase, p.row.Reason, p.row.Message)
 		default:

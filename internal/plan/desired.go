@@ -35,6 +35,9 @@ type ClusterDesired struct {
 	Cluster  string
 	Objects  []*unstructured.Unstructured
 	Revision string
+	// Pinned is the kept revision the owner's spec.revisionPins pins the cluster to, when that
+	// is not the latest: Objects are that revision's.
+	Pinned string
 	// Delivered are the objects (render.Key) the owner's record says its latest delivery to
 	// the cluster had: what a plan counts as the owner's there besides Objects, as a
 	// delivery counts what it confirmed (decide.Leftovers).

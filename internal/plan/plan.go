@@ -45,8 +45,10 @@ type Item struct {
 
 // Cluster is the plan of one cluster.
 type Cluster struct {
-	Name  string
-	Items []Item
+	Name string
+	// Pinned is the revision spec.revisionPins pins the cluster to (ClusterDesired.Pinned).
+	Pinned string
+	Items  []Item
 	// Err is why the cluster could not be planned (unreachable, an override failed).
 	Err error
 }
@@ -65,7 +67,7 @@ func (c Cluster) Count(a Action) int {
 // ForCluster computes what delivering cd to one cluster would do. cl reads and dry-runs on
 // that cluster.
 func ForCluster(ctx context.Context, cl client.Client, d *Desired, cd ClusterDesired) Cluster {
-	out := Cluster{Name: cd.Cluster, Err: cd.Err}
+	out := Cluster{Name: cd.Cluster, Pinned: cd.Pinned, Err: cd.Err}
 	if cd.Err != nil {
 		return out
 	}
@@ -227,7 +229,7 @@ func pruneItems(ctx context.Context, cl client.Client, d *Desired, s decide.Stra
 // DriftOf lists how the delivered objects on one cluster differ from what is desired now:
 // changes made on the cluster, and hub changes not delivered yet (ApplyOnce, or in flight).
 func DriftOf(ctx context.Context, cl client.Client, d *Desired, cd ClusterDesired) Cluster {
-	out := Cluster{Name: cd.Cluster, Err: cd.Err}
+	out := Cluster{Name: cd.Cluster, Pinned: cd.Pinned, Err: cd.Err}
 	if cd.Err != nil {
 		return out
 	}

@@ -103,8 +103,11 @@ func Preview(ctx context.Context, c client.Client, obj client.Object, owners led
 	store := &revisions.Store{Reader: c}
 	for _, cl := range decisions {
 		w, err := t.on(ctx, store, cl, pass)
-		d.Clusters = append(d.Clusters, plan.ClusterDesired{Cluster: cl, Objects: w.Objects, Revision: w.Revision,
-			Delivered: plan.DeliveredKeys(records[cl]), Err: err})
+		cd := plan.ClusterDesired{Cluster: cl, Objects: w.Objects, Revision: w.Revision, Delivered: plan.DeliveredKeys(records[cl]), Err: err}
+		if pin := flotillav1.PinOf(t.pins, cl); pin != t.latest {
+			cd.Pinned = pin
+		}
+		d.Clusters = append(d.Clusters, cd)
 	}
 	return d, nil
 }
