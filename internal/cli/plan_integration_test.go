@@ -87,27 +87,13 @@ func TestPlanEveryOwnerKind(t *testing.T) {
 	create(hub, fleetAPIs(t)...)
 
 	// Revision 1 of web, then 2, with spoke-a pinned to 1.
-	revisions := func(n int) []appsv1.ControllerRevision {
-		t.Helper()
-		var list appsv1.ControllerRevisionList
-		label := render.Owner{Kind: "Propagation", Namespace: "shop", Name: "web"}.LabelValue()
-		fleettest.Eventually(t, 60*time.Second, fmt.Sprintf("%d revisions of web", n), func() error {
-			if err := hub.List(ctx, &list, client.InNamespace("shop"), client.MatchingLabels{flotillav1.LabelOwner: label}); err != nil {
-				return err
-			}
-			if len(list.Items) != n {
-				return fmt.Errorf("%d revisions", len(list.Items))
-			}
-			return nil
-		})
-		return list.Items
-	}
-	first := revisions(1)[0]
+	web := render.Owner{Kind: "Propagation", Namespace: "shop", Name: "web"}
+	first := keptRevisions(t, hub, web, 1)[0]
 	settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "settings"}}
 	if err := hub.Patch(ctx, settings, client.RawPatch(types.MergePatchType, []byte(`{"data":{"v":"2"}}`))); err != nil {
 		t.Fatal(err)
 	}
-	revisions(2)
+	keptRevisions(t, hub, web, 2)
 	pins := fmt.Sprintf(`{"spec":{"revisionPins":[{"cluster":"spoke-a","revision":%q}]}}`, first.Name)
 	if err := hub.Patch(ctx, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}},
 		client.RawPatch(types.MergePatchType, []byte(pins))); err != nil {
