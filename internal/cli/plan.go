@@ -33,7 +33,7 @@ spec.revisionPins pins the cluster to (else the latest), its share of the replic
 divides (where the division ends, not the replicas a move holds on the way), and the override
 rules. The holds the controller would apply across the fleet (a missing or lagging Placement,
 one that now chooses no cluster, a removal from more clusters than the prune budget allows) are
-printed first, each with the command that confirms it.
+printed first, each saying what ends it (the command that confirms a removal, ready to paste).
 
 The owner is one of:
   [propagation/]NAME, clusterpropagation/NAME   a Propagation or ClusterPropagation; -f FILE
