@@ -18,7 +18,6 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/plan"
-	"github.com/flotilla-dev/flotilla/internal/propagation"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -67,8 +66,8 @@ func TestPlanAndDiffMaskSecretValues(t *testing.T) {
 		WithInterceptorFuncs(interceptor.Funcs{Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
 			return nil
 		}}).Build()
-	d := &propagation.Desired{Owner: owner}
-	cd := propagation.ClusterDesired{Cluster: "eu-1", Objects: desired, Revision: "r1"}
+	d := &plan.Desired{Owner: owner, Prune: true}
+	cd := plan.ClusterDesired{Cluster: "eu-1", Objects: desired, Revision: "r1"}
 	ctx := context.Background()
 
 	var planOut, diffOut bytes.Buffer

@@ -106,21 +106,6 @@ func TestSecretDataStaysInside(t *testing.T) {
 		})
 		return p
 	}
-	revisions := func(t *testing.T, n int) []appsv1.ControllerRevision {
-		t.Helper()
-		var list appsv1.ControllerRevisionList
-		label := render.Owner{Kind: "Propagation", Namespace: "team", Name: "db"}.LabelValue()
-		fleettest.Eventually(t, 30*time.Second, fmt.Sprintf("%d revisions of db", n), func() error {
-			if err := hub.List(ctx, &list, client.InNamespace("team"), client.MatchingLabels{flotillav1.LabelOwner: label}); err != nil {
-				return err
-			}
-			if len(list.Items) != n {
-				return fmt.Errorf("%d revisions", len(list.Items))
-			}
-			return nil
-		})
-		return list.Items
-	}
 	onSpoke := func(t *testing.T, name string) string {
 		t.Helper()
 		s := &corev1.Secret{}
@@ -154,14 +139,14 @@ func TestSecretDataStaysInside(t *testing.T) {
 	}
 
 	condition(t, "db", flotillav1.ReasonApplied, "")
-	first := revisions(t, 1)[0]
+	first := keptRevisions(t, hub, render.Owner{Kind: "Propagation", Namespace: "team", Name: "db"}, 1)[0]
 
 	t.Run("a pinned revision delivers its Secret, read again from the hub", func(t *testing.T) {
 		pin(t, first.Name)
 		pinned := time.Now()
 		// A second Secret makes a new latest revision; the pinned cluster stays on the first.
 		create(t, secret("db-extra", dbLabels, map[string]string{"password": "not-a-canary"}))
-		revisions(t, 2)
+		keptRevisions(t, hub, render.Owner{Kind: "Propagation", Namespace: "team", Name: "db"}, 2)
 		fleettest.Eventually(t, 30*time.Second, "spoke-a reported at the pinned revision", func() error {
 			p := condition(t, "db", flotillav1.ReasonApplied, "")
 			for _, r := range p.Status.ClusterResults {
@@ -268,6 +253,22 @@ func TestSecretDataStaysInside(t *testing.T) {
 			fleettest.NoCanary(t, ctx, spokeCfg, v)
 		}
 	})
+}
+
+// keptRevisions waits until the hub keeps n revisions of owner, and returns them.
+func keptRevisions(t *testing.T, hub client.Client, owner render.Owner, n int) []appsv1.ControllerRevision {
+	t.Helper()
+	var list appsv1.ControllerRevisionList
+	fleettest.Eventually(t, 60*time.Second, fmt.Sprintf("%d revisions of %s", n, owner), func() error {
+		if err := hub.List(context.Background(), &list, client.InNamespace(owner.Namespace), client.MatchingLabels{flotillav1.LabelOwner: owner.LabelValue()}); err != nil {
+			return err
+		}
+		if len(list.Items) != n {
+			return fmt.Errorf("%d revisions", len(list.Items))
+		}
+		return nil
+	})
+	return list.Items
 }
 
 // canaries are the forms the canary takes: as written, and as a Secret's data holds it.

@@ -154,7 +154,7 @@ func getPropagator(ctx context.Context, hub client.Reader, arg string, where sco
 		return nil, err
 	}
 	if kind != kindPropagation && kind != kindClusterPropagation {
-		return nil, usageError(fmt.Errorf("%q: want propagation/NAME or clusterpropagation/NAME", arg))
+		return nil, usageError(fmt.Errorf("%q: want propagation/NAME, clusterpropagation/NAME, KIND/NAME of a transparent-mode object (deployment/NAME, ...), rgd/NAME or apipropagation/NAME", arg))
 	}
 	objs, err := statusObjects(ctx, hub, kind, name, scope{namespace: where.namespace, given: where.given})
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -57,21 +56,41 @@ type clusterPlan struct {
 	connecting bool
 }
 
-// planCluster compiles the revision a cluster should serve (the newest, or pin: the one the
+// spokeView is what planning an RGD for one cluster reads of it: the controller reads through
+// the cluster's engagement, `flotilla plan` (Preview) through a client of its own.
+type spokeView struct {
+	name string
+	// delivered reads the CRDs Flotilla delivered there (the spoke cache holds only those: a
+	// CRD of that name that is someone else's reads as none); live reads the cluster itself.
+	delivered, live client.Reader
+	// schemas returns a recent view of the cluster's schemas.
+	schemas func() (*snapshot, error)
+}
+
+// planCluster plans a cluster the controller is connected to (planOn); one it is not is
+// Pending, and keeps what it serves.
+func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner render.Owner, name, pin string) clusterPlan {
+	engaged, err := r.Clusters.Get(ctx, multicluster.ClusterName(name))
+	if err != nil {
+		p := clusterPlan{row: flotillav1.APIClusterResult{Cluster: name, API: newest.rgd.Name}}
+		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, "the cluster is not connected to the hub"
+		p.connecting, p.unread = r.clusterReady(ctx, name), true
+		return p
+	}
+	view := spokeView{name: name, delivered: engaged.GetCache(), live: engaged.GetAPIReader(),
+		schemas: func() (*snapshot, error) { return r.schemas.get(name, engaged) }}
+	return r.planOn(ctx, view, newest, owner, pin)
+}
+
+// planOn compiles the revision a cluster should serve (the newest, or pin: the one the
 // APIPropagation pins it to) against that cluster's schemas and decides whether its CRD may be delivered there: not
 // when it does not compile there (a kind it uses is missing, say), not when the new CRD would
 // break the one served and the RGD does not allow it, and not when the served CRD of that name
 // is another RGD's. In each of those cases the cluster keeps serving what it serves, with its
 // instances expanded by the revision served (held), and the row says why.
-func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner render.Owner, name, pin string) clusterPlan {
-	p := clusterPlan{row: flotillav1.APIClusterResult{Cluster: name, API: newest.rgd.Name}}
-	engaged, err := r.Clusters.Get(ctx, multicluster.ClusterName(name))
-	if err != nil {
-		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, "the cluster is not connected to the hub"
-		p.connecting, p.unread = r.clusterReady(ctx, name), true
-		return p
-	}
-	served, err := servedCRD(ctx, engaged, kro.CRDName(newest.rgd))
+func (r *Reconciler) planOn(ctx context.Context, spoke spokeView, newest rgdRevision, owner render.Owner, pin string) clusterPlan {
+	p := clusterPlan{row: flotillav1.APIClusterResult{Cluster: spoke.name, API: newest.rgd.Name}}
+	served, err := readCRD(ctx, spoke.delivered, kro.CRDName(newest.rgd))
 	if err != nil {
 		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, limit("cannot read the cluster's CRDs: "+err.Error())
 		p.unread = true
@@ -79,7 +98,7 @@ func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner 
 	}
 	p.row.ServedGeneration, p.served = servedGeneration(served, owner), servedRevision(served, owner)
 
-	view, err := r.schemas.get(name, engaged)
+	view, err := spoke.schemas()
 	if err != nil {
 		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APICompileFailed, flotillav1.ReasonSchemaUnreadable, limit(err.Error())
 		return p
@@ -105,7 +124,10 @@ func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner 
 		return r.hold(ctx, p, owner, view, target.name)
 	}
 	if served == nil {
-		if served, err = unmanagedCRD(ctx, engaged, desired.GetName()); err != nil {
+		// Someone else's CRD may be there (a kro on the cluster made it, say): it is checked
+		// as kro would check replacing it (refuseUpdate). Only a cluster about to get the CRD
+		// is read, so a steady fleet, or one failing to compile, reads nothing.
+		if served, err = readCRD(ctx, spoke.live, desired.GetName()); err != nil {
 			p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, limit("cannot read the cluster's CRDs: "+err.Error())
 			return r.hold(ctx, p, owner, view, target.name)
 		}
@@ -226,22 +248,7 @@ func desiredCRD(compiled *kro.Compiled, rev rgdRevision, owner render.Owner) (*u
 	return render.Render(u, owner)
 }
 
-// servedCRD reads the CRD of that name from the cluster's cache, which holds only objects
-// Flotilla delivered: nil when there is none of Flotilla's (there may be someone else's:
-// unmanagedCRD).
-func servedCRD(ctx context.Context, engaged cluster.Cluster, name string) (*unstructured.Unstructured, error) {
-	return readCRD(ctx, engaged.GetCache(), name)
-}
-
-// unmanagedCRD reads the CRD of that name from the cluster itself, for when the cache has none
-// of Flotilla's and a CRD is about to be delivered: someone else's may be there (a kro on the
-// cluster made it, say), and it is checked as kro would check replacing it (refuseUpdate): a
-// breaking change is refused, another RGD's or a stranger's is a conflict. Only a cluster that
-// is about to get the CRD is read, so a steady fleet, or one failing to compile, reads nothing.
-func unmanagedCRD(ctx context.Context, engaged cluster.Cluster, name string) (*unstructured.Unstructured, error) {
-	return readCRD(ctx, engaged.GetAPIReader(), name)
-}
-
+// readCRD reads the CRD of that name, nil when there is none.
 func readCRD(ctx context.Context, reader client.Reader, name string) (*unstructured.Unstructured, error) {
 	ctx, cancel := context.WithTimeout(ctx, spokeReadTimeout)
 	defer cancel()

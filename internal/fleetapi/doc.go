@@ -42,6 +42,10 @@
 //     only when the status changes, and after a restart only once every RGD has been through a
 //     pass, so a restart writes nothing either.
 //
+// `flotilla plan rgd/NAME` and `plan apipropagation/NAME` (Preview, preview.go) plan each
+// chosen cluster with the controller's planOn, reading the cluster through a client of the
+// CLI's instead of the controller's engagement (spokeView), compiling against its schemas.
+//
 // A released RGD (unchosen, deleted, or its APIPropagation deleted) has its records removed and
 // its deliveries forgotten; its CRDs are deleted only when its APIPropagation's removal is
 // Delete and the RGD or the APIPropagation is being deleted (both then carry Flotilla's

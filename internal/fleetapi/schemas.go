@@ -57,19 +57,29 @@ func (s *snapshots) get(name string, engaged cluster.Cluster) (*snapshot, error)
 	s.mu.Lock()
 	sn, ok := s.byCluster[name]
 	if !ok || sn.engaged != engaged || s.now().Sub(sn.at) >= snapshotTTL {
-		cfg := rest.CopyConfig(engaged.GetConfig())
-		cfg.Timeout = schemaReadTimeout
-		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-		if err != nil {
+		var err error
+		if sn, err = newSnapshot(engaged.GetConfig(), s.now()); err != nil {
 			s.mu.Unlock()
 			return nil, fmt.Errorf("discovery client for cluster %s: %w", name, err)
 		}
-		sn = &snapshot{engaged: engaged, at: s.now(), discovery: memory.NewMemCacheClient(dc)}
+		sn.engaged = engaged
 		s.byCluster[name] = sn
 	}
 	s.mu.Unlock()
 	sn.once.Do(sn.readRoot)
 	return sn, sn.err
+}
+
+// newSnapshot starts a view, at a moment, of the cluster cfg reaches; its root is read once,
+// on first use (readRoot).
+func newSnapshot(cfg *rest.Config, at time.Time) (*snapshot, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = schemaReadTimeout
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &snapshot{at: at, discovery: memory.NewMemCacheClient(dc)}, nil
 }
 
 // forget drops a cluster's view (the cluster left).

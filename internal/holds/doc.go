@@ -20,6 +20,10 @@
 // share of the clusters one change touches (those chosen and those it leaves) waits for
 // confirmation. The per-cluster prune budget is the deliverer's (package deliver/decide).
 //
+// Planned is what `flotilla plan` shows: the hold Check or Leaving (for the clusters the
+// records name that are no longer chosen, Pass.Left) would apply, from the Pass each owner
+// package builds for its controller.
+//
 // One confirmation scheme serves every removal from clusters: the value ("clusters-" and a
 // hash) names the Placement's generation and the clusters emptied, or "every cluster", so it
 // confirms that removal and no other: neither a removal from other clusters, nor the same one

@@ -105,6 +105,33 @@ func (p Pass) Leaving(leaving []string) string {
 		len(sorted), touched, strings.Join(sorted, ", "), budget, p.command(token))
 }
 
+// Left are the clusters the owner's records name that its Placement no longer chooses: those
+// a pass removes it from.
+func (p Pass) Left() []string {
+	var out []string
+	for _, c := range slices.Sorted(slices.Values(p.Delivered)) {
+		if !slices.Contains(p.Chosen, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Planned is the fleet-wide hold a pass would apply, for `flotilla plan`: Check's, else
+// Leaving's refusal to remove the owner from the clusters that left (Left), with Deliver set
+// (only the removal waits); nil when nothing waits. A plan cannot see whether such a removal
+// is under way already (it is then not asked about again), so it shows the confirmation the
+// removal's first pass asks for.
+func Planned(p Pass) *Hold {
+	if h := Check(p); h != nil {
+		return h
+	}
+	if msg := p.Leaving(p.Left()); msg != "" {
+		return &Hold{Reason: flotillav1.ReasonPruneBlocked, Message: msg, Deliver: true}
+	}
+	return nil
+}
+
 // Token is the flotilla.dev/confirm-prune value that confirms removing an owner from clusters
 // (sorted; nil: from every cluster it is on, however many are left as the removal goes on)
 // after its Placement reached generation (0: the owner names none).

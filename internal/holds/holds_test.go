@@ -160,6 +160,57 @@ func TestLeavingEveryKind(t *testing.T) {
 	}
 }
 
+// TestPlanned: a plan shows Check's hold first, else the fleet budget's refusal for the
+// clusters the records name that are no longer chosen, and nothing when neither holds.
+func TestPlanned(t *testing.T) {
+	base := kinds[0].pass
+	base.Placement, base.Budget = placement(4, 4), holds.DefaultBudget
+	cases := []struct {
+		name              string
+		chosen, delivered []string
+		pending           bool
+		reason            string // "" for no hold
+		deliver           bool
+		names             []string // clusters the message names
+	}{
+		{"nothing leaves", []string{"a", "b"}, []string{"a"}, false, "", false, nil},
+		{"one of three leaves", []string{"b", "c"}, []string{"a", "b", "c"}, false, "", false, nil},
+		{"two of three leave", []string{"c"}, []string{"a", "b", "c"}, false, flotillav1.ReasonPruneBlocked, true, []string{"a", "b"}},
+		{"everything leaves", nil, []string{"a", "b"}, false, flotillav1.ReasonPruneBlocked, false, []string{"a", "b"}},
+		{"the Placement has not caught up", []string{"c"}, []string{"a", "b", "c"}, true, flotillav1.ReasonPlacementPending, true, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := base
+			p.Chosen, p.Delivered = c.chosen, c.delivered
+			if c.pending {
+				p.Placement = placement(5, 4)
+			}
+			h := holds.Planned(p)
+			if c.reason == "" {
+				if h != nil {
+					t.Fatalf("held: %s", h.Message)
+				}
+				return
+			}
+			if h == nil || h.Reason != c.reason || h.Deliver != c.deliver {
+				t.Fatalf("Planned = %+v, want reason %s, deliver %v", h, c.reason, c.deliver)
+			}
+			for _, name := range c.names {
+				if !strings.Contains(h.Message, name+",") && !strings.Contains(h.Message, name+")") {
+					t.Errorf("message %q does not name cluster %s", h.Message, name)
+				}
+			}
+			if c.names != nil {
+				p.Confirmed = token(h.Message)
+				if again := holds.Planned(p); again != nil {
+					t.Errorf("confirmed as the message says and still held: %s", again.Message)
+				}
+			}
+		})
+	}
+}
+
 // FuzzNeverEverywhereUnconfirmed: whatever the Placement says, a pass never removes an owner
 // from every cluster it is on, nor from more than the budget's share of the clusters it
 // touches, unless the removal from exactly those clusters was confirmed; a missing or lagging

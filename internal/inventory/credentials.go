@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -103,10 +102,10 @@ func safeKubeconfigError(err error) string {
 	return msg
 }
 
-// SpokeClient returns a client for a Cluster, built from the credentials it references on the
+// SpokeConfig returns how to reach a Cluster, built from the credentials it references on the
 // hub, for commands that inspect spokes (`flotilla plan`, `flotilla diff`). It never runs
 // commands or reads local files named in the kubeconfig.
-func SpokeClient(ctx context.Context, hub client.Reader, name string, scheme *runtime.Scheme) (client.Client, error) {
+func SpokeConfig(ctx context.Context, hub client.Reader, name string) (*rest.Config, error) {
 	c := &flotillav1.Cluster{}
 	if err := hub.Get(ctx, client.ObjectKey{Name: name}, c); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
@@ -120,5 +119,5 @@ func SpokeClient(ctx context.Context, hub client.Reader, name string, scheme *ru
 	}
 	cfg := rest.CopyConfig(creds.config)
 	cfg.UserAgent = "flotilla-cli"
-	return client.New(cfg, client.Options{Scheme: scheme})
+	return cfg, nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/drift"
-	"github.com/flotilla-dev/flotilla/internal/propagation"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -46,8 +45,10 @@ type Item struct {
 
 // Cluster is the plan of one cluster.
 type Cluster struct {
-	Name  string
-	Items []Item
+	Name string
+	// Pinned is the revision spec.revisionPins pins the cluster to (ClusterDesired.Pinned).
+	Pinned string
+	Items  []Item
 	// Err is why the cluster could not be planned (unreachable, an override failed).
 	Err error
 }
@@ -65,16 +66,18 @@ func (c Cluster) Count(a Action) int {
 
 // ForCluster computes what delivering cd to one cluster would do. cl reads and dry-runs on
 // that cluster.
-func ForCluster(ctx context.Context, cl client.Client, d *propagation.Desired, cd propagation.ClusterDesired) Cluster {
-	out := Cluster{Name: cd.Cluster, Err: cd.Err}
+func ForCluster(ctx context.Context, cl client.Client, d *Desired, cd ClusterDesired) Cluster {
+	out := Cluster{Name: cd.Cluster, Pinned: cd.Pinned, Err: cd.Err}
 	if cd.Err != nil {
 		return out
 	}
-	s := strategyOf(d)
 	for _, desired := range cd.Objects {
-		out.Items = append(out.Items, planObject(ctx, cl, d, s, desired))
+		out.Items = append(out.Items, planObject(ctx, cl, d, d.Strategy, desired))
 	}
-	prune, err := pruneItems(ctx, cl, d, s, cd)
+	if !d.Prune {
+		return out
+	}
+	prune, err := pruneItems(ctx, cl, d, d.Strategy, cd)
 	if err != nil {
 		out.Err = err
 		return out
@@ -83,19 +86,9 @@ func ForCluster(ctx context.Context, cl client.Client, d *propagation.Desired, c
 	return out
 }
 
-// strategyOf is the strategy a delivery of d decides with, defaults included.
-func strategyOf(d *propagation.Desired) decide.Strategy {
-	budget := 50
-	if b := d.Strategy.PruneBudgetPercent; b != nil {
-		budget = int(*b)
-	}
-	return decide.Strategy{Conflict: d.Strategy.Conflict, Mode: d.Strategy.Mode, Drift: d.Strategy.Drift,
-		Deletion: d.Strategy.Deletion, PruneBudget: budget, PruneConfirmed: d.Confirmed, ConfirmToken: d.Revision}
-}
-
 // planObject takes a delivery's decision (decide.Decide) for one object from what the cluster
 // holds now, and shows a write by dry-running it.
-func planObject(ctx context.Context, cl client.Client, d *propagation.Desired, s decide.Strategy, desired *unstructured.Unstructured) Item {
+func planObject(ctx context.Context, cl client.Client, d *Desired, s decide.Strategy, desired *unstructured.Unstructured) Item {
 	it := Item{Object: decide.Describe(desired)}
 	var found decide.Live
 	if d.Owner.Namespace != "" {
@@ -189,7 +182,7 @@ func dryRunApply(ctx context.Context, cl client.Client, obj *unstructured.Unstru
 // what a delivery's prune would do with each (decide.Leftovers, decide.Kept, decide.OverBudget).
 // A plan does not know what the deliverer confirmed there; its budget counts as the owner's
 // the objects it wants and those the owner's record lists (cd.Delivered).
-func pruneItems(ctx context.Context, cl client.Client, d *propagation.Desired, s decide.Strategy, cd propagation.ClusterDesired) ([]Item, error) {
+func pruneItems(ctx context.Context, cl client.Client, d *Desired, s decide.Strategy, cd ClusterDesired) ([]Item, error) {
 	want := map[string]bool{}
 	for _, o := range cd.Objects {
 		want[render.Key(o)] = true
@@ -235,8 +228,8 @@ func pruneItems(ctx context.Context, cl client.Client, d *propagation.Desired, s
 
 // DriftOf lists how the delivered objects on one cluster differ from what is desired now:
 // changes made on the cluster, and hub changes not delivered yet (ApplyOnce, or in flight).
-func DriftOf(ctx context.Context, cl client.Client, d *propagation.Desired, cd propagation.ClusterDesired) Cluster {
-	out := Cluster{Name: cd.Cluster, Err: cd.Err}
+func DriftOf(ctx context.Context, cl client.Client, d *Desired, cd ClusterDesired) Cluster {
+	out := Cluster{Name: cd.Cluster, Pinned: cd.Pinned, Err: cd.Err}
 	if cd.Err != nil {
 		return out
 	}

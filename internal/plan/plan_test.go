@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
-	"github.com/flotilla-dev/flotilla/internal/propagation"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -59,45 +59,45 @@ func TestForClusterTakesTheDeliveryDecision(t *testing.T) {
 	cm := func(name, value string) *unstructured.Unstructured { return desired("ConfigMap", "team", name, value) }
 	cases := []struct {
 		name     string
-		strategy flotillav1.PropagationStrategy
+		strategy decide.Strategy
 		live     []client.Object
 		desired  []*unstructured.Unstructured
 		want     []Item // Action and Object; Reason when it must contain something
 	}{
-		{"adopted under ApplyOnce: written once", flotillav1.PropagationStrategy{Conflict: flotillav1.ConflictAdopt, Mode: flotillav1.ModeApplyOnce},
+		{"adopted under ApplyOnce: written once", decide.Strategy{PruneBudget: 50, Conflict: flotillav1.ConflictAdopt, Mode: flotillav1.ModeApplyOnce},
 			[]client.Object{live("a", "old", metav1.ObjectMeta{})}, []*unstructured.Unstructured{cm("a", "new")},
 			[]Item{{Action: Update, Object: "configmap team/a"}}},
-		{"the owner's under ApplyOnce: not updated", flotillav1.PropagationStrategy{Mode: flotillav1.ModeApplyOnce},
+		{"the owner's under ApplyOnce: not updated", decide.Strategy{PruneBudget: 50, Mode: flotillav1.ModeApplyOnce},
 			[]client.Object{live("a", "old", marked(owner, "h1", nil))}, []*unstructured.Unstructured{cm("a", "new")},
 			[]Item{{Action: Unchanged, Object: "configmap team/a", Reason: "ApplyOnce"}}},
-		{"held by another owner, even when adopting", flotillav1.PropagationStrategy{Conflict: flotillav1.ConflictAdopt},
+		{"held by another owner, even when adopting", decide.Strategy{PruneBudget: 50, Conflict: flotillav1.ConflictAdopt},
 			[]client.Object{live("a", "old", marked(rival, "h1", nil))}, []*unstructured.Unstructured{cm("a", "new")},
 			[]Item{{Action: Blocked, Object: "configmap team/a", Reason: rival.String()}}},
-		{"unmanaged, not adopted", flotillav1.PropagationStrategy{},
+		{"unmanaged, not adopted", decide.Strategy{PruneBudget: 50},
 			[]client.Object{live("a", "old", metav1.ObjectMeta{})}, []*unstructured.Unstructured{cm("a", "new")},
 			[]Item{{Action: Blocked, Object: "configmap team/a", Reason: "Adopt"}}},
-		{"outside the tenant's namespace, and cluster-scoped", flotillav1.PropagationStrategy{}, nil,
+		{"outside the tenant's namespace, and cluster-scoped", decide.Strategy{PruneBudget: 50}, nil,
 			[]*unstructured.Unstructured{desired("ConfigMap", "kube-system", "a", "v"), desired("ClusterRole", "", "r", "")},
 			[]Item{{Action: Blocked, Object: "configmap kube-system/a", Reason: "own namespace"},
 				{Action: Blocked, Object: "clusterrole.rbac.authorization.k8s.io/r", Reason: "cluster-scoped"}}},
-		{"changed on the cluster, Report", flotillav1.PropagationStrategy{Drift: flotillav1.DriftReport},
+		{"changed on the cluster, Report", decide.Strategy{PruneBudget: 50, Drift: flotillav1.DriftReport},
 			[]client.Object{live("a", "edited", marked(owner, "h2", nil))}, []*unstructured.Unstructured{cm("a", "hub")},
 			[]Item{{Action: Unchanged, Object: "configmap team/a", Reason: "left as is (drift Report)"}}},
-		{"changed on the cluster, Correct", flotillav1.PropagationStrategy{},
+		{"changed on the cluster, Correct", decide.Strategy{PruneBudget: 50},
 			[]client.Object{live("a", "edited", marked(owner, "h2", nil))}, []*unstructured.Unstructured{cm("a", "hub")},
 			[]Item{{Action: Update, Object: "configmap team/a"}}},
-		{"leftovers within the budget: pruned; protected and another's kept", flotillav1.PropagationStrategy{},
+		{"leftovers within the budget: pruned; protected and another's kept", decide.Strategy{PruneBudget: 50},
 			[]client.Object{live("a", "v", marked(owner, "h2", nil)), live("b", "v", marked(owner, "h1", nil)),
 				live("kept", "v", marked(owner, "h1", map[string]string{flotillav1.LabelProtected: "true"})), live("theirs", "v", marked(rival, "h1", nil))},
 			[]*unstructured.Unstructured{cm("a", "v")},
 			[]Item{{Action: Unchanged, Object: "configmap team/a"}, {Action: Prune, Object: "configmap team/b"},
 				{Action: Kept, Object: "configmap team/kept", Reason: flotillav1.LabelProtected}}},
-		{"leftovers over the budget", flotillav1.PropagationStrategy{},
+		{"leftovers over the budget", decide.Strategy{PruneBudget: 50},
 			[]client.Object{live("a", "v", marked(owner, "h2", nil)), live("b", "v", marked(owner, "h1", nil)), live("c", "v", marked(owner, "h1", nil))},
 			[]*unstructured.Unstructured{cm("a", "v")},
 			[]Item{{Action: Unchanged, Object: "configmap team/a"}, {Action: Blocked, Object: "configmap team/b", Reason: "prune budget"},
 				{Action: Blocked, Object: "configmap team/c", Reason: "prune budget"}}},
-		{"leftovers over the budget, decoys elsewhere and protected ones do not pad the count", flotillav1.PropagationStrategy{},
+		{"leftovers over the budget, decoys elsewhere and protected ones do not pad the count", decide.Strategy{PruneBudget: 50},
 			[]client.Object{live("a", "v", marked(owner, "h2", nil)), live("b", "v", marked(owner, "h1", nil)), live("c", "v", marked(owner, "h1", nil)),
 				elsewhere(live("d1", "v", marked(owner, "h1", map[string]string{flotillav1.LabelProtected: "true"}))),
 				elsewhere(live("d2", "v", marked(owner, "h1", map[string]string{flotillav1.LabelProtected: "true"}))),
@@ -108,7 +108,7 @@ func TestForClusterTakesTheDeliveryDecision(t *testing.T) {
 			[]Item{{Action: Unchanged, Object: "configmap team/a"}, {Action: Blocked, Object: "configmap team/b", Reason: "prune budget"},
 				{Action: Blocked, Object: "configmap team/c", Reason: "prune budget"},
 				{Action: Kept, Object: "configmap team/p1"}, {Action: Kept, Object: "configmap team/p2"}}},
-		{"leftovers, Orphan", flotillav1.PropagationStrategy{Deletion: flotillav1.DeletionOrphan},
+		{"leftovers, Orphan", decide.Strategy{PruneBudget: 50, Deletion: flotillav1.DeletionOrphan},
 			[]client.Object{live("b", "v", marked(owner, "h1", nil))}, nil,
 			[]Item{{Action: Kept, Object: "configmap team/b", Reason: "Orphan"}}},
 	}
@@ -123,13 +123,13 @@ func TestForClusterTakesTheDeliveryDecision(t *testing.T) {
 				WithInterceptorFuncs(interceptor.Funcs{Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
 					return nil
 				}}).Build()
-			d := &propagation.Desired{Owner: owner, Strategy: c.strategy, Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}}
+			d := &Desired{Owner: owner, Strategy: c.strategy, Prune: true, Kinds: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")}}
 			// The owner's record lists everything of its on the cluster: delivered before.
 			delivered := map[string]bool{}
 			for _, o := range c.live {
 				delivered["/ConfigMap/"+o.GetNamespace()+"/"+o.GetName()] = true
 			}
-			got := ForCluster(context.Background(), spoke, d, propagation.ClusterDesired{Cluster: "eu-1", Objects: c.desired, Revision: "r2", Delivered: delivered})
+			got := ForCluster(context.Background(), spoke, d, ClusterDesired{Cluster: "eu-1", Objects: c.desired, Revision: "r2", Delivered: delivered})
 			if got.Err != nil {
 				t.Fatal(got.Err)
 			}

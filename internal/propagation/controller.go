@@ -321,12 +321,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		return in, err
 	}
 	in.progressDeadline = progressDeadline(placement)
-	budget := holds.DefaultBudget
-	if b := p.spec.Strategy.PruneBudgetPercent; b != nil {
-		budget = int(*b)
-	}
-	guard := holds.Pass{Owner: p.owner(), Placement: placement, PlacementName: p.placementKey().String(), PlacementRef: "spec.placementRef",
-		Confirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune], Budget: budget}
+	guard := guardOf(p, placement)
 	if placement == nil {
 		h := holds.Check(guard)
 		in.hold = &holdReason{h.Reason, h.Message}
@@ -362,12 +357,9 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	in.revision = render.Revision(rendered)
 	in.targets = *decisions
 
-	// Selectors that suddenly match nothing hold what is delivered: only a selection that
-	// emptied while the spec stayed the same (objects deleted on the hub) is pruned.
-	prune := len(rendered) > 0 || (p.obj.GetGeneration() == p.status.ObservedGeneration && p.status.SelectedObjects > 0)
+	prune := prunes(p, rendered)
 	if !prune {
-		in.hold = &holdReason{flotillav1.ReasonNothingSelected,
-			"the selectors match no object on the hub; delivered objects are kept until the selectors match again or the Propagation is deleted"}
+		in.hold = &holdReason{flotillav1.ReasonNothingSelected, nothingSelected}
 	}
 	guard.Chosen, guard.Delivered = in.targets, ledger.Clusters(in.records)
 	held := ""
@@ -390,14 +382,11 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	// its name is known before.
 	latest := revisions.Name(owner, in.revision)
 	rules := r.rules.Get(p.owner().String(), p.obj.GetGeneration(), p.spec.Overrides)
-	want := r.wants(ctx, &in, target{owner: owner, placement: placement, rules: rules, latest: latest, rendered: rendered, pins: p.spec.RevisionPins})
-	strategy := decide.Strategy{
-		Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
-		Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift,
-		PruneBudget: budget, PruneConfirmed: guard.Confirmed, ConfirmToken: in.revision,
-	}
+	want := r.wants(ctx, &in, target{owner: owner, placement: placement, rules: rules, latest: latest, rendered: rendered,
+		revision: in.revision, pins: p.spec.RevisionPins})
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: p.ledgerOwner(), Records: in.records, Chosen: *decisions, Want: want,
-		Kinds: in.kinds, Prune: prune, Strategy: strategy, Ignore: ignore, Held: held, Confirm: guard.Leaving, Declared: p.spec.Strategy})
+		Kinds: in.kinds, Prune: prune, Strategy: strategyOf(p, in.revision), Ignore: ignore, Held: held, Confirm: guard.Leaving,
+		Declared: p.spec.Strategy})
 	for c, msg := range out.Failed {
 		in.clusterFailed(c, msg)
 	}
@@ -412,6 +401,41 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		return in, err
 	}
 	return in, nil
+}
+
+// prunes reports whether p's deliveries of rendered prune: selectors that suddenly match
+// nothing hold what is delivered (nothingSelected); only a selection that emptied while the
+// spec stayed the same (objects deleted on the hub) is pruned.
+func prunes(p propagator, rendered []*unstructured.Unstructured) bool {
+	return len(rendered) > 0 || (p.obj.GetGeneration() == p.status.ObservedGeneration && p.status.SelectedObjects > 0)
+}
+
+// nothingSelected says what a propagator whose selectors newly match nothing holds.
+const nothingSelected = "the selectors match no object on the hub; delivered objects are kept until the selectors match again or the Propagation is deleted"
+
+// guardOf is what the holds of package holds see of p's pass: placement is p's Placement
+// (nil when it does not exist). The caller adds the clusters chosen and delivered.
+func guardOf(p propagator, placement *flotillav1.Placement) holds.Pass {
+	return holds.Pass{Owner: p.owner(), Placement: placement, PlacementName: p.placementKey().String(), PlacementRef: "spec.placementRef",
+		Confirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune], Budget: budgetOf(p)}
+}
+
+// budgetOf is p's prune budget in percent, on each cluster and across the fleet.
+func budgetOf(p propagator) int {
+	if b := p.spec.Strategy.PruneBudgetPercent; b != nil {
+		return int(*b)
+	}
+	return holds.DefaultBudget
+}
+
+// strategyOf is how p's deliveries of revision (its objects before per-cluster division and
+// overrides) decide: one confirm-prune value, the revision, confirms its prunes everywhere.
+func strategyOf(p propagator, revision string) decide.Strategy {
+	return decide.Strategy{
+		Deletion: p.spec.Strategy.Deletion, Conflict: p.spec.Strategy.Conflict,
+		Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift,
+		PruneBudget: budgetOf(p), PruneConfirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune], ConfirmToken: revision,
+	}
 }
 
 // placement returns the propagator's Placement, or nil if it has none.

@@ -31,13 +31,13 @@ func (r *Reconciler) saveRevision(p propagator, in *statusInput, rendered []*uns
 }
 
 // revisionFor returns the objects a cluster gets and their revision: those of the revision its
-// owner pins it to (spec.revisionPins), or the latest.
-func (r *Reconciler) revisionFor(ctx context.Context, owner render.Owner, pin, latest string,
+// owner pins it to (spec.revisionPins), loaded from store, or the latest.
+func revisionFor(ctx context.Context, store *revisions.Store, owner render.Owner, pin, latest string,
 	rendered []*unstructured.Unstructured, revision string) ([]*unstructured.Unstructured, string, error) {
 	if pin == "" || pin == latest {
 		return rendered, revision, nil
 	}
-	return r.Revisions.Load(ctx, owner, pin)
+	return store.Load(ctx, owner, pin)
 }
 
 // firstWarning reports whether a Warning of this reason about owner says something new (the

@@ -5,51 +5,28 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/plan"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
-// Desired is what a Propagation or ClusterPropagation wants on each cluster its Placement
-// chooses, computed as the controller computes it: `flotilla plan` and `flotilla diff` show
-// it against the clusters.
-type Desired struct {
-	Owner    render.Owner
-	Strategy flotillav1.PropagationStrategy
-	Ignore   drift.IgnoreSet
-	// Kinds are every kind the owner delivers now or delivered before (where to look for
-	// objects to prune).
-	Kinds []schema.GroupVersionKind
-	// Confirmed is the revision the flotilla.dev/confirm-prune annotation confirms, and
-	// Revision the owner's revision on the hub that confirms its prunes on every cluster.
-	Confirmed string
-	Revision  string
-	Clusters  []ClusterDesired
-}
-
-// ClusterDesired is what one cluster should hold.
-type ClusterDesired struct {
-	Cluster  string
-	Objects  []*unstructured.Unstructured
-	Revision string
-	// Delivered are the objects (render.Key) the owner's record says its latest delivery to
-	// the cluster had: what a plan counts as the owner's there besides Objects, as a
-	// delivery counts what it confirmed (decide.Leftovers).
-	Delivered map[string]bool
-	// Err says why the cluster's objects cannot be computed (an override fails there).
-	Err error
-}
-
 // Preview computes what obj (a *Propagation or *ClusterPropagation, stored on the hub or not)
-// wants on its clusters, reading the hub through c. owners are the kinds Delivery records may
-// belong to (ledger.Trust): records of others are not believed. It changes nothing.
-func Preview(ctx context.Context, c client.Client, obj client.Object, owners ledger.Owners) (*Desired, error) {
+// wants on its clusters, reading the hub through c, with the controller's own steps: its
+// fleet-wide holds (guardOf, holds.Planned), its division, and each cluster's objects made by
+// target.on (the revision spec.revisionPins pins the cluster to, read back through c with its
+// Secrets' values read again from their sources, else the latest; its share of the divided
+// workloads; its override rules). A plan shows where a division ends, not the replicas a move
+// holds on the way. owners are the kinds Delivery records may belong to (ledger.Trust):
+// records of others are not believed. It changes nothing.
+func Preview(ctx context.Context, c client.Client, obj client.Object, owners ledger.Owners) (*plan.Desired, error) {
 	var p propagator
 	switch o := obj.(type) {
 	case *flotillav1.Propagation:
@@ -63,19 +40,21 @@ func Preview(ctx context.Context, c client.Client, obj client.Object, owners led
 	if err != nil {
 		return nil, fmt.Errorf("spec.strategy.%w", err)
 	}
+	owner := p.owner()
+	d := &plan.Desired{Owner: owner, Ignore: ignore, Prune: true}
 	placement, err := placementOf(ctx, c, p)
 	if err != nil {
 		return nil, err
 	}
-	decisions := decisionsOf(placement)
-	if decisions == nil {
-		return nil, fmt.Errorf("placement %s does not exist", p.placementKey())
+	guard := guardOf(p, placement)
+	if placement == nil {
+		d.Holds = []string{holds.Check(guard).Message}
+		return d, nil
 	}
 	hubObjects, _, err := hubSelector{hub: c, secrets: c}.selectObjects(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	owner := p.owner()
 	rendered := make([]*unstructured.Unstructured, 0, len(hubObjects))
 	for _, o := range hubObjects {
 		r, err := render.Render(o, owner)
@@ -86,6 +65,7 @@ func Preview(ctx context.Context, c client.Client, obj client.Object, owners led
 	}
 	render.Sort(rendered)
 	revision := render.Revision(rendered)
+	d.Strategy = strategyOf(p, revision)
 	book := &ledger.Ledger{Hub: c, Owners: owners}
 	records, err := book.Records(ctx, owner)
 	if err != nil {
@@ -95,51 +75,39 @@ func Preview(ctx context.Context, c client.Client, obj client.Object, owners led
 	for _, rec := range records {
 		recorded = append(recorded, rec.Spec.Kinds...)
 	}
-	d := &Desired{Owner: owner, Strategy: p.spec.Strategy, Ignore: ignore,
-		Kinds:     render.ParseKinds(render.Kinds(rendered, recorded...)),
-		Confirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune], Revision: revision}
-	rules := override.Compile(p.spec.Overrides)
-	// A plan shows where a division ends, not the replicas a move holds on the way.
-	facts := factsOf(ctx, c, *decisions)
-	free, err := book.Free(ctx, owner, override.LimitsOf(facts))
+	d.Kinds = render.ParseKinds(render.Kinds(rendered, recorded...))
+	if d.Prune = prunes(p, rendered); !d.Prune {
+		d.Holds = append(d.Holds, nothingSelected)
+	}
+	decisions := *decisionsOf(placement)
+	guard.Chosen, guard.Delivered = decisions, ledger.Clusters(records)
+	if h := holds.Planned(guard); h != nil {
+		d.Holds = append(d.Holds, h.Message)
+		if !h.Deliver {
+			return d, nil
+		}
+	}
+	t := target{owner: owner, placement: placement, rules: override.Compile(p.spec.Overrides), latest: revisions.Name(owner, revision),
+		pins: p.spec.RevisionPins, rendered: rendered, revision: revision, facts: factsOf(ctx, c, decisions)}
+	free, err := book.Free(ctx, owner, override.LimitsOf(t.facts))
 	if err != nil {
 		return nil, err
 	}
-	fits := map[string]map[string]division.Fit{}
+	t.fits = map[string]map[string]division.Fit{}
 	for w := range division.Workloads(rendered) {
-		fits[w] = ledger.RecordedFits(records, w)
+		t.fits[w] = ledger.RecordedFits(records, w)
 	}
-	div, _ := divisionOf(placement, rendered, records, facts, free, fits, owner)
+	div, _ := divisionOf(placement, rendered, records, t.facts, free, t.fits, owner)
 	pass := division.NewPass(rendered, div.Shares)
-	for _, cl := range *decisions {
-		cd := ClusterDesired{Cluster: cl, Objects: rendered, Revision: revision, Delivered: deliveredKeys(records[cl])}
-		if div.Shares != nil {
-			if cd.Objects, cd.Err = pass.Apply(rendered, cl); cd.Err == nil {
-				cd.Revision = render.Revision(cd.Objects)
-			}
-		}
-		if cd.Err == nil && override.Active(rules, facts[cl]) {
-			if cd.Objects, cd.Err = override.ForCluster(rules, facts[cl], cd.Objects); cd.Err == nil {
-				cd.Revision = render.Revision(cd.Objects)
-			}
+	// Revisions are read whole, uncached, as the controller reads them (revisions.Store.Reader).
+	store := &revisions.Store{Reader: c}
+	for _, cl := range decisions {
+		w, err := t.on(ctx, store, cl, pass)
+		cd := plan.ClusterDesired{Cluster: cl, Objects: w.Objects, Revision: w.Revision, Delivered: plan.DeliveredKeys(records[cl]), Err: err}
+		if pin := flotillav1.PinOf(t.pins, cl); pin != t.latest {
+			cd.Pinned = pin
 		}
 		d.Clusters = append(d.Clusters, cd)
 	}
 	return d, nil
-}
-
-// deliveredKeys are the render.Keys of the objects a record lists, nil without a record.
-func deliveredKeys(rec *flotillav1.Delivery) map[string]bool {
-	if rec == nil {
-		return nil
-	}
-	out := map[string]bool{}
-	for _, group := range rec.Status.Objects {
-		for _, gvk := range render.ParseKinds([]string{group.Kind}) {
-			for _, name := range group.Names {
-				out[gvk.Group+"/"+gvk.Kind+"/"+group.Namespace+"/"+name] = true
-			}
-		}
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // target is what a propagator's pass delivers, before it is made per cluster.
@@ -22,6 +23,7 @@ type target struct {
 	latest    string // the name of the latest revision
 	pins      []flotillav1.RevisionPin
 	rendered  []*unstructured.Unstructured
+	revision  string // rendered's revision (render.Revision)
 	// facts are what override rules and the division see of each chosen cluster, read once
 	// per pass (factsOf).
 	facts map[string]override.Cluster
@@ -78,7 +80,7 @@ func (r *Reconciler) wantsWithin(ctx context.Context, in *statusInput, t target,
 	pass := r.divide(ctx, in, t, free)
 	want := make(map[string]fanout.Want, len(chosen))
 	for _, c := range chosen {
-		w, err := r.wantOn(ctx, in, t, c, pass)
+		w, err := t.on(ctx, r.Revisions, c, pass)
 		if err != nil {
 			// This cluster keeps what it has; the others carry on.
 			in.clusterFailed(c, err.Error())
@@ -95,11 +97,14 @@ func (r *Reconciler) wantsWithin(ctx context.Context, in *statusInput, t target,
 	return want
 }
 
-// wantOn returns what cluster c should have in this pass of the divided workloads (its
-// replicas, and the bounds of their HPAs).
-func (r *Reconciler) wantOn(ctx context.Context, in *statusInput, t target, c string, pass division.Pass) (fanout.Want, error) {
+// on returns what cluster c should have: the objects of the revision its owner pins it to
+// (spec.revisionPins, loaded from store) or the latest, with its replicas of the divided
+// workloads in pass (and the bounds of their HPAs), then its override rules. The controller
+// and Preview both make each cluster's objects here. Base names the revision they start from,
+// which the cluster's record names with the cluster's changes to it (spec.work).
+func (t target) on(ctx context.Context, store *revisions.Store, c string, pass division.Pass) (fanout.Want, error) {
 	pin := flotillav1.PinOf(t.pins, c)
-	objs, revision, err := r.revisionFor(ctx, t.owner, pin, t.latest, t.rendered, in.revision)
+	objs, revision, err := revisionFor(ctx, store, t.owner, pin, t.latest, t.rendered, t.revision)
 	if err != nil {
 		return fanout.Want{}, err // a pinned revision that is not kept
 	}
@@ -142,7 +147,7 @@ func (r *Reconciler) divide(ctx context.Context, in *statusInput, t target, free
 				p := division.NewPass(t.rendered, replicas)
 				held = &p
 			}
-			w, err := r.wantOn(ctx, in, t, c, *held)
+			w, err := t.on(ctx, r.Revisions, c, *held)
 			if err != nil {
 				return false
 			}

@@ -58,7 +58,8 @@ func NotKept(err error) bool { return errors.Is(err, ErrTooLarge) || errors.Is(e
 // Store saves and loads owners' revisions.
 type Store struct {
 	// Hub writes revisions; Metadata lists them (a metadata-only cache is enough); Reader reads
-	// one whole (uncached: their data is never held in the hub cache).
+	// one whole (uncached: their data is never held in the hub cache). Load needs Reader alone:
+	// `flotilla plan` loads pinned revisions with a Store holding only the CLI's hub client.
 	Hub      client.Client
 	Metadata client.Reader
 	Reader   client.Reader

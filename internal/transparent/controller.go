@@ -213,7 +213,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 				return nil
 			}
 		}
-		if want, failures, err = r.perCluster(rules, facts, rendered, decisions, pass); err != nil {
+		if want, failures, err = perCluster(rules, facts, rendered, decisions, pass); err != nil {
 			return nil
 		}
 		placed := make(map[string]division.Usage, len(want))
@@ -323,7 +323,7 @@ func (r *Reconciler) reportFailure(u *unstructured.Unstructured, owner render.Ow
 // workload with its share of replicas, an HPA of one with its share of the bounds, or nothing
 // where such an HPA is withheld), then with the Placement's overrides. A cluster whose
 // overrides fail is in failures instead, with why. facts are the clusters' (factsOf).
-func (r *Reconciler) perCluster(rules []override.Rule, facts map[string]override.Cluster, rendered *unstructured.Unstructured, clusters []string,
+func perCluster(rules []override.Rule, facts map[string]override.Cluster, rendered *unstructured.Unstructured, clusters []string,
 	pass division.Pass) (objs map[string]*unstructured.Unstructured, failures map[string]string, err error) {
 	objs, failures = make(map[string]*unstructured.Unstructured, len(clusters)), map[string]string{}
 	for _, c := range clusters {

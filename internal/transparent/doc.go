@@ -34,4 +34,7 @@
 // removal from clusters that left, cleanup), deciding only what each chosen cluster gets.
 // Supported kinds are listed in Kinds; each gets one controller on the hub that sees only
 // labelled objects. Delivery, ordering, conflicts and pruning are the deliverer's.
+//
+// Preview (preview.go) computes what an object wants on each cluster for `flotilla plan` with
+// the controller's own functions: its holds, divisionOf, scaling and perCluster.
 package transparent

@@ -20,6 +20,17 @@ func (r *Reconciler) guard(u *unstructured.Unstructured, owner render.Owner, pla
 		Confirmed: u.GetAnnotations()[flotillav1.AnnotationConfirmPrune]}
 }
 
+// released is what the holds see of an object that lost its flotilla.dev/placement label and
+// is delivered where records say: removing one label is as easy to do by mistake (an apply
+// of a manifest that lacks it, a label edit gone wrong) as emptying a Placement, and would
+// remove u from every cluster.
+func (r *Reconciler) released(u *unstructured.Unstructured, owner render.Owner, records map[string]*flotillav1.Delivery) holds.Pass {
+	guard := r.guard(u, owner, nil)
+	guard.Released, guard.Undo = "the label "+flotillav1.LabelPlacement+" was removed", "Label it again"
+	guard.Delivered = ledger.Clusters(records)
+	return guard
+}
+
 // unlabelled handles an object that lost its flotilla.dev/placement label: held on every
 // cluster it is on, with a PruneBlocked Event naming the confirmation, until it is confirmed
 // (or labelled again); then removed from all of them like a deleted object.
@@ -31,12 +42,7 @@ func (r *Reconciler) unlabelled(ctx context.Context, u *unstructured.Unstructure
 	if err != nil {
 		return err
 	}
-	// Removing one label is as easy to do by mistake (an apply of a manifest that lacks it, a
-	// label edit gone wrong) as emptying a Placement, and would remove u from every cluster.
-	guard := r.guard(u, owner, nil)
-	guard.Released, guard.Undo = "the label "+flotillav1.LabelPlacement+" was removed", "Label it again"
-	guard.Delivered = ledger.Clusters(records)
-	if h := holds.Check(guard); h != nil {
+	if h := holds.Check(r.released(u, owner, records)); h != nil {
 		r.reportFailure(u, owner, h.Reason, h.Message)
 		return nil
 	}

@@ -34,16 +34,7 @@ func (r *Reconciler) runsOf(ctx context.Context, u, rendered *unstructured.Unstr
 	if _, divisible := division.Workloads([]*unstructured.Unstructured{rendered})[key]; !divisible || !division.Divides(placement.Spec.Replicas, true) {
 		return runs{}
 	}
-	recorded := ledger.RecordedShares(records, key)
-	have := map[string]int64{}
-	var unrecorded []string
-	for _, c := range decisions {
-		if n, ok := recorded[c]; ok {
-			have[c] = n
-		} else if _, delivered := records[c]; delivered {
-			unrecorded = append(unrecorded, c)
-		}
-	}
+	have, unrecorded := recordedShares(key, decisions, records)
 	maps.Copy(have, r.replicasOn(ctx, client.ObjectKeyFromObject(u), unrecorded))
 	room := make(map[string]map[string]int64, len(decisions))
 	for _, c := range decisions {
@@ -51,6 +42,21 @@ func (r *Reconciler) runsOf(ctx context.Context, u, rendered *unstructured.Unstr
 	}
 	fits, recheck := r.fanout.Fits(ctx, records, division.Replicas{key: have}, []*unstructured.Unstructured{rendered}, room, fanout.UnschedulableAfter(placement))
 	return runs{have: have, fits: fits, recheck: recheck}
+}
+
+// recordedShares is what the records say each chosen cluster runs of the workload key, and
+// the clusters delivered to whose record keeps no share (written before records kept them).
+func recordedShares(key string, decisions []string, records map[string]*flotillav1.Delivery) (have map[string]int64, unrecorded []string) {
+	recorded := ledger.RecordedShares(records, key)
+	have = map[string]int64{}
+	for _, c := range decisions {
+		if n, ok := recorded[c]; ok {
+			have[c] = n
+		} else if _, delivered := records[c]; delivered {
+			unrecorded = append(unrecorded, c)
+		}
+	}
+	return have, unrecorded
 }
 
 // moved is what divide found for one pass.
@@ -83,21 +89,11 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 	decisions []string, records map[string]*flotillav1.Delivery, rules []override.Rule, facts map[string]override.Cluster,
 	hpas []*unstructured.Unstructured, now runs, free map[string]division.Usage) moved {
 	key := render.Key(rendered)
-	total, found := division.Workloads([]*unstructured.Unstructured{rendered})[key]
-	if !found || !division.Divides(placement.Spec.Replicas, true) {
+	div, divided := divisionOf(owner, rendered, placement, decisions, facts, now, free)
+	if !divided {
 		return moved{}
 	}
 	have := now.have
-	in := division.ForPlacement(placement)
-	in.Chosen = make(map[string]map[string]string, len(decisions))
-	in.Room = make(map[string]map[string]int64, len(decisions))
-	for _, c := range decisions {
-		in.Chosen[c], in.Room[c] = facts[c].Labels, facts[c].Allocatable
-	}
-	in.Free, in.Requests, in.Totals = free, division.Requests([]*unstructured.Unstructured{rendered}), map[string]int64{key: total}
-	in.Have, in.Seed = division.Replicas{key: have}, owner.String()
-	in.Fits = now.fits
-	div := division.Divide(in)
 	scope := append([]*unstructured.Unstructured{rendered}, hpas...)
 	var heldPass *division.Pass // the pass with every reduction held, made on the first question
 	breakFirst := placement.Spec.Moves != nil && placement.Spec.Moves.Order == flotillav1.MoveBreakBeforeMake
@@ -107,10 +103,33 @@ func (r *Reconciler) divide(ctx context.Context, owner render.Owner, u, rendered
 				p := division.NewPass(scope, held)
 				heldPass = &p
 			}
-			objs, failures, err := r.perCluster(rules, facts, rendered, []string{c}, *heldPass)
+			objs, failures, err := perCluster(rules, facts, rendered, []string{c}, *heldPass)
 			return err == nil && failures[c] == "" && r.readyAt(owner, c, objs[c])
 		}})
 	return moved{pass: division.NewPass(scope, held), shares: sharesOf(div.Shares, key, decisions), stalled: stalled, unplaced: div.Messages[key], fits: now.fits[key], recheck: now.recheck}
+}
+
+// divisionOf divides the object's replicas over decisions by the Placement's replica policy,
+// even when it sets none, from what each cluster runs now and fits (now), within what the
+// limited clusters admit (free; nil: no limits). divided is false when the object is not a
+// workload the Placement divides.
+func divisionOf(owner render.Owner, rendered *unstructured.Unstructured, placement *flotillav1.Placement, decisions []string,
+	facts map[string]override.Cluster, now runs, free map[string]division.Usage) (div division.Outcome, divided bool) {
+	key := render.Key(rendered)
+	total, found := division.Workloads([]*unstructured.Unstructured{rendered})[key]
+	if !found || !division.Divides(placement.Spec.Replicas, true) {
+		return division.Outcome{}, false
+	}
+	in := division.ForPlacement(placement)
+	in.Chosen = make(map[string]map[string]string, len(decisions))
+	in.Room = make(map[string]map[string]int64, len(decisions))
+	for _, c := range decisions {
+		in.Chosen[c], in.Room[c] = facts[c].Labels, facts[c].Allocatable
+	}
+	in.Free, in.Requests, in.Totals = free, division.Requests([]*unstructured.Unstructured{rendered}), map[string]int64{key: total}
+	in.Have, in.Seed = division.Replicas{key: now.have}, owner.String()
+	in.Fits = now.fits
+	return division.Divide(in), true
 }
 
 // readyAt reports whether a cluster's copy is delivered as obj and Ready there.
