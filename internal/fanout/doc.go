@@ -10,7 +10,10 @@
 // its own objects at the revision it should have, applied and Ready (kstatus, at the
 // generation Flotilla wrote); until then the move is reported as stalled, naming what is not
 // Ready. A cluster that is gone (unjoined) is only forgotten: its objects stay, unmanaged.
-// Cleanup removes a deleted owner's objects from every recorded cluster.
+// Cleanup removes a deleted owner's objects from every recorded cluster. When an owner names
+// the revision a cluster's objects start from (Want.Base), fanout has the cluster's record say
+// what it must run: that revision and the cluster's changes to it (package work), computed only
+// when either changed.
 //
 // It decides nothing about what an owner wants (selection, rendering, division, overrides,
 // holds, confirmations): its callers do, and pass what they decided in a Pass.

@@ -7,8 +7,12 @@
 // a GitOps re-create) nor the controller's memory (lost at restart). A record goes away only
 // when the owner's objects are gone from its cluster, or with its owner (owner reference).
 //
-// Writes are bounded: a record is written when the kinds it lists grow or the delivery's
-// result changes, never in steady state. The ledger reads records from the hub cache and
+// A record also says what its cluster must run (spec.work, RecordWork): the owner's revision
+// and the cluster's changes to it (package work). Like the result, it is written aside by the
+// ledger's own workers, under a field manager of its own, never ahead of a delivery.
+//
+// Writes are bounded: a record is written when the kinds it lists grow, what its cluster must
+// run changes or the delivery's result changes, never in steady state. The ledger reads records from the hub cache and
 // remembers its own writes for a short while, so a cache that lags does not cause repeats.
 //
 // Records are the controller's alone: a ValidatingAdmissionPolicy (package install) refuses
