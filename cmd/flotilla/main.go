@@ -12,12 +12,20 @@ import (
 func main() {
 	cmd := cli.NewRootCommand()
 	if err := cmd.Execute(); err != nil {
+		code := 1
+		var exit cli.ExitError
+		if errors.As(err, &exit) {
+			// plan and diff --exit-code: 1 says there are changes and prints nothing more.
+			if code = exit.Code; exit.Err == nil {
+				os.Exit(code)
+			}
+		}
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		var usage cli.UsageError
 		if errors.As(err, &usage) {
 			fmt.Fprintln(os.Stderr, "run 'flotilla --help' for usage")
-			os.Exit(2)
+			code = max(code, 2)
 		}
-		os.Exit(1)
+		os.Exit(code)
 	}
 }
