@@ -41,5 +41,6 @@ Start a local hub with three spokes to try it:
 		newInstallCommand(hf), newUninstallCommand(hf), newHubCommand(hf),
 		newDevCommand(), newVersionCommand(),
 	)
+	addCompletions(root, hf)
 	return root
 }
