@@ -10,7 +10,7 @@ import (
 )
 
 func main() {
-	cmd := cli.NewRootCommand()
+	cmd := cli.NewRootCommandFor(cli.InvokedAs(os.Args[0]))
 	if err := cmd.Execute(); err != nil {
 		code := 1
 		var exit cli.ExitError
@@ -23,7 +23,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		var usage cli.UsageError
 		if errors.As(err, &usage) {
-			fmt.Fprintln(os.Stderr, "run 'flotilla --help' for usage")
+			fmt.Fprintf(os.Stderr, "run '%s --help' for usage\n", cmd.DisplayName())
 			code = max(code, 2)
 		}
 		os.Exit(code)
