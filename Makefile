@@ -2,6 +2,7 @@
 #
 #   make dev     build what is needed, then start a local hub and spokes (flotilla dev up)
 #   make test    build what is needed, then run unit, integration and end-to-end tests
+#   make verify  check formatting, go vet, staticcheck and generated files (no API servers)
 #   make tools   build the Kubernetes binaries (kube-apiserver, etcd, kwok, ...) into bin/
 #
 # The Kubernetes binaries are built from Go modules pinned in hack/tools; the first build
@@ -15,6 +16,9 @@ BIN := $(CURDIR)/bin
 KUBE_VERSION := v1.36.3
 KWOK_VERSION := v0.8.0
 TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
+# Linters are Go tool dependencies of their own module, so they never move the Kubernetes pins.
+LINT_MOD := hack/tools/lint/go.mod
+STATICCHECK := go tool -modfile=$(LINT_MOD) staticcheck
 KWOK_MOD := hack/tools/kwok/go.mod hack/tools/kwok/go.sum
 
 # Stamp the Kubernetes binaries with their real version, as the Kubernetes release build does.
@@ -95,6 +99,31 @@ bench: tools build ## Measure Flotilla against a direct client on a local fleet.
 .PHONY: lint
 lint: ## Run go vet.
 	@go vet ./...
+
+# What `make generate` writes. verify regenerates it and fails if any file changes: on a clean
+# checkout, that is any git diff; with local edits, only what generate itself changed.
+GENERATED := api config
+
+.PHONY: verify
+verify: $(BIN)/controller-gen ## Check gofmt, go vet, staticcheck, and that `make generate` changes nothing.
+	@echo ">> gofmt"
+	@unformatted=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
+	if [ -n "$$unformatted" ]; then \
+		echo "these files are not formatted; run gofmt -w on them:"; echo "$$unformatted" | sed 's/^/  /'; exit 1; \
+	fi
+	@echo ">> go vet"
+	@go vet ./...
+	@echo ">> staticcheck (pinned in $(LINT_MOD))"
+	@$(STATICCHECK) ./...
+	@echo ">> make generate changes nothing"
+	@before=$$(find $(GENERATED) -type f | sort | xargs sha256sum); \
+	$(MAKE) --no-print-directory generate; \
+	after=$$(find $(GENERATED) -type f | sort | xargs sha256sum); \
+	changed=$$(diff <(echo "$$before") <(echo "$$after") | sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u || true); \
+	if [ -n "$$changed" ]; then \
+		echo "generated files were stale and make generate has now rewritten them; review and commit:"; \
+		echo "$$changed" | sed 's/^/  /'; exit 1; \
+	fi
 
 .PHONY: clean
 clean: ## Remove bin/ and the dev fleet directory.

@@ -406,5 +406,5 @@ type APIPropagationList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&APIPropagation{}, &APIPropagationList{})
+	register(&APIPropagation{}, &APIPropagationList{})
 }

@@ -185,5 +185,5 @@ type ClusterList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Cluster{}, &ClusterList{})
+	register(&Cluster{}, &ClusterList{})
 }

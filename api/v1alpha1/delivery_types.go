@@ -262,5 +262,5 @@ type DeliveryList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Delivery{}, &DeliveryList{})
+	register(&Delivery{}, &DeliveryList{})
 }

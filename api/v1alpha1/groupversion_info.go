@@ -1,8 +1,9 @@
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -10,8 +11,17 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "flotilla.dev", Version: "v1alpha1"}
 
 	// SchemeBuilder registers Flotilla's kinds with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder()
 
 	// AddToScheme adds Flotilla's kinds to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// register adds kinds to SchemeBuilder, in GroupVersion.
+func register(objects ...runtime.Object) {
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(GroupVersion, objects...)
+		metav1.AddToGroupVersion(s, GroupVersion)
+		return nil
+	})
+}

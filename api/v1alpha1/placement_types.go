@@ -501,7 +501,7 @@ type PlacementList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Placement{}, &PlacementList{})
+	register(&Placement{}, &PlacementList{})
 }
 
 // The condition tree of a Placement.

@@ -593,5 +593,5 @@ type ClusterPropagationList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Propagation{}, &PropagationList{}, &ClusterPropagation{}, &ClusterPropagationList{})
+	register(&Propagation{}, &PropagationList{}, &ClusterPropagation{}, &ClusterPropagationList{})
 }

@@ -18,7 +18,7 @@ func testClusters(now time.Time) []flotillav1.Cluster {
 		ObjectMeta: metav1.ObjectMeta{Name: "eu-1", CreationTimestamp: metav1.NewTime(now.Add(-90 * time.Minute)), ResourceVersion: "5",
 			Labels: map[string]string{"region": "eu-west", flotillav1.LabelClusterID: "uid"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "flotilla-manager", Operation: metav1.ManagedFieldsOperationUpdate,
-				APIVersion: "flotilla.dev/v1alpha1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}}}},
+				APIVersion: "flotilla.dev/v1alpha1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{}}`)}}},
 		Status: flotillav1.ClusterStatus{
 			Conditions:        []metav1.Condition{{Type: flotillav1.ClusterReady, Status: metav1.ConditionTrue, Reason: flotillav1.ReasonProbed}},
 			KubernetesVersion: "v1.34.1", NodeCount: 3,

@@ -14,8 +14,10 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/install"
 )
 
-// hubFlags says how to reach the hub: --hub-kubeconfig and --hub-context, else the usual
-// KUBECONFIG / ~/.kube/config and its current context, as kubectl would.
+// hubFlags says how to reach the hub: --kubeconfig and --context, as kubectl has them (also
+// spelled --hub-kubeconfig and --hub-context), else the usual KUBECONFIG / ~/.kube/config and
+// its current context. join and unjoin have their own --kubeconfig and --context, for the
+// spoke; there the hub is given with --hub-kubeconfig and --hub-context.
 type hubFlags struct {
 	kubeconfig string
 	context    string
@@ -24,8 +26,11 @@ type hubFlags struct {
 }
 
 func (h *hubFlags) register(cmd *cobra.Command) {
-	cmd.PersistentFlags().StringVar(&h.kubeconfig, "hub-kubeconfig", "", "kubeconfig of the hub (default: $KUBECONFIG or ~/.kube/config)")
-	cmd.PersistentFlags().StringVar(&h.context, "hub-context", "", "context of the hub in that kubeconfig (default: its current context)")
+	f := cmd.PersistentFlags()
+	f.StringVar(&h.kubeconfig, "kubeconfig", "", "kubeconfig of the hub (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&h.context, "context", "", "context of the hub in that kubeconfig (default: its current context)")
+	f.StringVar(&h.kubeconfig, "hub-kubeconfig", "", "the same as --kubeconfig (in join and unjoin, whose --kubeconfig is the spoke's, the hub's kubeconfig)")
+	f.StringVar(&h.context, "hub-context", "", "the same as --context (in join and unjoin, the hub's context)")
 }
 
 func (h *hubFlags) restConfig() (*rest.Config, error) {

@@ -72,6 +72,8 @@ type planFunc func(context.Context, client.Client, *plan.Desired, plan.ClusterDe
 
 func planLikeCommand(hf *hubFlags, use, short, long, example string, compute planFunc, print func(io.Writer, []plan.Cluster) error) *cobra.Command {
 	namespace, file := "default", ""
+	exit := &exitCodeFlag{}
+	print = exit.recording(print)
 	cmd := &cobra.Command{
 		Use:     use + " ([propagation/]NAME | clusterpropagation/NAME | KIND/NAME | rgd/NAME | apipropagation/NAME | -f FILE)",
 		Short:   short,
@@ -117,6 +119,7 @@ func planLikeCommand(hf *hubFlags, use, short, long, example string, compute pla
 	}
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", namespace, "namespace of the Propagation or transparent-mode object")
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "a file holding the Propagation or ClusterPropagation to plan (other documents in it are skipped)")
+	exit.register(cmd)
 	return cmd
 }
 

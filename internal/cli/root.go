@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 )
 
@@ -13,7 +15,19 @@ const (
 
 // NewRootCommand returns the flotilla command with every subcommand.
 func NewRootCommand() *cobra.Command {
-	return newRootCommand(&hubFlags{})
+	return NewRootCommandFor(Invocation{Name: "flotilla"})
+}
+
+// NewRootCommandFor returns the flotilla command named as inv says (as the kubectl plugin,
+// help says `kubectl flotilla`). As kubectl's completion helper (kubectl_complete-flotilla), it
+// answers completion requests for its arguments.
+func NewRootCommandFor(inv Invocation) *cobra.Command {
+	root := newRootCommand(&hubFlags{})
+	asPlugin(root, inv.Name)
+	if inv.Complete {
+		root.SetArgs(append([]string{cobra.ShellCompRequestCmd}, os.Args[1:]...))
+	}
+	return root
 }
 
 // newRootCommand returns the flotilla command reaching the hub as hf says (tests set hf.hub).
@@ -41,5 +55,6 @@ Start a local hub with three spokes to try it:
 		newInstallCommand(hf), newUninstallCommand(hf), newHubCommand(hf),
 		newDevCommand(), newVersionCommand(),
 	)
+	addCompletions(root, hf)
 	return root
 }

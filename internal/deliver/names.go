@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -21,7 +21,7 @@ var errInvalidName = errors.New("invalid name")
 // go ahead.
 func checkName(obj *unstructured.Unstructured) error {
 	var problems []string
-	if errs := path.IsValidPathSegmentName(obj.GetName()); len(errs) > 0 {
+	if errs := content.IsPathSegmentName(obj.GetName()); len(errs) > 0 {
 		problems = append(problems, fmt.Sprintf("name %q: %s", obj.GetName(), strings.Join(errs, "; ")))
 	}
 	if ns := obj.GetNamespace(); ns != "" {

@@ -137,9 +137,9 @@ func TestSetAndGet(t *testing.T) {
 func TestManager(t *testing.T) {
 	at := func(s int) *metav1.Time { v := metav1.NewTime(time.Unix(int64(s), 0)); return &v }
 	entries := []metav1.ManagedFieldsEntry{
-		{Manager: "flotilla", Operation: metav1.ManagedFieldsOperationApply, Time: at(30), FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}},
-		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(20), FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}},
-		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: at(25), FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}},
+		{Manager: "flotilla", Operation: metav1.ManagedFieldsOperationApply, Time: at(30), FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)},
+		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(20), FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)},
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: at(25), FieldsV1: metav1.NewFieldsV1(`{"f:status":{}}`)},
 	}
 	if got := Manager(entries, []string{"/spec/replicas"}, "flotilla"); got != "kubectl-edit (Update)" {
 		t.Fatalf("Manager = %q", got)

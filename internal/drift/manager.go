@@ -61,7 +61,7 @@ func touches(e *metav1.ManagedFieldsEntry, paths []string) bool {
 			if _, isIndex := indexOf(segs[i]); isIndex {
 				continue
 			}
-			if bytes.Contains(e.FieldsV1.Raw, []byte(`"f:`+segs[i]+`"`)) {
+			if bytes.Contains(e.FieldsV1.GetRawBytes(), []byte(`"f:`+segs[i]+`"`)) {
 				return true
 			}
 			break

@@ -140,10 +140,3 @@ func (c *compiles) forget(uid types.UID) {
 		}
 	}
 }
-
-// ran is how many compiles have run.
-func (c *compiles) ran() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.count
-}

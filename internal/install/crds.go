@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-dev/flotilla/config/crd"
+	"github.com/flotilla-dev/flotilla/internal/serverside"
 )
 
 // FieldManager is the server-side apply field manager of everything Flotilla writes.
@@ -58,7 +59,7 @@ func Apply(ctx context.Context, cfg *rest.Config, controllers []string, progress
 		return err
 	}
 	for _, want := range crds {
-		if err := c.Patch(ctx, want, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil { //nolint:staticcheck // typed apply configurations do not exist for CRDs
+		if err := serverside.Apply(ctx, c, want, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("apply CustomResourceDefinition %s: %w", want.Name, err)
 		}
 		if err := waitEstablished(ctx, c, want.Name); err != nil {

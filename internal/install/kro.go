@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-dev/flotilla/config/crd"
+	"github.com/flotilla-dev/flotilla/internal/serverside"
 )
 
 // kroCRDFile is kro's ResourceGraphDefinition CRD, generated from the pinned kro module.
@@ -58,7 +59,7 @@ func applyKroCRD(ctx context.Context, c client.Client, progress func(string)) er
 		want.Annotations = map[string]string{}
 	}
 	want.Annotations[AnnotationInstalledBy] = FieldManager
-	if err := c.Patch(ctx, want, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil { //nolint:staticcheck // typed apply configurations do not exist for CRDs
+	if err := serverside.Apply(ctx, c, want, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply CustomResourceDefinition %s: %w", want.Name, err)
 	}
 	if err := waitEstablished(ctx, c, want.Name); err != nil {

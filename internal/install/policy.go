@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/serverside"
 )
 
 // Delivery records are Flotilla's state, in the owners' namespaces, where tenants with `edit`
@@ -98,7 +99,7 @@ func applyDeliveryPolicy(ctx context.Context, c client.Client, controllers []str
 		return err
 	}
 	for _, obj := range []client.Object{policy, binding} {
-		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil { //nolint:staticcheck // as for CRDs
+		if err := serverside.Apply(ctx, c, obj, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("apply %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 		}
 	}

@@ -232,14 +232,6 @@ func (p *Provider) notify(ctx context.Context, name string) {
 	}
 }
 
-// member returns the member of this name, if any.
-func (p *Provider) member(name string) (*member, bool) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	m, ok := p.members[name]
-	return m, ok
-}
-
 // Grant returns the ClusterRole the spoke binds Flotilla's credentials to, as `flotilla join`
 // recorded it on the Cluster, or "" when it is not known. Delivery names it when the spoke
 // forbids an object.

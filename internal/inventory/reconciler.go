@@ -59,11 +59,14 @@ func (p *Provider) SetupWithManager(ctx context.Context, mgr mcmanager.Manager) 
 	if err := ledger.IndexByCluster(ctx, local.GetFieldIndexer()); err != nil {
 		return err
 	}
+	// core/v1 Events, as every Flotilla controller records them (see internal/propagation).
+	//lint:ignore SA1019 events.k8s.io folds Events that differ only in their message.
+	events := local.GetEventRecorderFor("flotilla-inventory")
 	r := &reconciler{
 		provider: p,
 		hub:      local.GetClient(),
 		reader:   local.GetAPIReader(),
-		events:   local.GetEventRecorderFor("flotilla-inventory"),
+		events:   events,
 		ctx:      ctx,
 	}
 	secret := &metav1.PartialObjectMetadata{}

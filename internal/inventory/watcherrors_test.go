@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr/funcr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -60,12 +61,13 @@ func TestAFailedWatchIsLoggedOncePerKindWithItsCluster(t *testing.T) {
 func TestWatchFailureClasses(t *testing.T) {
 	gr := schema.GroupResource{Group: "example.com", Resource: "backups"}
 	for err, want := range map[error]string{
-		apierrors.NewNotFound(gr, ""):                             watchNotServed,
-		apierrors.NewUnauthorized("expired"):                      watchRefused,
-		fmt.Errorf("x: %w", syscall.ECONNREFUSED):                 watchUnreachable,
-		apierrors.NewServiceUnavailable("down"):                   watchUnreachable,
-		apierrors.NewGone("gone"):                                 "",
-		io.EOF:                                                    "",
+		apierrors.NewNotFound(gr, ""):             watchNotServed,
+		apierrors.NewUnauthorized("expired"):      watchRefused,
+		fmt.Errorf("x: %w", syscall.ECONNREFUSED): watchUnreachable,
+		apierrors.NewServiceUnavailable("down"):   watchUnreachable,
+		apierrors.NewResourceExpired("gone"):      "",
+		&apierrors.StatusError{ErrStatus: metav1.Status{Code: 410, Reason: metav1.StatusReasonGone}}: "",
+		io.EOF: "",
 		apierrors.NewInternalError(fmt.Errorf("etcd is unhappy")): watchOther,
 	} {
 		if got := classOf(err); got != want {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -151,7 +151,7 @@ func ValidateRole(role string) error {
 	if role == "" {
 		return nil
 	}
-	if errs := path.IsValidPathSegmentName(role); len(errs) > 0 {
+	if errs := content.IsPathSegmentName(role); len(errs) > 0 {
 		return fmt.Errorf("--role %q is not a valid ClusterRole name: %s", role, strings.Join(errs, "; "))
 	}
 	return nil

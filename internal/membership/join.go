@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/serverside"
 )
 
 // JoinOptions describes a spoke to join.
@@ -212,7 +213,7 @@ func applyCredentials(ctx context.Context, hub client.Client, name string, kubec
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{kubeconfigKey: kubeconfig},
 	}
-	if err := hub.Patch(ctx, secret, client.Apply, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil { //nolint:staticcheck // no typed apply configuration in use here
+	if err := serverside.Apply(ctx, hub, secret, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("store credentials in secret %s/%s on the hub: %w", Namespace, secret.Name, err)
 	}
 	return nil
@@ -228,7 +229,7 @@ func applyCluster(ctx context.Context, hub client.Client, name, id, role string,
 		Spec: flotillav1.ClusterSpec{Credentials: flotillav1.KubeconfigSecretRef{
 			Namespace: Namespace, Name: SecretName(name), Key: kubeconfigKey}},
 	}
-	if err := hub.Patch(ctx, c, client.Apply, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil { //nolint:staticcheck // no typed apply configuration in use here
+	if err := serverside.Apply(ctx, hub, c, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply cluster %s on the hub: %w", name, err)
 	}
 	return nil

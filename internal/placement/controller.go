@@ -49,6 +49,9 @@ const maxIgnoredListed = 5
 // not. A Placement is re-scheduled when its spec or its flotilla.dev/rebalance annotation
 // changes, and when a cluster's state would change by the clock (failover, failback).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	// The core/v1 recorder, on purpose, as for Propagations: events.k8s.io folds Events that differ
+	// only in their message, which would hide which records were ignored.
+	//lint:ignore SA1019 core/v1 Events on purpose (see above).
 	r.recorder = mgr.GetEventRecorderFor("flotilla-placement")
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("placement").

@@ -97,6 +97,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	// The core/v1 recorder, on purpose: its replacement (events.k8s.io, GetEventRecorder) folds
 	// Events that differ only in their message into one series, which would hide every drift
 	// after the first (which cluster, which field, who changed it).
+	//lint:ignore SA1019 core/v1 Events on purpose, for the reason above.
 	r.recorder = mgr.GetEventRecorderFor("flotilla-propagation")
 	dc, err := discovery.NewDiscoveryClientForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/kubeconfig"
+	"github.com/flotilla-dev/flotilla/internal/serverside"
 )
 
 const (
@@ -314,7 +315,7 @@ func (i *importer) execute(ctx context.Context, imp clusterImport, want *unstruc
 		}
 	}
 	if plan.cluster {
-		if err := i.hub.Patch(ctx, want, client.Apply, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil { //nolint:staticcheck // an unstructured apply body, so that status is never part of it
+		if err := i.hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(want), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil { // an unstructured apply body, so that status is never part of it
 			return fmt.Errorf("apply cluster %s: %w", imp.name, err)
 		}
 		verb := "updated"
@@ -410,7 +411,7 @@ func (i *importer) writeCredentials(ctx context.Context, imp clusterImport) erro
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{kubeconfigKey: imp.kubeconfig},
 	}
-	if err := i.hub.Patch(ctx, secret, client.Apply, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil { //nolint:staticcheck // no typed apply configuration in use here
+	if err := serverside.Apply(ctx, i.hub, secret, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("write secret %s/%s: %w", i.namespace, secret.Name, err)
 	}
 	return nil

@@ -89,7 +89,7 @@ func (p *publisher) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	}
 	want := p.desired(c)
 	if !exists || current.GetAnnotations()[annotationPublishHash] != want.GetAnnotations()[annotationPublishHash] {
-		if err := p.hub.Patch(ctx, want, client.Apply, client.FieldOwner(publishFieldManager), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured apply body
+		if err := p.hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(want), client.FieldOwner(publishFieldManager), client.ForceOwnership); err != nil {
 			return reconcile.Result{}, fmt.Errorf("apply ClusterProfile %s/%s: %w", p.namespace, req.Name, err)
 		}
 	}
@@ -101,7 +101,7 @@ func (p *publisher) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	body.SetNamespace(p.namespace)
 	body.SetName(c.Name)
 	body.Object["status"] = status
-	if err := p.hub.Status().Patch(ctx, body, client.Apply, client.FieldOwner(publishFieldManager), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured apply body
+	if err := p.hub.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(body), client.FieldOwner(publishFieldManager), client.ForceOwnership); err != nil {
 		return reconcile.Result{}, fmt.Errorf("apply status of ClusterProfile %s/%s: %w", p.namespace, req.Name, err)
 	}
 	return reconcile.Result{}, nil

@@ -101,10 +101,13 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	}); err != nil {
 		return err
 	}
+	// core/v1 Events, as every Flotilla controller records them (see internal/propagation).
+	//lint:ignore SA1019 events.k8s.io folds Events that differ only in their message.
+	events := mgr.GetEventRecorderFor("flotilla-import")
 	imp := &importer{
 		hub:       mgr.GetClient(),
 		reader:    mgr.GetAPIReader(),
-		events:    mgr.GetEventRecorderFor("flotilla-import"),
+		events:    events,
 		ids:       newIdentifier(opts.UserAgent),
 		namespace: opts.CredentialsNamespace,
 	}

@@ -89,6 +89,9 @@ const (
 
 // SetupWithManager registers the controller for r.GVK.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
+	// The core/v1 recorder, on purpose, as for Propagations: events.k8s.io folds Events that differ
+	// only in their message, which would hide every drift after the first.
+	//lint:ignore SA1019 core/v1 Events on purpose (see above).
 	r.recorder = mgr.GetEventRecorderFor("flotilla-transparent")
 	r.reported = map[render.Owner]string{}
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,7 +71,7 @@ func planePIDs(t *testing.T, dir string) map[string]int {
 		pids[rel] = pid
 	}
 	if len(pids) == 0 {
-		t.Fatal(fmt.Sprintf("no PID files under %s", dir))
+		t.Fatalf("no PID files under %s", dir)
 	}
 	return pids
 }
