@@ -170,7 +170,7 @@ func get(ctx context.Context, cl client.Client, desired *unstructured.Unstructur
 
 func dryRunApply(ctx context.Context, cl client.Client, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	out := obj.DeepCopy()
-	err := cl.Patch(ctx, out, client.Apply, client.FieldOwner(deliver.FieldManager), client.ForceOwnership, client.DryRunAll) //nolint:staticcheck // unstructured apply
+	err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(out), client.FieldOwner(deliver.FieldManager), client.ForceOwnership, client.DryRunAll)
 	if apierrors.IsNotFound(err) && obj.GetNamespace() != "" {
 		// The namespace does not exist yet; the delivery would create it first.
 		return obj, nil

@@ -11,20 +11,19 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
-// TestCompletionScripts loads the completion scripts the binary prints into their shells (the
-// shells installed here), and asks the binary for completions as the scripts do.
+// TestCompletionScripts loads the bash completion script the binary prints into bash (zsh's and
+// fish's come from the same generator; a fresh machine has neither shell), and asks the binary
+// for completions as the script does.
 func TestCompletionScripts(t *testing.T) {
 	flotilla := buildFlotilla(t)
 	for shell, check := range map[string]string{
 		// bash needs the bash-completion package to complete, not to load the script.
 		"bash": `source <("$FLOTILLA" completion bash) && complete -p flotilla`,
-		"zsh":  `autoload -U compinit && compinit -u && source <("$FLOTILLA" completion zsh) && echo loaded`,
-		"fish": `"$FLOTILLA" completion fish | source; and complete -c flotilla | string match -q '*__complete*'; and echo loaded`,
 	} {
 		t.Run(shell, func(t *testing.T) {
 			path, err := exec.LookPath(shell)
 			if err != nil {
-				t.Skipf("%s is not installed", shell)
+				t.Fatalf("%s: %v", shell, err)
 			}
 			cmd := exec.Command(path, "-c", check)
 			cmd.Env = append(cmd.Environ(), "FLOTILLA="+flotilla)
