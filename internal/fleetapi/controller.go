@@ -130,6 +130,8 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	r.Hub = mgr.GetClient()
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
+	// core/v1 Events: events.k8s.io would fold drift Events that differ only in their message.
+	//lint:ignore SA1019 core/v1 Events on purpose, for the reason above.
 	r.drift = ownerkinds.DriftEvents{Recorder: mgr.GetEventRecorderFor("flotilla-fleetapi"), Object: r.servingPropagation}
 	r.schemas = newSnapshots()
 	r.compiles = newCompiles()

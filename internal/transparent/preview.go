@@ -77,7 +77,7 @@ func Preview(ctx context.Context, hub client.Client, u *unstructured.Unstructure
 		cd := plan.ClusterDesired{Cluster: c, Delivered: plan.DeliveredKeys(records[c])}
 		switch msg, failed := failures[c]; {
 		case failed:
-			cd.Err = fmt.Errorf("Placement %s: %s", placement.Name, msg)
+			cd.Err = fmt.Errorf("placement %s: %s", placement.Name, msg)
 		case want[c] == nil:
 			continue // withheld: the controller removes the copy there
 		default:
