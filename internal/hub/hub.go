@@ -221,7 +221,7 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 	}
 	for _, gvk := range transparent.Kinds {
 		t := owning.transparent[(&transparent.Reconciler{GVK: gvk}).OwnerKind()]
-		t.Hub, t.Deliverer, t.Clusters, t.Ledger = local.GetClient(), d, provider, records
+		t.Hub, t.Deliverer, t.Clusters, t.Ledger, t.Revisions = local.GetClient(), d, provider, records, prop.Revisions
 		if err := t.SetupWithManager(local); err != nil {
 			return nil, fmt.Errorf("set up transparent mode for %s: %w", gvk.Kind, err)
 		}

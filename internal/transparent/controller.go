@@ -36,11 +36,16 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // strategy is how transparent mode delivers: an object that exists on a cluster without
-// being Flotilla's is a conflict, never taken over, and a removed copy is deleted.
-var strategy = decide.Strategy{Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject}
+// being Flotilla's is a conflict, never taken over, and a removed copy is deleted. declared is
+// the same as a Propagation's spec would say it, for the records (spec.work).
+var (
+	strategy = decide.Strategy{Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject}
+	declared = flotillav1.PropagationStrategy{Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject}
+)
 
 // Reconciler propagates labelled hub objects of one kind.
 type Reconciler struct {
@@ -51,6 +56,9 @@ type Reconciler struct {
 	Clusters multicluster.Provider
 	// Ledger records which clusters have a copy of each object.
 	Ledger *ledger.Ledger
+	// Revisions keeps each distinct rendering of an object, which each cluster's record names
+	// as what the cluster runs with its changes (spec.work); nil keeps none.
+	Revisions *revisions.Store
 
 	notifier deliver.Notifier
 	recorder record.EventRecorder
@@ -203,6 +211,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	base := r.saveRevision(u, owner, rendered)
 	var pass division.Pass
 	var m moved
 	var want map[string]*unstructured.Unstructured
@@ -258,7 +267,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			continue
 		}
 		chosen = append(chosen, c)
-		w := fanout.Want{Objects: []*unstructured.Unstructured{want[c]}, Revision: want[c].GetAnnotations()[flotillav1.AnnotationHash]}
+		w := fanout.Want{Objects: []*unstructured.Unstructured{want[c]}, Revision: want[c].GetAnnotations()[flotillav1.AnnotationHash], Base: base}
 		if _, divided := pass.Replicas[render.Key(rendered)][c]; divided {
 			// What is written there: the share, or the replicas held during a move, as the
 			// overrides left them.
@@ -279,7 +288,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		hold, pending = h.Message, h.Deliver
 	}
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: r.ledgerOwner(u, owner), Records: records, Chosen: chosen, Want: wants,
-		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Held: hold, Confirm: guard.Leaving})
+		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Held: hold, Confirm: guard.Leaving, Declared: declared})
 	for _, c := range chosen {
 		if msg, failed := out.Failed[c]; failed && failure == "" {
 			failure = c + ": " + msg
@@ -391,6 +400,9 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	r.mu.Lock()
 	delete(r.reported, owner)
 	r.mu.Unlock()
+	if r.Revisions != nil {
+		r.Revisions.Forget(owner) // its revisions go with it (owner references)
+	}
 	// The confirmation was for this removal: it goes in the same patch.
 	_, err = ownerkinds.SetFinalizer(ctx, r.Hub, u, false, ownerkinds.FinalizerPatch{Also: func() { withoutConfirmation(u) }})
 	return client.IgnoreNotFound(err)
