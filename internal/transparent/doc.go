@@ -27,7 +27,9 @@
 // replicas or leave
 // keep theirs until every chosen cluster's copy is Ready (kstatus, at the generation Flotilla
 // wrote); meanwhile a MoveInProgress Event on the hub object says what the move waits for. Which
-// clusters hold a copy is in the Delivery records (package ledger).
+// clusters hold a copy is in the Delivery records (package ledger), and so is what each copy is:
+// each distinct rendering of the object is kept as a revision (revisions.go, package
+// revisions), and a cluster's record names it with the cluster's changes (spec.work).
 //
 // Transparent mode is an adapter: it turns a labelled object into an owner of the same fan-out
 // Propagations use (package fanout: records written ahead, deliveries, make-before-break
