@@ -1,0 +1,32 @@
+package revisions
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/work"
+)
+
+// Work returns what a cluster must run of owner as its Delivery record says (spec.work): the
+// objects of the revision it names, with the cluster's changes applied. The result must make
+// the digest the record gives, or it is an error: a revision or a record changed under it.
+// Secrets come with their data, read again from their sources (Load).
+func (s *Store) Work(ctx context.Context, owner render.Owner, w flotillav1.DeliveryWork) ([]*unstructured.Unstructured, error) {
+	base, _, err := s.Load(ctx, owner, w.Revision)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := work.Apply(base, w.Changes)
+	if err != nil {
+		return nil, err
+	}
+	// An owner of one object (transparent mode) names it by the object's own hash.
+	if digest := render.Revision(objs); digest != w.Digest && (len(objs) != 1 || render.HashOf(objs[0]) != w.Digest) {
+		return nil, fmt.Errorf("revision %s with the cluster's changes makes %s, the record says %s", w.Revision, digest, w.Digest)
+	}
+	return objs, nil
+}

@@ -1,0 +1,55 @@
+package revisions
+
+import (
+	"context"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/work"
+)
+
+// TestWork: a record's work gives back what the cluster runs from a stored revision, and a
+// record whose digest the revision and changes do not make is refused.
+func TestWork(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	_ = appsv1.AddToScheme(scheme)
+	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	store := &Store{Hub: c, Metadata: c, Reader: c}
+	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
+	objs := []*unstructured.Unstructured{
+		rendered(t, owner, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "namespace": "team"}, "data": map[string]any{"k": "v"}}),
+		rendered(t, owner, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "b", "namespace": "team"}, "data": map[string]any{"k": "v"}}),
+	}
+	name, err := store.Save(ctx, ledger.Owner{Owner: owner}, render.Revision(objs), objs, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster := []*unstructured.Unstructured{objs[0].DeepCopy()}
+	cluster[0].SetLabels(map[string]string{"region": "us"})
+	changes, err := work.Changes(objs, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := flotillav1.DeliveryWork{Revision: name, Digest: render.Revision(cluster), Changes: changes}
+	got, err := store.Work(ctx, owner, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].GetLabels()["region"] != "us" || got[0].GetName() != "a" {
+		t.Fatalf("work gives %v", got)
+	}
+	w.Digest = render.Revision(objs)
+	if _, err := store.Work(ctx, owner, w); err == nil {
+		t.Error("a record whose digest the changes do not make was believed")
+	}
+}
