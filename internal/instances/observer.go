@@ -27,9 +27,10 @@ import (
 //
 // Before Flotilla first delivers an instance a kro on the cluster managed, the children that kro
 // applied are on the spoke but not in the cache (they carry the instance's ApplySet mark, not
-// Flotilla's label). What the cache misses is then read from the spoke itself, and those
-// carrying the mark (takeover) are answered: kro's pass judges them as they are, so an instance
-// kro left ACTIVE stays ACTIVE while Flotilla takes its children over.
+// Flotilla's label); right after, Flotilla's own may not be in it yet. What the cache misses is
+// then read from the spoke itself, and those carrying the mark (takeover) are answered: kro's
+// pass judges them as they are, so an instance kro left ACTIVE stays ACTIVE while Flotilla
+// takes its children over.
 type cacheObserver struct {
 	ctx context.Context
 	cl  cluster.Cluster
@@ -114,13 +115,15 @@ func read(ctx context.Context, reader client.Reader, q kro.Query, from string) (
 	return out, nil
 }
 
-// takeoverMark is the ApplySet mark of an instance's children when some may be a kro's, on the
-// spoke and not in the cache: the instance carries an ApplySet inventory (kro, or Flotilla, has
-// managed it) and Flotilla has not delivered it since it started. Once delivered, its children
-// are Flotilla's and in the cache, and a missing one is not on the spoke: no reads. A new
-// instance has no inventory, and no kro's children either.
-func takeoverMark(instance *unstructured.Unstructured, delivered bool) decide.Mark {
-	if _, managed := instance.GetAnnotations()[kro.ApplySetGroupKindsAnnotation]; delivered || !managed {
+// takeoverMark is the ApplySet mark of an instance's children when some may be on the spoke
+// and not in the cache: the instance carries an ApplySet inventory (kro, or Flotilla, has
+// managed it). Before Flotilla first delivers it those are a kro's; right after a delivery they
+// are Flotilla's own, which the cache shows only once their watch events arrive (on a busy
+// machine, after the next pass has begun). Either way a child the cache misses is read from the
+// spoke; in steady state the cache has every child and nothing is read. A new instance has no
+// inventory, and no children anywhere.
+func takeoverMark(instance *unstructured.Unstructured) decide.Mark {
+	if _, managed := instance.GetAnnotations()[kro.ApplySetGroupKindsAnnotation]; !managed {
 		return decide.Mark{}
 	}
 	return decide.Mark{Key: kro.ApplySetPartOfLabel, Value: kro.ApplySetID(instance)}
