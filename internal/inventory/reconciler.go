@@ -3,6 +3,8 @@ package inventory
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -36,6 +38,36 @@ type reconciler struct {
 	reader   client.Reader // uncached: credentials are never cached on the hub
 	events   record.EventRecorder
 	ctx      context.Context
+
+	// written is each Cluster's status as last written, with when: a pass that follows at
+	// once may read a cache that does not show it yet, and must not write it again.
+	mu      sync.Mutex
+	written map[string]statusWrite
+}
+
+type statusWrite struct {
+	at     time.Time
+	status flotillav1.ClusterStatus
+}
+
+// ownWriteLag is how long a status write is trusted over a hub cache that does not show it.
+const ownWriteLag = 10 * time.Second
+
+// wroteAlready reports whether want is what the reconciler wrote for cluster moments ago.
+func (r *reconciler) wroteAlready(cluster string, want flotillav1.ClusterStatus) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.written[cluster]
+	return ok && time.Since(w.at) < ownWriteLag && equality.Semantic.DeepEqual(w.status, want)
+}
+
+func (r *reconciler) wrote(cluster string, status flotillav1.ClusterStatus) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.written == nil {
+		r.written = map[string]statusWrite{}
+	}
+	r.written[cluster] = statusWrite{at: time.Now(), status: *status.DeepCopy()}
 }
 
 // +kubebuilder:rbac:groups=flotilla.dev,resources=clusters,verbs=get;list;watch
@@ -162,7 +194,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // when readiness changes.
 func (r *reconciler) writeStatus(ctx context.Context, c *flotillav1.Cluster, snap snapshot, on placed, log interface{ Info(string, ...any) }) error {
 	want, changed := desiredStatus(c, snap, on, metav1.Now())
-	if !changed {
+	if !changed || r.wroteAlready(c.Name, want) {
 		return nil
 	}
 	before := c.DeepCopy()
@@ -176,6 +208,7 @@ func (r *reconciler) writeStatus(ctx context.Context, c *flotillav1.Cluster, sna
 	if err := r.hub.Status().Patch(ctx, c, client.MergeFrom(base)); err != nil {
 		return fmt.Errorf("update status of cluster %s: %w", c.Name, err)
 	}
+	r.wrote(c.Name, want)
 	if cred := snap.credObs; cred.reason != "" && (prevCreds == nil || prevCreds.Reason != cred.reason) && credentialsNews(cred.reason) {
 		eventType := corev1.EventTypeNormal
 		if cred.reason != flotillav1.ReasonRenewed {
