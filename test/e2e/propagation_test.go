@@ -139,9 +139,24 @@ func TestTransparentDeployment(t *testing.T) {
 		eventuallyKubectl(t, kc(s), n, "get", "deployment", "checkout", "-n", "checkout", "-o", "jsonpath={.status.availableReplicas}")
 	}
 
-	// Move it to the us-east cluster only by changing its label.
+	// Move it to the us-east cluster only by changing its label. Leaving two of its three
+	// clusters at once is more than the fleet prune budget allows: the new copy comes, the old
+	// ones stay until the confirmation a PruneBlocked Event names is given, as printed.
 	mustKubectl(t, hubKC, "label", "deployment", "cart", "-n", "shop", "flotilla.dev/placement=us", "--overwrite")
 	eventuallyKubectl(t, kc("spoke-2"), "6", "get", "deployment", "cart", "-n", "shop", "-o", "jsonpath={.status.availableReplicas}")
+	var confirm string
+	fleettest.Eventually(t, 60*time.Second, "a PruneBlocked Event on the hub Deployment naming the confirmation", func() error {
+		out, err := kubectl(t, hubKC, "get", "events", "-n", "shop", "--field-selector", "reason=PruneBlocked,involvedObject.name=cart",
+			"-o", `jsonpath={range .items[*]}{.message}{"\n"}{end}`)
+		for _, msg := range strings.Split(out, "\n") {
+			if _, command, found := strings.Cut(msg, "with: "); found && strings.Contains(msg, "from 2 of the 3 clusters") {
+				confirm = command
+				return nil
+			}
+		}
+		return fmt.Errorf("%q %v", out, err)
+	})
+	mustKubectl(t, hubKC, strings.Fields(confirm)[1:]...)
 	assertAbsent(t, kc("spoke-1"), "deployment", "cart", "-n", "shop")
 	assertAbsent(t, kc("spoke-3"), "deployment", "cart", "-n", "shop")
 
