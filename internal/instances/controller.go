@@ -68,6 +68,9 @@ type Controller struct {
 	// before the informer has caught up computes its conditions' transitions from it, not
 	// from an older status, and does not write them again with new times.
 	shown map[render.Owner]shownStatus
+	// submitted is when each instance's latest job was submitted: for a while after, the spoke
+	// cache may not show the children it wrote yet (recentlySubmitted).
+	submitted map[render.Owner]time.Time
 	// countSubscribers are told when the counts of a kind on a cluster may have changed.
 	countSubscribers []func(cluster string, kind schema.GroupVersionKind)
 }
@@ -162,8 +165,23 @@ func (c *Controller) submit(req request, instance *unstructured.Unstructured, jo
 			c.shown[job.Owner] = shownStatus{uid: instance.GetUID(), status: target.Object["status"]}
 		}
 	}
+	if c.submitted == nil {
+		c.submitted = map[render.Owner]time.Time{}
+	}
+	c.submitted[job.Owner] = time.Now()
 	c.mu.Unlock()
 	c.deliverer.Submit(job)
+}
+
+// cacheLag is how long after a delivery the spoke cache may not show what it wrote.
+const cacheLag = 10 * time.Second
+
+// recentlySubmitted reports whether owner's latest job went to the deliverer within cacheLag.
+func (c *Controller) recentlySubmitted(owner render.Owner) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.submitted[owner]
+	return ok && time.Since(at) < cacheLag
 }
 
 // withShownStatus is the instance as it shows, or is about to show, the status last submitted
@@ -186,6 +204,7 @@ func (c *Controller) forget(owner render.Owner) {
 	_, had := c.kinds[owner]
 	delete(c.kinds, owner)
 	delete(c.shown, owner)
+	delete(c.submitted, owner)
 	c.mu.Unlock()
 	if had {
 		c.deliverer.Forget(owner, owner.Cluster)

@@ -101,9 +101,10 @@
 // (applyset.kubernetes.io/part-of, the same id whoever applied them) are adopted as they are
 // (decide.Strategy.AdoptMarked), never recreated; an object without the mark is a conflict.
 // The instance stays as kro left it (ACTIVE): for an instance that carries an ApplySet
-// inventory, what the spoke cache misses is read from the spoke (before Flotilla first delivers
-// it, kro's children; right after, Flotilla's own before their watch events arrive) and the
-// children are judged as they are (cacheObserver.takeover), and a child Flotilla never
+// inventory, what the spoke cache misses is read from the spoke until it settles (before
+// Flotilla first delivers it, kro's children; for a few seconds after each delivery, Flotilla's
+// own before their watch events arrive) and the children are judged as they are
+// (cacheObserver.takeover), and a child Flotilla never
 // delivered that already holds what kro resolves, apart from metadata, does not hold the pass
 // (delivering: taking it over changes only labels and annotations).
 //

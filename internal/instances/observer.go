@@ -27,7 +27,7 @@ import (
 //
 // Before Flotilla first delivers an instance a kro on the cluster managed, the children that kro
 // applied are on the spoke but not in the cache (they carry the instance's ApplySet mark, not
-// Flotilla's label); right after, Flotilla's own may not be in it yet. What the cache misses is
+// Flotilla's label); right after a delivery, Flotilla's own may not be in it yet. What the cache misses is
 // then read from the spoke itself, and those carrying the mark (takeover) are answered: kro's
 // pass judges them as they are, so an instance kro left ACTIVE stays ACTIVE while Flotilla
 // takes its children over.
@@ -117,13 +117,13 @@ func read(ctx context.Context, reader client.Reader, q kro.Query, from string) (
 
 // takeoverMark is the ApplySet mark of an instance's children when some may be on the spoke
 // and not in the cache: the instance carries an ApplySet inventory (kro, or Flotilla, has
-// managed it). Before Flotilla first delivers it those are a kro's; right after a delivery they
-// are Flotilla's own, which the cache shows only once their watch events arrive (on a busy
-// machine, after the next pass has begun). Either way a child the cache misses is read from the
-// spoke; in steady state the cache has every child and nothing is read. A new instance has no
-// inventory, and no children anywhere.
-func takeoverMark(instance *unstructured.Unstructured) decide.Mark {
-	if _, managed := instance.GetAnnotations()[kro.ApplySetGroupKindsAnnotation]; !managed {
+// managed it) and it is not settled: Flotilla has not delivered it since it started (a kro's
+// children are not in the cache), or delivered it moments ago (its own may not be in the cache
+// yet; on a busy machine the next pass can begin first). Once settled, every child Flotilla
+// delivered is in the cache, and one missing there (deleted, or left out by includeWhen) is
+// not read from the spoke at every pass. A new instance has no inventory, and no children.
+func takeoverMark(instance *unstructured.Unstructured, settled bool) decide.Mark {
+	if _, managed := instance.GetAnnotations()[kro.ApplySetGroupKindsAnnotation]; settled || !managed {
 		return decide.Mark{}
 	}
 	return decide.Mark{Key: kro.ApplySetPartOfLabel, Value: kro.ApplySetID(instance)}

@@ -51,7 +51,7 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 	previous, hasPrevious := c.deliverer.Result(owner, cluster)
 	observer := &cacheObserver{ctx: ctx, cl: s.cl, namespace: instance.GetNamespace(), clusterWide: g.ClusterWide,
 		externals: externalKinds(g.Compiled), namespaced: namespacedKinds(g.Compiled),
-		takeover: takeoverMark(instance), used: map[externalKey]bool{},
+		takeover: takeoverMark(instance, hasPrevious && !c.recentlySubmitted(owner)), used: map[externalKey]bool{},
 		external: func(ctx context.Context, key externalKey, resource schema.GroupVersionResource) (*externalWatch, error) {
 			return c.external(ctx, s, key, resource)
 		}}
