@@ -33,8 +33,9 @@ type Fanout struct {
 	Deliverer *deliver.Deliverer
 	Ledger    *ledger.Ledger
 
-	mu   sync.Mutex
-	work map[workKey]flotillav1.DeliveryWork // the work last recorded per owner and cluster (work.go)
+	mu       sync.Mutex
+	work     map[workKey]flotillav1.DeliveryWork // the work last recorded per owner and cluster (work.go)
+	removing map[workKey]bool                    // removals submitted, until the cluster is forgotten
 }
 
 // Want is what an owner should have on one chosen cluster.
@@ -218,11 +219,14 @@ func (f *Fanout) leave(ctx context.Context, pass Pass, out *Outcome) {
 }
 
 // Unstarted returns those of clusters where no removal of owner has been submitted: a removal
-// confirmed once is not asked about again while it goes on.
+// confirmed once is not asked about again while it goes on. What was submitted is known since
+// the controller started; after a restart, a removal that had not finished asks again.
 func (f *Fanout) Unstarted(owner render.Owner, clusters []string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	var out []string
 	for _, c := range clusters {
-		if res, ok := f.Deliverer.Result(owner, c); !ok || res.Revision != removalRevision {
+		if !f.removing[workKey{owner, c}] {
 			out = append(out, c)
 		}
 	}
@@ -271,6 +275,12 @@ func (f *Fanout) Cleanup(ctx context.Context, owner render.Owner, records map[st
 // cluster's.
 func (f *Fanout) remove(ctx context.Context, owner render.Owner, c string, kinds []schema.GroupVersionKind, strategy decide.Strategy, progress map[string]deliver.Result) (bool, error) {
 	removal := decide.Strategy{Deletion: strategy.Deletion, PruneBudget: decide.Unbudgeted, PruneConfirmed: strategy.PruneConfirmed, ConfirmOn: strategy.ConfirmOn}
+	f.mu.Lock()
+	if f.removing == nil {
+		f.removing = map[workKey]bool{}
+	}
+	f.removing[workKey{owner, c}] = true
+	f.mu.Unlock()
 	f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true, PruneKinds: kinds, Strategy: removal})
 	res, ok := f.Deliverer.Result(owner, c)
 	if !ok || !res.Complete || res.Revision != removalRevision {

@@ -45,9 +45,11 @@ func (f *Fanout) recordWork(owner render.Owner, cluster string, want Want, decla
 	f.Ledger.RecordWork(owner, cluster, next)
 }
 
-// forgetWork drops what was recorded of owner's work on cluster (its record is gone).
+// forgetWork drops what was recorded of owner's work on cluster, and its removal (its record
+// is gone).
 func (f *Fanout) forgetWork(owner render.Owner, cluster string) {
 	f.mu.Lock()
 	delete(f.work, workKey{owner, cluster})
+	delete(f.removing, workKey{owner, cluster})
 	f.mu.Unlock()
 }

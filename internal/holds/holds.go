@@ -97,8 +97,8 @@ func (p Pass) Leaving(leaving []string) string {
 		generation = p.Placement.Generation
 	}
 	token := Token(generation, sorted)
-	if p.Confirmed == token || p.Confirmed == Token(generation, nil) {
-		return "" // that removal, or one from every cluster, was confirmed
+	if p.Confirmed == token || (len(p.Chosen) == 0 && p.Confirmed == Token(generation, nil)) {
+		return "" // that removal, or, while the Placement chooses none, the one from every cluster
 	}
 	return fmt.Sprintf("the change would remove the objects from %d of the %d clusters (%s), more than the prune budget (%d%%) allows; nothing was removed. "+
 		"Fix the Placement, or confirm with: %s",
