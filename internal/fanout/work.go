@@ -13,13 +13,18 @@ type workKey struct {
 }
 
 // recordWork has the cluster's record say what it must run (spec.work), when want names its
-// base revision. The cluster's changes are computed only when the revision or what the
+// base revision, and nothing when it does not. The cluster's changes are computed only when the revision or what the
 // cluster runs changed since the last pass: a pass that changes nothing costs a comparison.
 func (f *Fanout) recordWork(owner render.Owner, cluster string, want Want, declared flotillav1.PropagationStrategy) {
+	key := workKey{owner, cluster}
 	if want.Base == nil || want.Base.Name == "" {
+		// No kept revision to name: the record says nothing rather than something stale.
+		f.mu.Lock()
+		delete(f.work, key)
+		f.mu.Unlock()
+		f.Ledger.RecordWork(owner, cluster, flotillav1.DeliveryWork{})
 		return
 	}
-	key := workKey{owner, cluster}
 	f.mu.Lock()
 	last, known := f.work[key]
 	f.mu.Unlock()
@@ -32,6 +37,7 @@ func (f *Fanout) recordWork(owner render.Owner, cluster string, want Want, decla
 		if err != nil {
 			// What the cluster must run is still delivered; only its record lacks it.
 			ctrllog.Log.WithName("fanout").Error(err, "Cannot record what the cluster must run", "owner", owner, "cluster", cluster)
+			f.Ledger.RecordWork(owner, cluster, flotillav1.DeliveryWork{})
 			return
 		}
 		next.Changes = changes

@@ -314,9 +314,9 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	guard := guardOf(placer, rgd.Name, placement, records)
 	guard.Chosen = st.targets
 	waits := r.fanout.Unstarted(owner, sortedKeys(leaving)) // a removal under way goes on
-	held := guard.Leaving(waits)
+	held, reason := guard.Leaving(waits), flotillav1.ReasonPruneBlocked
 	if h := holds.Check(guard); h != nil {
-		held, waits = h.Message, sortedKeys(leaving)
+		held, reason = h.Message, h.Reason
 	}
 	if held == "" {
 		waits = nil
@@ -354,7 +354,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	serving := append(slices.Clone(st.targets), waits...)
 	for _, c := range waits {
 		pending[c] = deliver.Result{}
-		st.rows = append(st.rows, removingRow(rgd.Name, c, flotillav1.ReasonPruneBlocked, "kept: "+held))
+		st.rows = append(st.rows, removingRow(rgd.Name, c, reason, "kept: "+held))
 	}
 	waiting := r.serveGraphs(ctx, rgd, placer, serving, st.rows, plans)
 	for _, c := range waiting {

@@ -22,7 +22,8 @@ import (
 const workFieldManager = "flotilla-work"
 
 // RecordWork queues what cluster must run of owner for its record's spec.work, and returns at
-// once. The write happens only if it changed; a record that does not exist is left alone.
+// once; a zero DeliveryWork (no revision) removes it. The write happens only if it changed; a
+// record that does not exist is left alone.
 func (l *Ledger) RecordWork(owner render.Owner, cluster string, work flotillav1.DeliveryWork) {
 	l.workQueue().Add(pair{owner, cluster}, work)
 }
@@ -46,15 +47,22 @@ func (l *Ledger) writeWork(ctx context.Context, p pair, work flotillav1.Delivery
 	}
 	key := l.Key(p.owner, p.cluster)
 	var cached flotillav1.Delivery
-	if err := l.Hub.Get(ctx, key, &cached); err == nil && cached.Spec.Work != nil && equality.Semantic.DeepEqual(*cached.Spec.Work, work) {
+	err := l.Hub.Get(ctx, key, &cached)
+	switch {
+	case err == nil && work.Revision == "" && cached.Spec.Work == nil:
+		return nil
+	case err == nil && cached.Spec.Work != nil && equality.Semantic.DeepEqual(*cached.Spec.Work, work):
 		return nil
 	}
-	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&work)
-	if err != nil {
-		return err
-	}
 	u := newRecord(key)
-	u.Object["spec"] = map[string]any{"work": spec}
+	u.Object["spec"] = map[string]any{} // applied without work, the field manager's work goes
+	if work.Revision != "" {
+		spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&work)
+		if err != nil {
+			return err
+		}
+		u.Object["spec"] = map[string]any{"work": spec}
+	}
 	if err := l.Hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(workFieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("record what cluster %s must run of %s (Delivery %s): %w", p.cluster, p.owner, key, err)
 	}

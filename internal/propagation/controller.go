@@ -382,8 +382,12 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	// The revision is stored aside (encoding a thousand objects must not delay a delivery);
 	// its name is known before.
 	latest := revisions.Name(owner, in.revision)
+	kept, err := r.saveRevision(p, &in, rendered, sources) // "" when not kept (noHistory)
+	if err != nil {
+		return in, err
+	}
 	rules := r.rules.Get(p.owner().String(), p.obj.GetGeneration(), p.spec.Overrides)
-	want := r.wants(ctx, &in, target{owner: owner, placement: placement, rules: rules, latest: latest, rendered: rendered,
+	want := r.wants(ctx, &in, target{owner: owner, placement: placement, rules: rules, latest: latest, kept: kept, rendered: rendered,
 		revision: in.revision, pins: p.spec.RevisionPins})
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: p.ledgerOwner(), Records: in.records, Chosen: *decisions, Want: want,
 		Kinds: in.kinds, Prune: prune, Strategy: strategyOf(p, in.revision), Ignore: ignore, Held: held, Confirm: guard.Leaving,
@@ -397,9 +401,6 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	}
 	if out.Refused != "" {
 		in.pruneBlocked = out.Refused
-	}
-	if _, err := r.saveRevision(p, &in, rendered, sources); err != nil {
-		return in, err
 	}
 	return in, nil
 }

@@ -21,6 +21,7 @@ type target struct {
 	placement *flotillav1.Placement
 	rules     []override.Rule
 	latest    string // the name of the latest revision
+	kept      string // latest, once it is kept as a revision; "" when it is not (too large)
 	pins      []flotillav1.RevisionPin
 	rendered  []*unstructured.Unstructured
 	revision  string // rendered's revision (render.Revision)
@@ -108,8 +109,9 @@ func (t target) on(ctx context.Context, store *revisions.Store, c string, pass d
 	if err != nil {
 		return fanout.Want{}, err // a pinned revision that is not kept
 	}
-	base := &fanout.Base{Name: t.latest, Digest: revision, Objects: objs}
-	if pin != "" {
+	// The base a record names must exist: the pinned revision, or the latest once kept.
+	base := &fanout.Base{Name: t.kept, Digest: revision, Objects: objs}
+	if pin != "" && pin != t.latest {
 		base.Name = pin
 	}
 	if len(pass.On(c)) > 0 {

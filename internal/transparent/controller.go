@@ -44,7 +44,8 @@ import (
 // the same as a Propagation's spec would say it, for the records (spec.work).
 var (
 	strategy = decide.Strategy{Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject}
-	declared = flotillav1.PropagationStrategy{Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject}
+	declared = flotillav1.PropagationStrategy{Deletion: flotillav1.DeletionDelete, Conflict: flotillav1.ConflictReject,
+		Mode: flotillav1.ModeReconcile, Drift: flotillav1.DriftCorrect}
 )
 
 // Reconciler propagates labelled hub objects of one kind.
@@ -280,7 +281,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		wants[c] = w
 	}
-	guard.Chosen, guard.Delivered = decisions, ledger.Clusters(records)
+	// An HPA withheld where its workload has no share leaves those clusters: they are not chosen.
+	guard.Chosen, guard.Delivered = chosen, ledger.Clusters(records)
+	if len(decisions) > 0 {
+		// A confirmation of removing the object from every cluster was for the emptied
+		// Placement it answered: now that it chooses clusters again, it must not let a later
+		// emptying through unconfirmed.
+		if err := r.dropConfirmation(ctx, u, holds.Token(placement.Generation, nil)); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	hold, pending := "", false
 	if h := holds.Check(guard); h != nil {
 		// A Placement that has not scheduled its latest change yet is a moment's wait, not
@@ -406,6 +416,19 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	// The confirmation was for this removal: it goes in the same patch.
 	_, err = ownerkinds.SetFinalizer(ctx, r.Hub, u, false, ownerkinds.FinalizerPatch{Also: func() { withoutConfirmation(u) }})
 	return client.IgnoreNotFound(err)
+}
+
+// dropConfirmation takes the confirmation value off the hub object, if it carries it.
+func (r *Reconciler) dropConfirmation(ctx context.Context, u *unstructured.Unstructured, value string) error {
+	if u.GetAnnotations()[flotillav1.AnnotationConfirmPrune] != value {
+		return nil
+	}
+	before := u.DeepCopy()
+	withoutConfirmation(u)
+	if err := r.Hub.Patch(ctx, u, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("remove the used confirmation %s=%s from %s %s: %w", flotillav1.AnnotationConfirmPrune, value, r.GVK.Kind, client.ObjectKeyFromObject(u), err)
+	}
+	return nil
 }
 
 // withoutConfirmation takes a confirmation of a removal off u: it was for the removal that
