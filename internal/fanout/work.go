@@ -17,17 +17,17 @@ type workKey struct {
 // cluster runs changed since the last pass: a pass that changes nothing costs a comparison.
 func (f *Fanout) recordWork(owner render.Owner, cluster string, want Want, declared flotillav1.PropagationStrategy) {
 	key := workKey{owner, cluster}
-	if want.Base == nil || want.Base.Name == "" {
-		// No kept revision to name: the record says nothing rather than something stale.
-		f.mu.Lock()
-		delete(f.work, key)
-		f.mu.Unlock()
-		f.Ledger.RecordWork(owner, cluster, flotillav1.DeliveryWork{})
-		return
-	}
 	f.mu.Lock()
 	last, known := f.work[key]
 	f.mu.Unlock()
+	if want.Base == nil || want.Base.Name == "" {
+		// No kept revision to name: the record says nothing rather than something stale,
+		// asked once (an owner kind without revisions costs no write, nor a queued check, per pass).
+		if !known || last.Revision != "" {
+			f.clearWork(owner, cluster)
+		}
+		return
+	}
 	next := flotillav1.DeliveryWork{Revision: want.Base.Name, Digest: want.Revision, Strategy: declared}
 	switch {
 	case known && last.Revision == next.Revision && last.Digest == next.Digest:
@@ -37,7 +37,7 @@ func (f *Fanout) recordWork(owner render.Owner, cluster string, want Want, decla
 		if err != nil {
 			// What the cluster must run is still delivered; only its record lacks it.
 			ctrllog.Log.WithName("fanout").Error(err, "Cannot record what the cluster must run", "owner", owner, "cluster", cluster)
-			f.Ledger.RecordWork(owner, cluster, flotillav1.DeliveryWork{})
+			f.clearWork(owner, cluster)
 			return
 		}
 		next.Changes = changes
@@ -49,6 +49,17 @@ func (f *Fanout) recordWork(owner render.Owner, cluster string, want Want, decla
 	f.work[key] = next
 	f.mu.Unlock()
 	f.Ledger.RecordWork(owner, cluster, next)
+}
+
+// clearWork has the cluster's record say nothing of what it must run, and remembers it did.
+func (f *Fanout) clearWork(owner render.Owner, cluster string) {
+	f.mu.Lock()
+	if f.work == nil {
+		f.work = map[workKey]flotillav1.DeliveryWork{}
+	}
+	f.work[workKey{owner, cluster}] = flotillav1.DeliveryWork{}
+	f.mu.Unlock()
+	f.Ledger.RecordWork(owner, cluster, flotillav1.DeliveryWork{})
 }
 
 // forgetWork drops what was recorded of owner's work on cluster, and its removal (its record

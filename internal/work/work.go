@@ -16,7 +16,8 @@ import (
 
 // Changes returns how objs, what one cluster runs, differ from base, the revision's objects:
 // a merge patch per object that differs (of an empty object for one base lacks), and an
-// omission per base object objs lack, sorted by object key.
+// omission per base object objs lack, sorted by object key. A Secret that differs is an error:
+// its data never goes into a record.
 func Changes(base, objs []*unstructured.Unstructured) ([]flotillav1.ObjectChange, error) {
 	before := byKey(base)
 	var out []flotillav1.ObjectChange
@@ -36,6 +37,11 @@ func Changes(base, objs []*unstructured.Unstructured) ([]flotillav1.ObjectChange
 		patch, err := jsonpatch.CreateMergePatch(original, modified)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		if string(patch) != "{}" && obj.GetKind() == "Secret" && obj.GroupVersionKind().Group == "" {
+			// A record is readable where a Secret is not: a Secret that differs on a cluster
+			// is never written into one (overrides and divisions never change Secrets).
+			return nil, fmt.Errorf("%s: a Secret differs on the cluster; its change is not recorded", key)
 		}
 		if string(patch) != "{}" {
 			out = append(out, flotillav1.ObjectChange{Object: key, Patch: &apiextensionsv1.JSON{Raw: patch}})

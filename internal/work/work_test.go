@@ -92,3 +92,17 @@ func TestApplyRefusesABrokenPatch(t *testing.T) {
 		t.Error("a broken patch applied")
 	}
 }
+
+// TestNoSecretInChanges: a Secret that differs on a cluster is refused, so its data never
+// reaches a record that a namespace's viewers may read.
+func TestNoSecretInChanges(t *testing.T) {
+	secret := object("Secret", "db", map[string]any{"data": map[string]any{"password": "Y2FuYXJ5"}})
+	changed := secret.DeepCopy()
+	_ = unstructured.SetNestedField(changed.Object, "b3RoZXI=", "data", "password")
+	if changes, err := work.Changes([]*unstructured.Unstructured{secret}, []*unstructured.Unstructured{changed}); err == nil {
+		t.Fatalf("a Secret's change was recorded: %+v", changes)
+	}
+	if changes, err := work.Changes([]*unstructured.Unstructured{secret}, []*unstructured.Unstructured{secret}); err != nil || len(changes) != 0 {
+		t.Fatalf("an unchanged Secret: %v, %v", changes, err)
+	}
+}
