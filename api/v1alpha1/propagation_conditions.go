@@ -134,6 +134,12 @@ const (
 	// AnnotationConfirmPrune on a Propagation, set to the revision its PruneBlocked condition
 	// names, lets that one revision delete more than the prune budget allows.
 	AnnotationConfirmPrune = "flotilla.dev/confirm-prune"
+	// AnnotationRevisionPins on a transparent-mode hub object holds clusters at kept revisions
+	// of it, as a Propagation's spec.revisionPins does: a comma-separated list of
+	// cluster=revision pairs, each revision one of the object's ControllerRevisions (kubectl get
+	// controllerrevisions -n <namespace> -l flotilla.dev/owner=<its owner label value>). It
+	// stays on the hub: delivered copies do not carry it.
+	AnnotationRevisionPins = "flotilla.dev/revision-pins"
 	// AnnotationOverrides on a delivered object lists the override rules applied to it.
 	AnnotationOverrides = "flotilla.dev/overrides"
 	// AnnotationAdopted on an object on a spoke names the owner that adopted it

@@ -1,6 +1,9 @@
 package v1alpha1
 
 import (
+	"fmt"
+	"strings"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -72,6 +75,29 @@ type RevisionPin struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Revision string `json:"revision"`
+}
+
+// ParseRevisionPins reads the flotilla.dev/revision-pins annotation: comma-separated
+// cluster=revision pairs, each cluster named once.
+func ParseRevisionPins(value string) ([]RevisionPin, error) {
+	var pins []RevisionPin
+	seen := map[string]bool{}
+	for _, pair := range strings.Split(value, ",") {
+		if pair = strings.TrimSpace(pair); pair == "" {
+			continue
+		}
+		cluster, revision, ok := strings.Cut(pair, "=")
+		cluster, revision = strings.TrimSpace(cluster), strings.TrimSpace(revision)
+		if !ok || cluster == "" || revision == "" {
+			return nil, fmt.Errorf("%s: %q is not cluster=revision; write e.g. %s=spoke-1=<a ControllerRevision's name>", AnnotationRevisionPins, pair, AnnotationRevisionPins)
+		}
+		if seen[cluster] {
+			return nil, fmt.Errorf("%s: cluster %s is pinned twice", AnnotationRevisionPins, cluster)
+		}
+		seen[cluster] = true
+		pins = append(pins, RevisionPin{Cluster: cluster, Revision: revision})
+	}
+	return pins, nil
 }
 
 // PinOf returns the revision pins hold cluster at, or "".

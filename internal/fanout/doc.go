@@ -15,6 +15,10 @@
 // what it must run: that revision and the cluster's changes to it (package work), computed only
 // when either changed.
 //
-// It decides nothing about what an owner wants (selection, rendering, division, overrides,
-// holds, confirmations): its callers do, and pass what they decided in a Pass.
+// Wants runs the one per-cluster computation (package percluster: pins, division and a move's
+// holds, overrides) with what it needs of the running system: the deliverer's results (is a
+// cluster Ready?) and the ledger's admission (placement limits); Planned runs it for
+// `flotilla plan`; Facts and Fits read its input from the hub and spokes. It decides nothing
+// else about what an owner wants (selection, rendering, fleet-wide holds, confirmations): its
+// callers do, and pass what they decided in a Pass.
 package fanout

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -38,25 +38,12 @@ type Fanout struct {
 	removing map[workKey]bool                    // removals submitted, until the cluster is forgotten
 }
 
-// Want is what an owner should have on one chosen cluster.
-type Want struct {
-	Objects  []*unstructured.Unstructured
-	Revision string
-	// Replicas are the shares of divided workloads among Objects (ledger.Shares), recorded
-	// ahead with the kinds.
-	Replicas []flotillav1.WorkloadReplicas
-	// Base, when set, is the owner's revision Objects are made from: the cluster's record
-	// says what it must run as that revision and the cluster's changes to it (spec.work).
-	Base *Base
-}
-
-// Base is an owner's revision as a cluster's objects start from it.
-type Base struct {
-	// Name is the revision's ControllerRevision, Digest its render.Revision, Objects its
-	// objects.
-	Name, Digest string
-	Objects      []*unstructured.Unstructured
-}
+// Want is what an owner should have on one chosen cluster, Base the revision it is made
+// from (package percluster computes both).
+type (
+	Want = percluster.Want
+	Base = percluster.Revision
+)
 
 // Pass is one pass of an owner through the fanout: what its reconcile decided.
 type Pass struct {

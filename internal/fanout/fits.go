@@ -9,23 +9,28 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/division"
-	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// Fits returns what the chosen clusters (their allocatable resources in room, by cluster)
-// are known to fit of each divided workload, by workload and cluster: what the owner's records
+// Fits returns what the chosen clusters (facts: their allocatable resources among them) are
+// known to fit of each divided workload, by workload and cluster: what the owner's records
 // remember, and, when after is set (moves.unschedulableAfter), what a copy whose pods have
 // stayed Unschedulable that long could schedule (the replicas it asks for less those pods). A
 // finding is dropped once the cluster's allocatable resources change (division.Fit.Holds).
 // have is what the records say each cluster runs, rendered the owner's objects. recheck is
 // when a copy short of Available should be looked at again (0: no need).
 func (f *Fanout) Fits(ctx context.Context, records map[string]*flotillav1.Delivery, have division.Replicas,
-	rendered []*unstructured.Unstructured, room map[string]map[string]int64, after time.Duration) (fits map[string]map[string]division.Fit, recheck time.Duration) {
+	rendered []*unstructured.Unstructured, facts map[string]override.Cluster, after time.Duration) (fits map[string]map[string]division.Fit, recheck time.Duration) {
+	room := make(map[string]map[string]int64, len(facts))
+	for c, f := range facts {
+		room[c] = f.Allocatable
+	}
 	fits = make(map[string]map[string]division.Fit, len(have))
 	for w := range have {
 		fits[w] = map[string]division.Fit{}
-		for c, fit := range ledger.RecordedFits(records, w) {
+		for c, fit := range percluster.RecordedFits(records, w) {
 			if r, chosen := room[c]; chosen && fit.Holds(r) {
 				fits[w][c] = fit
 			}

@@ -7,15 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
-	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -109,31 +106,6 @@ func TestRecordSizeAtTenThousandObjects(t *testing.T) {
 func TestUnion(t *testing.T) {
 	if got := strings.Join(union([]string{"b", "a"}, []string{"c", "a"}), ","); got != "a,b,c" {
 		t.Errorf("union = %s", got)
-	}
-}
-
-func TestShares(t *testing.T) {
-	if Shares(nil, nil) != nil {
-		t.Errorf("no divided workload: want no shares")
-	}
-	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}
-	got := Shares(map[string]int64{"apps/Deployment/team/web": 3, "apps/Deployment/team/api": 1},
-		map[string]division.Fit{"apps/Deployment/team/web": {Replicas: 2, Allocatable: cpu}})
-	if len(got) != 2 || got[0].Object != "apps/Deployment/team/api" || got[1].Replicas != 3 {
-		t.Fatalf("Shares = %+v, want sorted by object", got)
-	}
-	records := map[string]*flotillav1.Delivery{
-		"a": {Spec: flotillav1.DeliverySpec{Replicas: got}},
-		"b": {Spec: flotillav1.DeliverySpec{}},
-	}
-	if r := RecordedShares(records, "apps/Deployment/team/web"); len(r) != 1 || r["a"] != 3 {
-		t.Errorf("RecordedShares = %v, want a: 3 only", r)
-	}
-	if f := RecordedFits(records, "apps/Deployment/team/web"); len(f) != 1 || f["a"].Replicas != 2 || !f["a"].Holds(map[string]int64{"cpu": 4000}) {
-		t.Errorf("RecordedFits = %v, want a: 2 while a allocates 4 cpu", f)
-	}
-	if f := RecordedFits(records, "apps/Deployment/team/api"); len(f) != 0 {
-		t.Errorf("RecordedFits = %v, want none for a workload without a finding", f)
 	}
 }
 

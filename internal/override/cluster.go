@@ -1,50 +1,15 @@
 package override
 
 import (
-	"context"
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
-
-// ClusterFacts returns what override rules may look at of a cluster, from the hub cache.
-func ClusterFacts(ctx context.Context, hub client.Reader, name string) Cluster {
-	c := Cluster{Name: name}
-	cl := &flotillav1.Cluster{}
-	if err := hub.Get(ctx, client.ObjectKey{Name: name}, cl); err != nil {
-		return c
-	}
-	c.Labels = cl.Labels
-	c.Allocatable = division.UsageFrom(cl.Status.Allocatable)
-	c.Limits = division.UsageFrom(cl.Spec.PlacementLimits)
-	return c
-}
-
-// FactsChanged passes the Cluster events that change what rules and divisions see of a
-// cluster: its labels, its allocatable capacity, its placement limits, and what is placed on
-// it when it has limits (room freed by one owner is taken up by another that could not place
-// everything).
-func FactsChanged() predicate.Predicate {
-	return predicate.Or(predicate.LabelChangedPredicate{}, predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		o, okO := e.ObjectOld.(*flotillav1.Cluster)
-		n, okN := e.ObjectNew.(*flotillav1.Cluster)
-		if !okO || !okN {
-			return false
-		}
-		eq := equality.Semantic.DeepEqual
-		return !eq(o.Status.Allocatable, n.Status.Allocatable) || !eq(o.Spec.PlacementLimits, n.Spec.PlacementLimits) ||
-			(len(n.Spec.PlacementLimits) > 0 && !eq(o.Status.Placed, n.Status.Placed))
-	}})
-}
 
 // ForCluster returns the objects as one cluster gets them: every object the rules change is a
 // copy, annotated with the rules' names and hashed again; the others are shared.

@@ -36,6 +36,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
@@ -116,7 +117,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster),
-			builder.WithPredicates(override.FactsChanged())).
+			builder.WithPredicates(ownerkinds.FactsChanged())).
 		// Secrets carrying manifests are watched as metadata only: their data never sits in
 		// the hub controller's memory; it is read when a Propagation needs it.
 		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.usersOfNamespace), builder.OnlyMetadata).
@@ -386,9 +387,9 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	if err != nil {
 		return in, err
 	}
-	rules := r.rules.Get(p.owner().String(), p.obj.GetGeneration(), p.spec.Overrides)
-	want := r.wants(ctx, &in, target{owner: owner, placement: placement, rules: rules, latest: latest, kept: kept, rendered: rendered,
-		revision: in.revision, pins: p.spec.RevisionPins})
+	want := r.wants(ctx, &in, percluster.Input{Owner: owner, Placement: placement, Chosen: in.targets,
+		Latest: percluster.Revision{Name: kept, Digest: in.revision, Objects: rendered}, LatestName: latest,
+		Pins: p.spec.RevisionPins, Rules: r.rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides)})
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: p.ledgerOwner(), Records: in.records, Chosen: *decisions, Want: want,
 		Kinds: in.kinds, Prune: prune, Strategy: strategyOf(p, in.revision), Ignore: ignore, Held: held, Confirm: guard.Leaving,
 		Declared: p.spec.Strategy})

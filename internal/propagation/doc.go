@@ -7,9 +7,10 @@
 // Split by concern: select.go finds what to deliver, hubkinds.go makes sure the hub can watch
 // what is selected, controller.go drives the pipeline, status.go summarizes results,
 // cleanup.go removes delivered objects when a Propagation goes. What each chosen cluster gets
-// (its pinned revision or the latest, its share of the division, its overrides) is made in
-// one place, target.on (wants.go), which the controller and Preview (preview.go, for
-// `flotilla plan`) both call.
+// (its pinned revision or the latest, its share of the division, its overrides) is computed
+// by package percluster, the same for every owner kind: wants.go gathers its input and the
+// controller runs it through fanout.Wants, Preview (preview.go, for `flotilla plan`) through
+// fanout.Planned.
 //
 // One owner never stalls the others: a kind the hub cannot list and watch is refused before
 // it is watched (InvalidSpec, or KindUnavailable while it may come back), every hub cache

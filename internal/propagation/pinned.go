@@ -1,8 +1,6 @@
 package propagation
 
 import (
-	"context"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -28,16 +26,6 @@ func (r *Reconciler) saveRevision(p propagator, in *statusInput, rendered []*uns
 		return "", nil
 	}
 	return name, err
-}
-
-// revisionFor returns the objects a cluster gets and their revision: those of the revision its
-// owner pins it to (spec.revisionPins), loaded from store, or the latest.
-func revisionFor(ctx context.Context, store *revisions.Store, owner render.Owner, pin, latest string,
-	rendered []*unstructured.Unstructured, revision string) ([]*unstructured.Unstructured, string, error) {
-	if pin == "" || pin == latest {
-		return rendered, revision, nil
-	}
-	return store.Load(ctx, owner, pin)
 }
 
 // firstWarning reports whether a Warning of this reason about owner says something new (the

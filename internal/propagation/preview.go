@@ -2,17 +2,19 @@ package propagation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
-	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/plan"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
@@ -20,8 +22,8 @@ import (
 
 // Preview computes what obj (a *Propagation or *ClusterPropagation, stored on the hub or not)
 // wants on its clusters, reading the hub through c, with the controller's own steps: its
-// fleet-wide holds (guardOf, holds.Planned), its division, and each cluster's objects made by
-// target.on (the revision spec.revisionPins pins the cluster to, read back through c with its
+// fleet-wide holds (guardOf, holds.Planned), and each cluster's objects as package percluster
+// makes them (the revision spec.revisionPins pins the cluster to, read back through c with its
 // Secrets' values read again from their sources, else the latest; its share of the divided
 // workloads; its override rules). A plan shows where a division ends, not the replicas a move
 // holds on the way. owners are the kinds Delivery records may belong to (ledger.Trust):
@@ -87,25 +89,21 @@ func Preview(ctx context.Context, c client.Client, obj client.Object, owners led
 			return d, nil
 		}
 	}
-	t := target{owner: owner, placement: placement, rules: override.Compile(p.spec.Overrides), latest: revisions.Name(owner, revision),
-		pins: p.spec.RevisionPins, rendered: rendered, revision: revision, facts: factsOf(ctx, c, decisions)}
-	free, err := book.Free(ctx, owner, override.LimitsOf(t.facts))
+	pc := percluster.Input{Owner: owner, Placement: placement, Chosen: decisions,
+		Latest: percluster.Revision{Digest: revision, Objects: rendered}, LatestName: revisions.Name(owner, revision),
+		Pins: p.spec.RevisionPins, Rules: override.Compile(p.spec.Overrides)}
+	// Revisions are read whole, uncached, as the controller reads them (revisions.Store.Reader).
+	gather(ctx, c, &revisions.Store{Reader: c}, &pc, records)
+	pc.Fits = percluster.FitsOf(rendered, records)
+	out, err := fanout.Planned(ctx, book, pc)
 	if err != nil {
 		return nil, err
 	}
-	t.fits = map[string]map[string]division.Fit{}
-	for w := range division.Workloads(rendered) {
-		t.fits[w] = ledger.RecordedFits(records, w)
-	}
-	div, _ := divisionOf(placement, rendered, records, t.facts, free, t.fits, owner)
-	pass := division.NewPass(rendered, div.Shares)
-	// Revisions are read whole, uncached, as the controller reads them (revisions.Store.Reader).
-	store := &revisions.Store{Reader: c}
 	for _, cl := range decisions {
-		w, err := t.on(ctx, store, cl, pass)
-		cd := plan.ClusterDesired{Cluster: cl, Objects: w.Objects, Revision: w.Revision, Delivered: plan.DeliveredKeys(records[cl]), Err: err}
-		if pin := flotillav1.PinOf(t.pins, cl); pin != t.latest {
-			cd.Pinned = pin
+		w := out.Want[cl]
+		cd := plan.ClusterDesired{Cluster: cl, Objects: w.Objects, Revision: w.Revision, Pinned: w.Pinned, Delivered: plan.DeliveredKeys(records[cl])}
+		if msg, failed := out.Failed[cl]; failed {
+			cd.Err = errors.New(msg)
 		}
 		d.Clusters = append(d.Clusters, cd)
 	}

@@ -22,6 +22,10 @@ var hubOnlyMetadata = []string{
 var hubOnlyAnnotations = []string{
 	"kubectl.kubernetes.io/last-applied-configuration",
 	"deployment.kubernetes.io/revision",
+	// Flotilla's own instructions about a transparent-mode object (its copies would change
+	// with them, and a pin would name a revision that differs from the latest by the pin).
+	flotillav1.AnnotationConfirmPrune,
+	flotillav1.AnnotationRevisionPins,
 }
 
 // Render returns the object desired on a spoke for a hub object: hub-only fields stripped,

@@ -25,6 +25,7 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/coalesce"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -367,4 +368,18 @@ func decode(data []byte) (decoded, error) {
 		out = append(out, &unstructured.Unstructured{Object: o})
 	}
 	return decoded{objs: out, secrets: p.Secrets}, nil
+}
+
+// Pinned loads the revisions pins hold clusters at, but latest (the owner's latest revision's
+// name), by name, for percluster.Input.Pinned: a revision that cannot be loaded carries why.
+func (s *Store) Pinned(ctx context.Context, owner render.Owner, pins []flotillav1.RevisionPin, latest string) map[string]percluster.Pinned {
+	out := map[string]percluster.Pinned{}
+	for _, p := range pins {
+		if _, loaded := out[p.Revision]; loaded || p.Revision == latest {
+			continue
+		}
+		objs, digest, err := s.Load(ctx, owner, p.Revision)
+		out[p.Revision] = percluster.Pinned{Revision: percluster.Revision{Name: p.Revision, Digest: digest, Objects: objs}, Err: err}
+	}
+	return out
 }

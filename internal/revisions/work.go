@@ -24,8 +24,7 @@ func (s *Store) Work(ctx context.Context, owner render.Owner, w flotillav1.Deliv
 	if err != nil {
 		return nil, err
 	}
-	// An owner of one object (transparent mode) names it by the object's own hash.
-	if digest := render.Revision(objs); digest != w.Digest && (len(objs) != 1 || render.HashOf(objs[0]) != w.Digest) {
+	if digest := render.Revision(objs); digest != w.Digest {
 		return nil, fmt.Errorf("revision %s with the cluster's changes makes %s, the record says %s", w.Revision, digest, w.Digest)
 	}
 	return objs, nil

@@ -14,7 +14,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/division"
-	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -79,7 +79,7 @@ func (r *Reconciler) scaling(ctx context.Context, u *unstructured.Unstructured, 
 	if err != nil {
 		return division.Pass{}, err
 	}
-	recorded := ledger.RecordedShares(records, key)
+	recorded := percluster.RecordedShares(records, key)
 	shares := make(map[string]int64, len(decisions))
 	for _, c := range decisions {
 		if n, ok := recorded[c]; ok {

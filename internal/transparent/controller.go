@@ -110,7 +110,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		For(r.newObject(), builder.WithPredicates(labelled)).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
-		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster), builder.WithPredicates(override.FactsChanged())).
+		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster), builder.WithPredicates(ownerkinds.FactsChanged())).
 		// A pinned or unpinned cluster, or a record deleted by someone else (written again).
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
 			return o.Kind == r.GVK.Kind && o.APIVersion == r.GVK.GroupVersion().String()
@@ -206,81 +206,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	rules := r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides)
-	facts := r.factsOf(ctx, decisions)
-	hpas, err := r.autoscalersOf(ctx, u)
+	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, r.Revisions)
+	var invalid invalidPins
+	if errors.As(err, &invalid) {
+		// Nothing changes anywhere: a pin that cannot be read must not let its cluster move on.
+		r.reportFailure(u, owner, flotillav1.ReasonInvalidSpec, err.Error())
+		return reconcile.Result{}, nil
+	}
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	base := r.saveRevision(u, owner, rendered)
-	var pass division.Pass
-	var m moved
-	var want map[string]*unstructured.Unstructured
-	var failures map[string]string
-	now := r.runsOf(ctx, u, rendered, placement, decisions, records, facts)
-	place := func(free map[string]division.Usage) map[string]division.Usage {
-		m = r.divide(ctx, owner, u, rendered, placement, decisions, records, rules, facts, hpas, now, free)
-		pass = m.pass
-		if pass.Replicas == nil {
-			if pass, err = r.scaling(ctx, u, placement, decisions); err != nil {
-				return nil
-			}
-		}
-		if want, failures, err = perCluster(rules, facts, rendered, decisions, pass); err != nil {
-			return nil
-		}
-		placed := make(map[string]division.Usage, len(want))
-		for c, o := range want {
-			if o != nil {
-				placed[c] = division.UsageOf([]*unstructured.Unstructured{o})
-			}
-		}
-		return placed
+	recheck, err := r.gather(ctx, u, &pc, records, true)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-	// A division over clusters with placement limits runs admitted by the ledger, so that
-	// two owners never both take a cluster's last room.
-	if limits := override.LimitsOf(facts); len(limits) > 0 && division.Divides(placement.Spec.Replicas, true) {
-		if aerr := r.Ledger.Admit(ctx, owner, limits, place); aerr != nil {
-			return reconcile.Result{}, aerr
-		}
-	} else {
-		place(nil)
-	}
+	m, err := r.fanout.Wants(ctx, pc)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	// The clusters that get the object: all the Placement chooses, but an HPA of a divided
 	// workload only where the workload has a share (it leaves the others, as from a cluster
-	// no longer chosen).
-	chosen := make([]string, 0, len(decisions))
+	// no longer chosen). A cluster whose overrides fail keeps what it has; the others carry on.
+	chosen := m.Clusters(decisions)
 	var failure string
-	wants := make(map[string]fanout.Want, len(want))
-	for _, c := range decisions {
-		if msg, failed := failures[c]; failed {
-			// This cluster keeps what it has; the others carry on.
-			if failure == "" {
-				failure = c + ": Placement " + placement.Name + ": " + msg
+	for _, c := range chosen {
+		if msg, failed := m.Failed[c]; failed {
+			failure = c + ": Placement " + placement.Name + ": " + msg // its overrides fail there
+			if pin := flotillav1.PinOf(pc.Pins, c); pin != "" && pin != pc.LatestName {
+				failure = c + ": " + msg // or its pinned revision is not kept
 			}
-			chosen = append(chosen, c)
-			continue
+			break
 		}
-		if want[c] == nil {
-			continue
-		}
-		chosen = append(chosen, c)
-		w := fanout.Want{Objects: []*unstructured.Unstructured{want[c]}, Revision: want[c].GetAnnotations()[flotillav1.AnnotationHash], Base: base}
-		if _, divided := pass.Replicas[render.Key(rendered)][c]; divided {
-			// What is written there: the share, or the replicas held during a move, as the
-			// overrides left them.
-			n, _, _ := unstructured.NestedInt64(want[c].Object, "spec", "replicas")
-			var fits map[string]division.Fit
-			if f, ok := m.fits[c]; ok {
-				fits = map[string]division.Fit{render.Key(rendered): f}
-			}
-			w.Replicas = ledger.Shares(map[string]int64{render.Key(rendered): n}, fits)
-		}
-		wants[c] = w
 	}
+	wants := m.Want
 	// An HPA withheld where its workload has no share leaves those clusters: they are not chosen.
 	guard.Chosen, guard.Delivered = chosen, ledger.Clusters(records)
 	if len(decisions) > 0 {
@@ -307,7 +265,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			failure = c + ": " + res.Message
 		}
 	}
-	stalled := m.stalled
+	stalled := m.Stalled
 	if stalled == "" {
 		stalled = out.Stalled
 	}
@@ -319,12 +277,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, out.Refused)
 	case failure == "" && stalled != "":
 		r.reportFailure(u, owner, flotillav1.ReasonMoveInProgress, stalled)
-	case failure == "" && m.unplaced != "":
-		r.reportFailure(u, owner, flotillav1.ReasonReplicasNotPlaced, m.unplaced)
+	case failure == "" && len(m.Unplaced) > 0:
+		r.reportFailure(u, owner, flotillav1.ReasonReplicasNotPlaced, m.Unplaced[render.Key(rendered)])
 	default:
 		r.reportFailure(u, owner, "DeliveryFailed", failure)
 	}
-	return reconcile.Result{RequeueAfter: m.recheck}, errors.Join(out.Err, r.writeStatus(ctx, u, decisions, m.shares))
+	return reconcile.Result{RequeueAfter: recheck}, errors.Join(out.Err, r.writeStatus(ctx, u, decisions, m.Shares[render.Key(rendered)]))
 }
 
 // reportFailure emits a Warning Event on the hub object when a delivery fails, once per
@@ -339,38 +297,6 @@ func (r *Reconciler) reportFailure(u *unstructured.Unstructured, owner render.Ow
 	if failure != "" {
 		r.recorder.Event(u, corev1.EventTypeWarning, reason, failure)
 	}
-}
-
-// perCluster returns the object for each of clusters: as the pass makes it there (a divided
-// workload with its share of replicas, an HPA of one with its share of the bounds, or nothing
-// where such an HPA is withheld), then with the Placement's overrides. A cluster whose
-// overrides fail is in failures instead, with why. facts are the clusters' (factsOf).
-func perCluster(rules []override.Rule, facts map[string]override.Cluster, rendered *unstructured.Unstructured, clusters []string,
-	pass division.Pass) (objs map[string]*unstructured.Unstructured, failures map[string]string, err error) {
-	objs, failures = make(map[string]*unstructured.Unstructured, len(clusters)), map[string]string{}
-	for _, c := range clusters {
-		obj := rendered
-		if pass.Replicas != nil {
-			out, err := pass.Apply([]*unstructured.Unstructured{rendered}, c)
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(out) == 0 {
-				continue // withheld here
-			}
-			obj = out[0]
-		}
-		if override.Active(rules, facts[c]) {
-			out, err := override.ForCluster(rules, facts[c], []*unstructured.Unstructured{obj})
-			if err != nil {
-				failures[c] = err.Error()
-				continue
-			}
-			obj = out[0]
-		}
-		objs[c] = obj
-	}
-	return objs, failures, nil
 }
 
 // placement returns the object's Placement, nil if it does not exist.
@@ -504,11 +430,7 @@ func (r *Reconciler) spokeCopy(ctx context.Context, clusterName string, key clie
 func (r *Reconciler) factsOf(ctx context.Context, clusters []string) map[string]override.Cluster {
 	ctx, cancel := context.WithTimeout(ctx, hubReadTimeout)
 	defer cancel()
-	out := make(map[string]override.Cluster, len(clusters))
-	for _, c := range clusters {
-		out[c] = override.ClusterFacts(ctx, r.Hub, c)
-	}
-	return out
+	return fanout.Facts(ctx, r.Hub, clusters)
 }
 
 // RecordDrift emits an Event on the hub object whose copy on a cluster drifted, as for every

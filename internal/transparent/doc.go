@@ -22,7 +22,7 @@
 // a share; the workload's copies then leave their replicas to the clusters' HPAs between
 // changes of the share (package division, package deliver).
 //
-// Moves make before they break (move.go, package division): when the clusters or the division
+// Moves make before they break (package percluster, package division): when the clusters or the division
 // change, clusters that gain replicas (or a first copy) get them first, and clusters that lose
 // replicas or leave
 // keep theirs until every chosen cluster's copy is Ready (kstatus, at the generation Flotilla
@@ -31,12 +31,14 @@
 // each distinct rendering of the object is kept as a revision (revisions.go, package
 // revisions), and a cluster's record names it with the cluster's changes (spec.work).
 //
-// Transparent mode is an adapter: it turns a labelled object into an owner of the same fan-out
-// Propagations use (package fanout: records written ahead, deliveries, make-before-break
-// removal from clusters that left, cleanup), deciding only what each chosen cluster gets.
+// Transparent mode is an adapter: it turns a labelled object into an owner of the same
+// per-cluster computation and fan-out Propagations use (package percluster: what each chosen
+// cluster gets, with the object divided by default; package fanout: records written ahead,
+// deliveries, make-before-break removal from clusters that left, cleanup); gather.go reads its
+// input.
 // Supported kinds are listed in Kinds; each gets one controller on the hub that sees only
 // labelled objects. Delivery, ordering, conflicts and pruning are the deliverer's.
 //
 // Preview (preview.go) computes what an object wants on each cluster for `flotilla plan` with
-// the controller's own functions: its holds, divisionOf, scaling and perCluster.
+// the controller's own steps: its holds, gather, and package percluster.
 package transparent

@@ -9,20 +9,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
-	"github.com/flotilla-dev/flotilla/internal/division"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
-	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/plan"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // Preview computes what the labelled hub object u (of one of Kinds) wants on the clusters its
 // Placement chooses, reading the hub through hub, with the controller's own steps: its holds
-// (guard, released, holds.Planned), its division by the Placement's replica policy
-// (divisionOf, from what the records say each cluster runs and fits), the HPAs that follow a
-// divided workload (autoscalersOf, scaling), and each cluster's copy (perCluster: its share,
-// then the Placement's overrides). A plan shows where a division ends, not the replicas a
+// (guard, released, holds.Planned), the input it gathers (gather: what the records say each
+// cluster runs and fits, the HPAs that follow a divided workload), and each cluster's copy as
+// package percluster makes it (its share, then the Placement's overrides). A plan shows where a division ends, not the replicas a
 // move holds on the way; an HPA withheld where its workload has no share is left out. owners
 // are the kinds Delivery records may belong to (ledger.Trust). It changes nothing.
 func Preview(ctx context.Context, hub client.Client, u *unstructured.Unstructured, owners ledger.Owners) (*plan.Desired, error) {
@@ -64,52 +63,25 @@ func Preview(ctx context.Context, hub client.Client, u *unstructured.Unstructure
 	if err != nil {
 		return nil, err
 	}
-	facts := r.factsOf(ctx, decisions)
-	pass, err := r.previewPass(ctx, u, owner, rendered, placement, decisions, records, facts)
+	// Revisions are read whole, uncached, as the controller reads them (revisions.Store.Reader).
+	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, &revisions.Store{Reader: hub})
 	if err != nil {
 		return nil, err
 	}
-	want, failures, err := perCluster(override.Compile(placement.Spec.Overrides), facts, rendered, decisions, pass)
+	if _, err := r.gather(ctx, u, &pc, records, false); err != nil {
+		return nil, err
+	}
+	out, err := fanout.Planned(ctx, r.Ledger, pc)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range decisions {
-		cd := plan.ClusterDesired{Cluster: c, Delivered: plan.DeliveredKeys(records[c])}
-		switch msg, failed := failures[c]; {
-		case failed:
+	for _, c := range out.Clusters(decisions) { // an HPA withheld where its workload has no share: removed there
+		w := out.Want[c]
+		cd := plan.ClusterDesired{Cluster: c, Objects: w.Objects, Revision: w.Revision, Pinned: w.Pinned, Delivered: plan.DeliveredKeys(records[c])}
+		if msg, failed := out.Failed[c]; failed {
 			cd.Err = fmt.Errorf("placement %s: %s", placement.Name, msg)
-		case want[c] == nil:
-			continue // withheld: the controller removes the copy there
-		default:
-			cd.Objects, cd.Revision = []*unstructured.Unstructured{want[c]}, render.HashOf(want[c])
 		}
 		d.Clusters = append(d.Clusters, cd)
 	}
 	return d, nil
-}
-
-// previewPass is the object's replicas on each chosen cluster where its division ends: the
-// division of a workload (with the HPAs that scale it), or an HPA's share of the bounds of the
-// workload it scales.
-func (r *Reconciler) previewPass(ctx context.Context, u *unstructured.Unstructured, owner render.Owner, rendered *unstructured.Unstructured,
-	placement *flotillav1.Placement, decisions []string, records map[string]*flotillav1.Delivery, facts map[string]override.Cluster) (division.Pass, error) {
-	var free map[string]division.Usage
-	if limits := override.LimitsOf(facts); len(limits) > 0 && division.Divides(placement.Spec.Replicas, true) {
-		var err error
-		if free, err = r.Ledger.Free(ctx, owner, limits); err != nil {
-			return division.Pass{}, err
-		}
-	}
-	key := render.Key(rendered)
-	have, _ := recordedShares(key, decisions, records)
-	now := runs{have: have, fits: map[string]map[string]division.Fit{key: ledger.RecordedFits(records, key)}}
-	div, divided := divisionOf(owner, rendered, placement, decisions, facts, now, free)
-	if !divided {
-		return r.scaling(ctx, u, placement, decisions)
-	}
-	hpas, err := r.autoscalersOf(ctx, u)
-	if err != nil {
-		return division.Pass{}, err
-	}
-	return division.NewPass(append([]*unstructured.Unstructured{rendered}, hpas...), div.Shares), nil
 }

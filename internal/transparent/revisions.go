@@ -1,28 +1,66 @@
 package transparent
 
 import (
+	"context"
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/flotilla-dev/flotilla/internal/fanout"
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
-// saveRevision has the object as rendered kept as a revision (once per change, stored aside)
-// and returns it as the base each cluster's copy is made from, which the cluster's record names
-// (spec.work); nil when no revision is kept (no store, or one too large to keep).
-func (r *Reconciler) saveRevision(u *unstructured.Unstructured, owner render.Owner, rendered *unstructured.Unstructured) *fanout.Base {
-	if r.Revisions == nil {
-		return nil
+// invalidPins is a flotilla.dev/revision-pins annotation that cannot be read.
+type invalidPins struct{ error }
+
+// input is what the per-cluster computation reads of the object's pass, but what gather adds:
+// its latest revision (kept in the store r.Revisions, when there is one), the pins its
+// flotilla.dev/revision-pins annotation sets with their revisions loaded from store, its
+// Placement's override rules and the chosen clusters' facts.
+func (r *Reconciler) input(ctx context.Context, u *unstructured.Unstructured, owner render.Owner, placement *flotillav1.Placement,
+	decisions []string, rendered *unstructured.Unstructured, store *revisions.Store) (percluster.Input, error) {
+	pins, err := flotillav1.ParseRevisionPins(u.GetAnnotations()[flotillav1.AnnotationRevisionPins])
+	if err != nil {
+		return percluster.Input{}, invalidPins{err}
 	}
-	hash := render.HashOf(rendered)
-	name, err := r.Revisions.SaveAside(r.ledgerOwner(u, owner), hash, []*unstructured.Unstructured{rendered}, nil, nil)
+	pc := percluster.Input{Owner: owner, Placement: placement, Chosen: decisions, DivideByDefault: true, Pins: pins,
+		Rules: r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides),
+		Facts: r.factsOf(ctx, decisions)}
+	pc.Latest = r.saveRevision(u, owner, rendered, pins)
+	pc.LatestName = revisions.Name(owner, pc.Latest.Digest)
+	if len(pins) > 0 {
+		if store == nil {
+			return percluster.Input{}, fmt.Errorf("%s %s/%s pins clusters (%s), but this hub keeps no revisions", owner.Kind, u.GetNamespace(), u.GetName(), flotillav1.AnnotationRevisionPins)
+		}
+		pc.Pinned = store.Pinned(ctx, owner, pins, pc.LatestName)
+	}
+	return pc, nil
+}
+
+// saveRevision has the object as rendered kept as a revision (once per change, stored aside,
+// the revisions pins name kept too) and returns it as the revision each cluster's copy is made
+// from, which the cluster's record names (spec.work); its Name is "" when no revision is kept
+// (no store, or one too large).
+func (r *Reconciler) saveRevision(u *unstructured.Unstructured, owner render.Owner, rendered *unstructured.Unstructured, pins []flotillav1.RevisionPin) percluster.Revision {
+	objs := []*unstructured.Unstructured{rendered}
+	latest := percluster.Revision{Digest: render.Revision(objs), Objects: objs}
+	if r.Revisions == nil {
+		return latest
+	}
+	keep := map[string]bool{}
+	for _, p := range pins {
+		keep[p.Revision] = true
+	}
+	name, err := r.Revisions.SaveAside(r.ledgerOwner(u, owner), latest.Digest, objs, nil, keep)
 	if err != nil {
 		if !revisions.NotKept(err) {
 			ctrllog.Log.WithName("transparent").Error(err, "Cannot keep a revision", "owner", owner)
 		}
-		return nil
+		return latest
 	}
-	return &fanout.Base{Name: name, Digest: hash, Objects: []*unstructured.Unstructured{rendered}}
+	latest.Name = name
+	return latest
 }

@@ -1,29 +1,31 @@
-package ledger
+package percluster
 
 import (
-	"sort"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/division"
 )
 
-// Shares lists divided workloads' shares on a cluster, by object (render.Key), with what the
-// cluster is known to fit of them (fits, by object; may be nil), as a record holds them:
-// sorted, so that an unchanged division compares equal.
-func Shares(byObject map[string]int64, fits map[string]division.Fit) []flotillav1.WorkloadReplicas {
-	if len(byObject) == 0 {
-		return nil
+// What the Delivery records (spec.replicas) say of divided workloads: the share Flotilla wrote
+// on each cluster, and what the cluster was found to fit.
+
+// HaveOf is what the records say each cluster runs of the divisible workloads among objs.
+func HaveOf(objs []*unstructured.Unstructured, records map[string]*flotillav1.Delivery) division.Replicas {
+	have := division.Replicas{}
+	for w := range division.Workloads(objs) {
+		have[w] = RecordedShares(records, w)
 	}
-	out := make([]flotillav1.WorkloadReplicas, 0, len(byObject))
-	for object, n := range byObject {
-		r := flotillav1.WorkloadReplicas{Object: object, Replicas: int32(n)}
-		if f, ok := fits[object]; ok {
-			r.Fits, r.FitsAllocatable = &f.Replicas, f.Allocatable
-		}
-		out = append(out, r)
+	return have
+}
+
+// FitsOf is what the records remember each cluster fits of the divisible workloads among objs.
+func FitsOf(objs []*unstructured.Unstructured, records map[string]*flotillav1.Delivery) map[string]map[string]division.Fit {
+	fits := map[string]map[string]division.Fit{}
+	for w := range division.Workloads(objs) {
+		fits[w] = RecordedFits(records, w)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Object < out[j].Object })
-	return out
+	return fits
 }
 
 // RecordedShares returns each cluster's recorded share of one divided workload (render.Key),

@@ -1,0 +1,67 @@
+package fanout
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/division"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
+)
+
+// Wants computes what each chosen cluster gets (percluster.Compute), a move's holds judged by
+// the deliverer's latest results. A division over clusters with placement limits runs admitted
+// by the ledger, so that two owners never both take a cluster's last room; when admission
+// fails, err says why and every cluster keeps what it has.
+func (f *Fanout) Wants(ctx context.Context, in percluster.Input) (percluster.Outcome, error) {
+	owner := in.Owner
+	in.ReadyAt = func(c, revision string) bool {
+		res, ok := f.Deliverer.Result(owner, c)
+		return ok && res.ReadyAt(revision)
+	}
+	limits := override.LimitsOf(in.Facts)
+	if len(limits) == 0 || !in.Divides() {
+		return percluster.Compute(in), nil
+	}
+	var out percluster.Outcome
+	err := f.Ledger.Admit(ctx, owner, limits, func(free map[string]division.Usage) map[string]division.Usage {
+		in.Free = free
+		out = percluster.Compute(in)
+		return out.Placed()
+	})
+	return out, err
+}
+
+// Planned is Wants as `flotilla plan` shows it: where the division ends (no move holds),
+// within what book says the limited clusters admit now.
+func Planned(ctx context.Context, book *ledger.Ledger, in percluster.Input) (percluster.Outcome, error) {
+	in.ReadyAt = nil
+	if limits := override.LimitsOf(in.Facts); len(limits) > 0 && in.Divides() {
+		free, err := book.Free(ctx, in.Owner, limits)
+		if err != nil {
+			return percluster.Outcome{}, err
+		}
+		in.Free = free
+	}
+	return percluster.Compute(in), nil
+}
+
+// Facts reads what override rules and divisions see of each cluster (its labels, allocatable
+// capacity and placement limits) from the hub cache; a Cluster that cannot be read has none.
+func Facts(ctx context.Context, hub client.Reader, clusters []string) map[string]override.Cluster {
+	out := make(map[string]override.Cluster, len(clusters))
+	for _, name := range clusters {
+		c := override.Cluster{Name: name}
+		cl := &flotillav1.Cluster{}
+		if err := hub.Get(ctx, client.ObjectKey{Name: name}, cl); err == nil {
+			c.Labels = cl.Labels
+			c.Allocatable = division.UsageFrom(cl.Status.Allocatable)
+			c.Limits = division.UsageFrom(cl.Spec.PlacementLimits)
+		}
+		out[name] = c
+	}
+	return out
+}
