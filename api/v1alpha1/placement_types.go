@@ -95,6 +95,13 @@ type PlacementSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=8
 	Tiers []ClusterTier `json:"tiers,omitempty"`
+
+	// rollout rolls each new revision of the owners that use this Placement out stage by
+	// stage, cluster by cluster (Propagations and ClusterPropagations; transparent-mode objects
+	// and APIPropagations deliver every revision at once for now). Unset: a new revision goes
+	// to every chosen cluster at once.
+	// +optional
+	Rollout *RolloutPolicy `json:"rollout,omitempty"`
 }
 
 // ClusterTier is one group of clusters in the order spec.tiers fills them.

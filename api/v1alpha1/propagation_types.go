@@ -540,6 +540,11 @@ type PropagationStatus struct {
 	// +listMapKey=cluster
 	// +kubebuilder:validation:MaxItems=1000
 	ClusterResults []ClusterResult `json:"clusterResults,omitempty"`
+
+	// rollout is where the rollout of the latest revision stands, when the Placement rolls
+	// revisions out (spec.rollout) and one is under way or just ended.
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
 }
 
 // Propagation delivers selected hub objects of its namespace to the clusters of a Placement.
@@ -554,6 +559,7 @@ type PropagationStatus struct {
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
 // +kubebuilder:printcolumn:name="Drifted",type=integer,JSONPath=`.status.drifted`
 // +kubebuilder:printcolumn:name="Replicas",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="ReplicasPlaced")].reason`
+// +kubebuilder:printcolumn:name="Rollout",type=string,priority=1,JSONPath=`.status.rollout.phase`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Propagation struct {
@@ -592,6 +598,7 @@ type PropagationList struct {
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failedClusters`
 // +kubebuilder:printcolumn:name="Drifted",type=integer,JSONPath=`.status.drifted`
 // +kubebuilder:printcolumn:name="Replicas",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="ReplicasPlaced")].reason`
+// +kubebuilder:printcolumn:name="Rollout",type=string,priority=1,JSONPath=`.status.rollout.phase`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ClusterPropagation struct {

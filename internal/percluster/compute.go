@@ -112,6 +112,9 @@ func (in Input) on(c string, pass division.Pass) (w Want, withheld bool, err err
 // replicas the pass gives each there, and what the cluster is known to fit of it.
 func (in Input) shares(c string, pass division.Pass, objs []*unstructured.Unstructured) []flotillav1.WorkloadReplicas {
 	on := pass.On(c)
+	if len(on) == 0 {
+		return nil // nothing divided here: no object to look at
+	}
 	var out []flotillav1.WorkloadReplicas
 	for _, o := range objs {
 		key := render.Key(o)

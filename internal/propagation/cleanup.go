@@ -50,6 +50,7 @@ func (r *Reconciler) forget(owner render.Owner) {
 	r.mu.Lock()
 	r.settle.Forget(owner)
 	delete(r.warned, owner)
+	delete(r.rollouts, owner)
 	r.mu.Unlock()
 }
 

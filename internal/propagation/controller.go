@@ -39,6 +39,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
+	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
 // Reconciler drives Propagations and ClusterPropagations through the pipeline.
@@ -74,6 +75,8 @@ type Reconciler struct {
 	settle  fanout.Settle[render.Owner]        // status writes waiting for deliveries in flight
 	warned  map[render.Owner]map[string]string // the last Warning of each reason, by owner (firstWarning)
 	own     ownWrites                          // recent writes the cache may not show yet
+	// rollouts are what the rollout gate remembers of each owner's rollout (package rollout).
+	rollouts map[render.Owner]rollout.Memory
 }
 
 // Every hub write is a merge patch (the finalizer, the status); nothing is updated whole.
@@ -109,6 +112,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.renders = newRenderCache()
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
 	r.warned = map[render.Owner]map[string]string{}
+	r.rollouts = map[render.Owner]rollout.Memory{}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagation").
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
@@ -382,14 +386,16 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	in.kinds = render.Kinds(rendered)
 	// The revision is stored aside (encoding a thousand objects must not delay a delivery);
 	// its name is known before.
-	latest := revisions.Name(owner, in.revision)
-	kept, err := r.saveRevision(p, &in, rendered, sources) // "" when not kept (noHistory)
+	pc := percluster.Input{Owner: owner, Placement: placement, Chosen: in.targets, LatestName: revisions.Name(owner, in.revision),
+		Rules: r.rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides), Facts: fanout.Facts(ctx, r.Hub, in.targets)}
+	running := r.fanout.Running(owner, in.records, in.targets)
+	kept, err := r.saveRevision(p, &in, rendered, sources, running) // "" when not kept (noHistory)
 	if err != nil {
 		return in, err
 	}
-	want := r.wants(ctx, &in, percluster.Input{Owner: owner, Placement: placement, Chosen: in.targets,
-		Latest: percluster.Revision{Name: kept, Digest: in.revision, Objects: rendered}, LatestName: latest,
-		Pins: p.spec.RevisionPins, Rules: r.rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides)})
+	pc.Latest = percluster.Revision{Name: kept, Digest: in.revision, Objects: rendered}
+	pc.Pins = r.gate(p, &in, pc, running)
+	want := r.wants(ctx, &in, pc)
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: p.ledgerOwner(), Records: in.records, Chosen: *decisions, Want: want,
 		Kinds: in.kinds, Prune: prune, Strategy: strategyOf(p, in.revision), Ignore: ignore, Held: held, Confirm: guard.Leaving,
 		Declared: p.spec.Strategy})

@@ -62,6 +62,8 @@ type statusInput struct {
 	noHistory string
 	// pruneBlocked says why deletions wait for confirmation, fleet-wide.
 	pruneBlocked string
+	// rollout is where the rollout of the latest revision stands (nil: none).
+	rollout *flotillav1.RolloutStatus
 	// retryAfter, when set, is when a hold that no watched event ends is looked at again.
 	retryAfter time.Duration
 	// now is when the pass began; progressDeadline how long a move may wait before it is
@@ -111,6 +113,7 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	}
 	out.SelectedObjects = int32(in.selected)
 	out.TargetClusters = int32(len(in.targets))
+	out.Rollout = in.rollout
 	out.AppliedClusters, out.FailedClusters, out.ReadyClusters = 0, 0, 0
 	var firstNotReady string
 	var entries []flotillav1.ClusterResult
@@ -373,6 +376,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, p propagator, in statusInp
 	}
 	r.own.wroteStatus(p.obj.GetUID(), want)
 	r.recordTransition(p.obj, before.status.Conditions, want.Conditions)
+	r.reportRollout(p, before.status.Rollout, want.Rollout)
 	return nil
 }
 

@@ -18,7 +18,9 @@ import (
 // the chosen clusters' facts, the revisions pins hold clusters at (loaded from store), and
 // what the records say each cluster runs of the divided workloads.
 func gather(ctx context.Context, hub client.Reader, store *revisions.Store, pc *percluster.Input, records map[string]*flotillav1.Delivery) {
-	pc.Facts = fanout.Facts(ctx, hub, pc.Chosen)
+	if pc.Facts == nil {
+		pc.Facts = fanout.Facts(ctx, hub, pc.Chosen)
+	}
 	pc.Pinned = store.Pinned(ctx, pc.Owner, pc.Pins, pc.LatestName)
 	pc.Have = percluster.HaveOf(pc.Latest.Objects, records)
 }

@@ -23,7 +23,7 @@ import (
 // walkthroughs are the documents whose walkthroughs TestWalkthroughs runs, in the order a reader
 // meets them: the README first, then each document it sends the reader to. Each must work after
 // the ones before it.
-var walkthroughs = []string{"README.md", "docs/fleet-apis.md", "docs/scheduling.md", "docs/keeping-the-fleet-true.md"}
+var walkthroughs = []string{"README.md", "docs/fleet-apis.md", "docs/scheduling.md", "docs/keeping-the-fleet-true.md", "docs/rollouts.md"}
 
 // convergeWithin is how long a read-only command of a walkthrough may take to show what the text
 // shows: the fleet converges in seconds, failover in under a minute, on a busy machine too.

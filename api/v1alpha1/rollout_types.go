@@ -1,0 +1,163 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// RolloutPolicy rolls each new revision of an owner that uses the Placement out stage by
+// stage. Clusters not reached yet keep running the revision they run (a pin the rollout
+// holds; their drift is still corrected); a cluster is done once the new revision is applied
+// there and its objects are Ready at the generation Flotilla wrote. Scaling and moves are not
+// rollouts: a changed share or a newly chosen cluster applies at once, with the revision the
+// cluster's stage has reached. The first delivery of an owner, with nothing running yet, is not
+// staged.
+// +kubebuilder:validation:XValidation:rule="!has(self.progressDeadline) || duration(self.progressDeadline) > duration('0s')",message="progressDeadline must be positive"
+type RolloutPolicy struct {
+	// stages in order. A cluster belongs to the first stage it matches; clusters that match
+	// none form an implicit last stage, "rest", so a cluster that joins the Placement never
+	// fails a rollout: it gets the revision its stage has reached.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Stages []RolloutStage `json:"stages,omitempty"`
+
+	// progressDeadline is how long a cluster may take to be Ready at the new revision before
+	// it counts as failed (default 10m).
+	// +optional
+	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
+
+	// maxFailures is how many clusters (a number, or a percentage of the chosen clusters) may
+	// fail the new revision before the rollout halts (default 0: the first failure halts it).
+	// A halted rollout reaches no further cluster and rolls nothing back: the clusters that
+	// have the new revision keep it, the others keep theirs, until the owner changes again.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
+	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
+	// +kubebuilder:validation:XValidation:rule="type(self) == string || self >= 0",message="must not be negative"
+	MaxFailures *intstr.IntOrString `json:"maxFailures,omitempty"`
+
+	// paused reaches no further cluster; those in flight finish. Scaling, moves and drift
+	// correction go on.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+}
+
+// RolloutStage is one step of a rollout.
+type RolloutStage struct {
+	// name identifies the stage in status and in approvals.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// clusterNames and clusterSelector choose the stage's clusters (either matches); with
+	// neither, it matches none.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=253
+	ClusterNames []string `json:"clusterNames,omitempty"`
+
+	// clusterSelector chooses the stage's clusters by their labels; {} matches every cluster.
+	// +optional
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+
+	// maxUnavailable is how many of the stage's clusters (a number, or a percentage rounded
+	// down, at least 1) take the new revision at once (default 25%).
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
+	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
+	// +kubebuilder:validation:XValidation:rule="type(self) == string || self >= 1",message="must be at least 1"
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// soak is how long the rollout waits after every cluster of the stage is done before the
+	// next stage starts.
+	// +optional
+	Soak *metav1.Duration `json:"soak,omitempty"`
+
+	// approval is None (default) or Required: the stage starts only once the owner carries
+	// the annotation flotilla.dev/approve=<stage>@<revision> for the revision rolling out
+	// (`flotilla rollout approve`).
+	// +optional
+	// +kubebuilder:default=None
+	Approval RolloutApproval `json:"approval,omitempty"`
+}
+
+// RolloutApproval says whether a stage waits for a person.
+// +kubebuilder:validation:Enum=None;Required
+type RolloutApproval string
+
+const (
+	// ApprovalNone starts the stage as soon as the stage before it is done and soaked.
+	ApprovalNone RolloutApproval = "None"
+	// ApprovalRequired also waits for flotilla.dev/approve=<stage>@<revision> on the owner.
+	ApprovalRequired RolloutApproval = "Required"
+)
+
+// AnnotationApprove on an owner approves one stage of one revision's rollout:
+// <stage>@<revision>.
+const AnnotationApprove = "flotilla.dev/approve"
+
+// RolloutRestStage is the implicit last stage of the clusters no stage matches.
+const RolloutRestStage = "rest"
+
+// DefaultRolloutDeadline is how long a cluster may take to be Ready at a new revision when the
+// rollout does not say.
+const DefaultRolloutDeadline = DefaultProgressDeadline
+
+// RolloutStatus is where an owner's rollout of its latest revision stands.
+type RolloutStatus struct {
+	// revision is the revision rolling out (a ControllerRevision of the owner).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Revision string `json:"revision,omitempty"`
+
+	// phase is Progressing, Soaking, WaitingForApproval, Paused, Halted or Complete.
+	// +optional
+	Phase RolloutPhase `json:"phase,omitempty"`
+
+	// message says what the rollout waits for, or why it halted.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+
+	// stages say how far each stage is, in order.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=17
+	Stages []RolloutStageStatus `json:"stages,omitempty"`
+}
+
+// RolloutStageStatus counts one stage's clusters by where they are.
+type RolloutStageStatus struct {
+	// name is the stage's (rest: the clusters no stage matches).
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// clusters in the stage; done have the new revision Ready; inFlight have it and are not
+	// Ready yet; failed failed it; pending wait for their turn.
+	Clusters int32 `json:"clusters"`
+	Done     int32 `json:"done"`
+	InFlight int32 `json:"inFlight"`
+	Failed   int32 `json:"failed"`
+	Pending  int32 `json:"pending"`
+}
+
+// RolloutPhase is where a rollout stands.
+// +kubebuilder:validation:Enum=Progressing;Soaking;WaitingForApproval;Paused;Halted;Complete
+type RolloutPhase string
+
+const (
+	RolloutProgressing        RolloutPhase = "Progressing"
+	RolloutSoaking            RolloutPhase = "Soaking"
+	RolloutWaitingForApproval RolloutPhase = "WaitingForApproval"
+	RolloutPaused             RolloutPhase = "Paused"
+	RolloutHalted             RolloutPhase = "Halted"
+	RolloutComplete           RolloutPhase = "Complete"
+)

@@ -1,0 +1,44 @@
+package fanout
+
+import (
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// Running is which of an owner's revisions a cluster runs, and how that went.
+type Running struct {
+	// Revision is the owner's revision the cluster's objects are made from, as its record
+	// says (spec.work; what this process recorded last, ahead of the record's write).
+	Revision string
+	// Ready says the deliverer found the cluster's objects of Revision applied and Ready at
+	// the generation written; Failed says why their delivery failed in a way the cluster will
+	// repeat (invalid, forbidden, too large; "" when it did not).
+	Ready  bool
+	Failed string
+}
+
+// Running says which of owner's revisions each of clusters runs (clusters without a record
+// naming one are left out).
+func (f *Fanout) Running(owner render.Owner, records map[string]*flotillav1.Delivery, clusters []string) map[string]Running {
+	out := make(map[string]Running, len(clusters))
+	for _, c := range clusters {
+		f.mu.Lock()
+		w, known := f.work[workKey{owner, c}]
+		f.mu.Unlock()
+		if rec := records[c]; !known && rec != nil && rec.Spec.Work != nil {
+			w = *rec.Spec.Work
+		}
+		if w.Revision == "" {
+			continue
+		}
+		run := Running{Revision: w.Revision}
+		if res, ok := f.Deliverer.Result(owner, c); ok && res.Revision == w.Digest {
+			run.Ready = res.ReadyAt(w.Digest)
+			if res.Failed > 0 && res.Permanent {
+				run.Failed = res.Message // one the spoke repeats; a passing failure is not
+			}
+		}
+		out[c] = run
+	}
+	return out
+}

@@ -1,0 +1,70 @@
+package propagation
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
+	"github.com/flotilla-dev/flotilla/internal/rollout"
+)
+
+// gate asks the rollout gate (package rollout) which chosen clusters may take the latest
+// revision now, when p's Placement rolls revisions out, and returns the pins that hold the
+// others at the revision they run: p's own spec.revisionPins first (a person's pin wins), then
+// the rollout's. pc has the chosen clusters' facts and the latest revision; running is what
+// each runs (fanout.Running). A latest revision that is not kept rolls out nowhere gradually:
+// no cluster could be held at it later.
+func (r *Reconciler) gate(p propagator, in *statusInput, pc percluster.Input, running map[string]fanout.Running) []flotillav1.RevisionPin {
+	pins := p.spec.RevisionPins
+	policy := pc.Placement.Spec.Rollout
+	owner := p.owner()
+	if policy == nil || pc.Latest.Name == "" {
+		r.mu.Lock()
+		delete(r.rollouts, owner)
+		r.mu.Unlock()
+		return pins
+	}
+	clusters := make([]rollout.Cluster, 0, len(pc.Chosen))
+	for _, c := range pc.Chosen {
+		run := running[c]
+		if pin := flotillav1.PinOf(pins, c); pin != "" {
+			continue // a person holds it: not the rollout's
+		}
+		clusters = append(clusters, rollout.Cluster{Name: c, Labels: pc.Facts[c].Labels, Runs: run.Revision, Ready: run.Ready, Failed: run.Failed})
+	}
+	r.mu.Lock()
+	memory := r.rollouts[owner]
+	r.mu.Unlock()
+	out := rollout.Gate(rollout.Input{Policy: policy, Latest: pc.Latest.Name, Clusters: clusters,
+		Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Now: in.now, Memory: memory})
+	r.mu.Lock()
+	r.rollouts[owner] = out.Memory
+	r.mu.Unlock()
+	in.rollout = out.Status
+	if out.Next > 0 && (in.retryAfter == 0 || out.Next < in.retryAfter) {
+		in.retryAfter = out.Next + time.Second/10
+	}
+	held := append([]flotillav1.RevisionPin(nil), pins...)
+	for _, c := range pc.Chosen {
+		if rev, ok := out.Hold[c]; ok {
+			held = append(held, flotillav1.RevisionPin{Cluster: c, Revision: rev})
+		}
+	}
+	return held
+}
+
+// reportRollout emits an Event when the rollout's phase changes: a Warning when it halts, a
+// Normal Event otherwise.
+func (r *Reconciler) reportRollout(p propagator, before, after *flotillav1.RolloutStatus) {
+	if after == nil || r.recorder == nil || (before != nil && before.Phase == after.Phase && before.Revision == after.Revision) {
+		return
+	}
+	kind := corev1.EventTypeNormal
+	if after.Phase == flotillav1.RolloutHalted {
+		kind = corev1.EventTypeWarning
+	}
+	r.recorder.Event(p.obj, kind, "Rollout"+string(after.Phase), after.Message)
+}

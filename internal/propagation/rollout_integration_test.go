@@ -1,0 +1,190 @@
+package propagation_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+)
+
+// TestRolloutFollowsItsStages: a Placement's rollout takes a Propagation's new revision to
+// the canary stage first, waits for an approval before prod, then reaches the rest; the
+// spokes' audit logs show each cluster written in that order, and none of prod's written
+// before the approval. A revision the canary refuses halts the rollout: the status names the
+// cluster, and the audit logs show no write to any other cluster.
+func TestRolloutFollowsItsStages(t *testing.T) {
+	e := startEnv(t, map[string]string{"a": "canary", "b": "prod", "c": "edge"})
+	ctx := context.Background()
+	refuse(t, e.spokes["a"], "red")
+	placement := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "team"},
+		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}, Rollout: &flotillav1.RolloutPolicy{Stages: []flotillav1.RolloutStage{
+			{Name: "canary", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "canary"}}},
+			{Name: "prod", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "prod"}}, Approval: flotillav1.ApprovalRequired},
+		}}}}
+	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	e.create(t, placement)
+	e.create(t, configMap("settings", nil, "blue"))
+	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "settings"}},
+			PlacementRef: flotillav1.PlacementRef{Name: "all"}}})
+	values := func(want map[string]string) {
+		t.Helper()
+		fleettest.Eventually(t, wait, fmt.Sprintf("the spokes have %v", want), func() error {
+			for spoke, v := range want {
+				if got, err := e.valueOnSpoke(spoke, "settings"); err != nil || got != v {
+					return fmt.Errorf("%s has %q (%v)", spoke, got, err)
+				}
+			}
+			return nil
+		})
+	}
+	// The first delivery is not staged: nothing runs an older revision.
+	values(map[string]string{"a": "blue", "b": "blue", "c": "blue"})
+
+	changed := time.Now()
+	e.setValue(t, "settings", "green")
+	values(map[string]string{"a": "green"})
+	status := e.rolloutPhase(t, flotillav1.RolloutWaitingForApproval)
+	values(map[string]string{"b": "blue", "c": "blue"})
+	approved := time.Now()
+	e.annotate(t, flotillav1.AnnotationApprove, "prod@"+status.Revision)
+	values(map[string]string{"b": "green", "c": "green"})
+	e.rolloutPhase(t, flotillav1.RolloutComplete)
+	last := map[string]time.Time{}
+	for _, spoke := range []string{"a", "b", "c"} {
+		last[spoke] = e.lastConfigMapWrite(t, spoke, "settings", changed)
+	}
+	if !last["a"].Before(approved) || !approved.Before(last["b"]) || !last["b"].Before(last["c"]) {
+		t.Errorf("writes at a %s, b %s, c %s, approval at %s: want a, then the approval, then b, then c",
+			last["a"].Format(time.StampMicro), last["b"].Format(time.StampMicro), last["c"].Format(time.StampMicro), approved.Format(time.StampMicro))
+	}
+
+	// A revision the canary refuses halts the rollout before any other cluster.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := e.hub.Get(ctx, client.ObjectKeyFromObject(placement), placement); err != nil {
+			return err
+		}
+		placement.Spec.Rollout.Stages[1].Approval = flotillav1.ApprovalNone
+		return e.hub.Update(ctx, placement)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := time.Now()
+	e.setValue(t, "settings", "red")
+	status = e.rolloutPhase(t, flotillav1.RolloutHalted)
+	if !strings.Contains(status.Message, "a: ") || !strings.Contains(status.Message, "red is not allowed here") {
+		t.Errorf("halt message %q does not name the cluster and why", status.Message)
+	}
+	for _, spoke := range []string{"b", "c"} {
+		if writes, _ := e.configMapWrites(t, spoke, "settings", broken); writes != 0 {
+			t.Errorf("%s written %d times after the canary refused the revision", spoke, writes)
+		}
+	}
+	values(map[string]string{"a": "green", "b": "green", "c": "green"})
+}
+
+// refuse makes a spoke refuse ConfigMaps whose data.v is value, as a policy of its own would:
+// a ValidatingAdmissionPolicy, which the API server runs itself.
+func refuse(t *testing.T, spoke client.Client, value string) {
+	t.Helper()
+	ctx := context.Background()
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "no-" + value},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: fmt.Sprintf("!has(object.data) || !('v' in object.data) || object.data.v != %q", value),
+				Message: value + " is not allowed here"}},
+		}}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "no-" + value},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "no-" + value,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}}}
+	for _, obj := range []client.Object{policy, binding} {
+		if err := spoke.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fleettest.Eventually(t, wait, "the spoke refuses "+value, func() error {
+		probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default"}, Data: map[string]string{"v": value}}
+		if err := spoke.Create(ctx, probe, client.DryRunAll); err == nil {
+			return fmt.Errorf("accepted")
+		}
+		return nil
+	})
+}
+
+// setValue changes data.v of a hub ConfigMap of namespace team.
+func (e *env) setValue(t *testing.T, name, value string) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm := &corev1.ConfigMap{}
+		if err := e.hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: name}, cm); err != nil {
+			return err
+		}
+		cm.Data["v"] = value
+		return e.hub.Update(context.Background(), cm)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// annotate sets an annotation on the Propagation settings.
+func (e *env) annotate(t *testing.T, key, value string) {
+	t.Helper()
+	p := &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "team"}}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
+	if err := e.hub.Patch(context.Background(), p, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rolloutPhase waits until the Propagation settings' rollout is in phase.
+func (e *env) rolloutPhase(t *testing.T, phase flotillav1.RolloutPhase) flotillav1.RolloutStatus {
+	t.Helper()
+	var status flotillav1.RolloutStatus
+	fleettest.Eventually(t, wait, "rollout "+string(phase), func() error {
+		p := &flotillav1.Propagation{}
+		if err := e.hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "settings"}, p); err != nil {
+			return err
+		}
+		if p.Status.Rollout == nil || p.Status.Rollout.Phase != phase {
+			return fmt.Errorf("rollout %+v", p.Status.Rollout)
+		}
+		status = *p.Status.Rollout
+		return nil
+	})
+	return status
+}
+
+// lastConfigMapWrite is when Flotilla last wrote a ConfigMap of a spoke since a time (its audit log).
+func (e *env) lastConfigMapWrite(t *testing.T, plane, name string, since time.Time) time.Time {
+	t.Helper()
+	events, err := e.fleet.Plane(plane).AuditEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for _, ev := range events {
+		if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") && ev.ObjectRef.Resource == "configmaps" && ev.ObjectRef.Name == name &&
+			!strings.Contains(ev.RequestURI, "dryRun=") && ev.ResponseStatus.Code < 300 && ev.StageTimestamp.After(since) {
+			last = ev.StageTimestamp
+		}
+	}
+	if last.IsZero() {
+		t.Fatalf("no write of %s on %s since %s", name, plane, since)
+	}
+	return last
+}

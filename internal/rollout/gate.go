@@ -1,0 +1,430 @@
+package rollout
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+// Cluster is one chosen cluster as the gate sees it.
+type Cluster struct {
+	Name   string
+	Labels map[string]string
+	// Runs is the owner's revision the cluster runs, as its record says ("" when none is
+	// known: a cluster new to the owner).
+	Runs string
+	// Ready says Runs is applied there and Ready at the generation Flotilla wrote; Failed
+	// says why its delivery of Runs failed ("" when it did not).
+	Ready  bool
+	Failed string
+}
+
+// Input is one pass of an owner's rollout.
+type Input struct {
+	Policy *flotillav1.RolloutPolicy
+	// Latest is the name of the owner's latest revision (kept, so that a cluster may be held
+	// at it later).
+	Latest   string
+	Clusters []Cluster
+	// Approved is the owner's flotilla.dev/approve annotation.
+	Approved string
+	Now      time.Time
+	Memory   Memory
+}
+
+// Memory is what the gate remembers of one owner's rollout between passes.
+type Memory struct {
+	// Revision is the revision the rollout was of; a new one starts afresh.
+	Revision string
+	// Released says when each cluster was let through to Revision; Done when each stage was
+	// done.
+	Released map[string]time.Time
+	Done     map[string]time.Time
+}
+
+// Outcome is what the gate decided.
+type Outcome struct {
+	// Hold are the clusters not reached yet, each with the revision it stays at.
+	Hold map[string]string
+	// Status is nil when nothing rolls out (no policy, or nothing runs yet).
+	Status *flotillav1.RolloutStatus
+	Memory Memory
+	// Next is when a soak or a deadline ends (0: nothing waits on the clock).
+	Next time.Duration
+}
+
+// state is where one cluster stands in the rollout.
+type state int
+
+const (
+	pending state = iota
+	inFlight
+	done
+	failed
+)
+
+// member is a cluster in its stage.
+type member struct {
+	Cluster
+	state state
+	why   string // why it failed
+}
+
+// Gate decides which clusters may take the latest revision now.
+func Gate(in Input) Outcome {
+	if in.Policy == nil || in.Latest == "" {
+		return Outcome{}
+	}
+	stable := stableRevision(in.Clusters, in.Latest)
+	mem := in.Memory
+	if mem.Revision != in.Latest {
+		mem = Memory{Revision: in.Latest}
+	}
+	mem.Released, mem.Done = cloneTimes(mem.Released), cloneTimes(mem.Done)
+	if stable == "" && len(mem.Released) == 0 {
+		// Nothing runs an older revision: a first delivery, or a rollout long done.
+		return Outcome{Memory: mem, Status: completeOrNothing(in)}
+	}
+	out := Outcome{Hold: map[string]string{}, Memory: mem}
+	deadline := flotillav1.DefaultRolloutDeadline
+	if d := in.Policy.ProgressDeadline; d != nil {
+		deadline = d.Duration
+	}
+	stages := stagesOf(in)
+	failures, failedWhy := 0, []string{}
+	for _, st := range stages {
+		for i := range st.members {
+			m := &st.members[i]
+			released, at := mem.Released[m.Name]
+			switch {
+			case m.Runs == in.Latest && m.Ready:
+				m.state = done
+			case m.Runs == in.Latest && m.Failed != "":
+				m.state, m.why = failed, m.Failed
+			case m.Runs == in.Latest || at:
+				m.state = inFlight
+				if at && in.Now.Sub(released) > deadline {
+					m.state, m.why = failed, fmt.Sprintf("not Ready within %s", deadline)
+				}
+			}
+			if m.state == failed {
+				failures++
+				failedWhy = append(failedWhy, m.Name+": "+m.why)
+			}
+		}
+	}
+	status := &flotillav1.RolloutStatus{Revision: in.Latest}
+	halted := failures > allowedFailures(in.Policy.MaxFailures, len(in.Clusters))
+	reachable := true
+	for _, st := range stages {
+		if len(st.members) == 0 {
+			// A stage none of the chosen clusters is in gates nothing: no approval, no soak.
+			status.Stages = append(status.Stages, st.status())
+			continue
+		}
+		if reachable && !halted && !in.Policy.Paused {
+			switch {
+			case st.approval == flotillav1.ApprovalRequired && in.Approved != st.name+"@"+in.Latest && st.untouched():
+				reachable = false
+				setPhase(status, flotillav1.RolloutWaitingForApproval, fmt.Sprintf("stage %s waits for approval: flotilla rollout approve, or kubectl annotate the owner %s=%s@%s",
+					st.name, flotillav1.AnnotationApprove, st.name, in.Latest))
+			default:
+				st.release(in, &mem)
+			}
+		}
+		for _, m := range st.members {
+			if m.state == pending {
+				if hold := holdAt(m.Cluster, stable); hold != "" {
+					out.Hold[m.Name] = hold
+				}
+			}
+		}
+		status.Stages = append(status.Stages, st.status())
+		if !reachable {
+			continue
+		}
+		if !st.finished() {
+			reachable = false
+			continue
+		}
+		doneAt, ok := mem.Done[st.name]
+		if !ok && halted {
+			continue // a stage finished with failures past the budget is not done: nothing soaks
+		}
+		if !ok {
+			doneAt = in.Now
+			mem.Done[st.name] = doneAt
+		}
+		if soak := st.soak; soak > 0 && in.Now.Sub(doneAt) < soak {
+			reachable = false
+			left := soak - in.Now.Sub(doneAt)
+			out.Next = earliest(out.Next, left)
+			setPhase(status, flotillav1.RolloutSoaking, fmt.Sprintf("stage %s is done; the next starts after its soak, in %s", st.name, left.Round(time.Second)))
+		}
+	}
+	for _, st := range stages {
+		for _, m := range st.members {
+			if released, at := mem.Released[m.Name]; at && m.state == inFlight {
+				out.Next = earliest(out.Next, deadline-in.Now.Sub(released))
+			}
+		}
+	}
+	switch {
+	case halted:
+		sort.Strings(failedWhy)
+		setPhase(status, flotillav1.RolloutHalted, limit(fmt.Sprintf("halted: %d cluster(s) failed revision %s, more than maxFailures allows (%s); nothing is rolled back, no other cluster is reached until the owner changes",
+			failures, in.Latest, strings.Join(failedWhy, "; "))))
+	case in.Policy.Paused:
+		setPhase(status, flotillav1.RolloutPaused, "paused (spec.rollout.paused): clusters in flight finish, no other is reached")
+	case allDone(stages):
+		setPhase(status, flotillav1.RolloutComplete, "every cluster runs revision "+in.Latest)
+	case status.Phase == "":
+		setPhase(status, flotillav1.RolloutProgressing, "rolling out revision "+in.Latest)
+	}
+	out.Status, out.Memory = status, mem
+	return out
+}
+
+// stage is one stage of the rollout with its members.
+type stage struct {
+	name           string
+	maxUnavailable *intstr.IntOrString
+	soak           time.Duration
+	approval       flotillav1.RolloutApproval
+	members        []member
+}
+
+// stagesOf puts each chosen cluster in the first stage it matches, the others in "rest", and
+// orders each stage's members by a hash of the cluster and the revision.
+func stagesOf(in Input) []*stage {
+	stages := make([]*stage, 0, len(in.Policy.Stages)+1)
+	for _, s := range in.Policy.Stages {
+		st := &stage{name: s.Name, maxUnavailable: s.MaxUnavailable, approval: s.Approval}
+		if s.Soak != nil {
+			st.soak = s.Soak.Duration
+		}
+		stages = append(stages, st)
+	}
+	rest := &stage{name: flotillav1.RolloutRestStage}
+	for _, c := range in.Clusters {
+		home := rest
+		for i, s := range in.Policy.Stages {
+			if matches(s, c) {
+				home = stages[i]
+				break
+			}
+		}
+		home.members = append(home.members, member{Cluster: c})
+	}
+	if len(rest.members) > 0 {
+		stages = append(stages, rest)
+	}
+	for _, st := range stages {
+		slices.SortFunc(st.members, func(a, b member) int {
+			ha, hb := order(a.Name, in.Latest), order(b.Name, in.Latest)
+			if ha != hb {
+				if ha < hb {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.Name, b.Name)
+		})
+	}
+	return stages
+}
+
+// matches reports whether a stage chooses a cluster: by name, or by labels.
+func matches(s flotillav1.RolloutStage, c Cluster) bool {
+	if slices.Contains(s.ClusterNames, c.Name) {
+		return true
+	}
+	if s.ClusterSelector == nil {
+		return false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(s.ClusterSelector)
+	return err == nil && sel.Matches(labels.Set(c.Labels))
+}
+
+// order is a cluster's place within its stage for one revision.
+func order(cluster, revision string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(revision + "/" + cluster))
+	return h.Sum32()
+}
+
+// release lets pending members through, up to maxUnavailable in flight.
+func (st *stage) release(in Input, mem *Memory) {
+	room := maxInFlight(st.maxUnavailable, len(st.members))
+	for _, m := range st.members {
+		if m.state == inFlight {
+			room--
+		}
+	}
+	for i := range st.members {
+		m := &st.members[i]
+		if room <= 0 {
+			return
+		}
+		if m.state != pending {
+			continue
+		}
+		m.state = inFlight
+		if _, at := mem.Released[m.Name]; !at {
+			mem.Released[m.Name] = in.Now
+		}
+		room--
+	}
+}
+
+// untouched reports whether no member of the stage was let through yet (an approval gates a
+// stage's start, not the clusters of a stage already started).
+func (st *stage) untouched() bool {
+	for _, m := range st.members {
+		if m.state != pending {
+			return false
+		}
+	}
+	return true
+}
+
+// finished reports whether every member is done or failed.
+func (st *stage) finished() bool {
+	for _, m := range st.members {
+		if m.state == pending || m.state == inFlight {
+			return false
+		}
+	}
+	return true
+}
+
+func (st *stage) status() flotillav1.RolloutStageStatus {
+	s := flotillav1.RolloutStageStatus{Name: st.name, Clusters: int32(len(st.members))}
+	for _, m := range st.members {
+		switch m.state {
+		case pending:
+			s.Pending++
+		case inFlight:
+			s.InFlight++
+		case done:
+			s.Done++
+		case failed:
+			s.Failed++
+		}
+	}
+	return s
+}
+
+func allDone(stages []*stage) bool {
+	for _, st := range stages {
+		for _, m := range st.members {
+			if m.state != done {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// stableRevision is the revision most clusters run other than latest ("" when none does): a
+// cluster not reached yet that runs nothing is held at it. Ties go to the smaller name.
+func stableRevision(clusters []Cluster, latest string) string {
+	count := map[string]int{}
+	for _, c := range clusters {
+		if c.Runs != "" && c.Runs != latest {
+			count[c.Runs]++
+		}
+	}
+	best := ""
+	for rev, n := range count {
+		if best == "" || n > count[best] || (n == count[best] && rev < best) {
+			best = rev
+		}
+	}
+	return best
+}
+
+// holdAt is the revision a cluster not reached yet stays at: the one it runs, or the stable one.
+func holdAt(c Cluster, stable string) string {
+	if c.Runs != "" {
+		return c.Runs
+	}
+	return stable
+}
+
+// completeOrNothing is the status of a rollout with nothing to hold: Complete once every
+// chosen cluster runs latest Ready, none while a first delivery is under way.
+func completeOrNothing(in Input) *flotillav1.RolloutStatus {
+	if len(in.Clusters) == 0 {
+		return nil
+	}
+	for _, c := range in.Clusters {
+		if c.Runs != in.Latest || !c.Ready {
+			return nil
+		}
+	}
+	return &flotillav1.RolloutStatus{Revision: in.Latest, Phase: flotillav1.RolloutComplete, Message: "every cluster runs revision " + in.Latest}
+}
+
+// maxInFlight resolves a stage's maxUnavailable (default 25%, rounded down, at least 1).
+func maxInFlight(v *intstr.IntOrString, n int) int {
+	d := intstr.FromString("25%")
+	if v != nil {
+		d = *v
+	}
+	k, err := intstr.GetScaledValueFromIntOrPercent(&d, n, false)
+	if err != nil || k < 1 {
+		return 1
+	}
+	return k
+}
+
+// allowedFailures resolves maxFailures (default 0) against the chosen clusters.
+func allowedFailures(v *intstr.IntOrString, n int) int {
+	if v == nil {
+		return 0
+	}
+	k, err := intstr.GetScaledValueFromIntOrPercent(v, n, false)
+	if err != nil {
+		return 0
+	}
+	return k
+}
+
+func setPhase(s *flotillav1.RolloutStatus, p flotillav1.RolloutPhase, msg string) {
+	s.Phase, s.Message = p, limit(msg)
+}
+
+func limit(s string) string {
+	if len(s) > 1024 {
+		return s[:1021] + "..."
+	}
+	return s
+}
+
+func earliest(a, b time.Duration) time.Duration {
+	if b <= 0 {
+		return a
+	}
+	if a == 0 || b < a {
+		return b
+	}
+	return a
+}
+
+func cloneTimes(m map[string]time.Time) map[string]time.Time {
+	out := make(map[string]time.Time, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,309 @@
+package rollout
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+// policy: canary (a) soaks a minute, prod (b, c) needs approval, the rest (d) follows.
+func policy() *flotillav1.RolloutPolicy {
+	return &flotillav1.RolloutPolicy{Stages: []flotillav1.RolloutStage{
+		{Name: "canary", ClusterNames: []string{"a"}, Soak: &metav1.Duration{Duration: time.Minute}},
+		{Name: "prod", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}, Approval: flotillav1.ApprovalRequired},
+	}}
+}
+
+func fleet(runs string) []Cluster {
+	return []Cluster{
+		{Name: "a", Runs: runs, Ready: true},
+		{Name: "b", Labels: map[string]string{"env": "prod"}, Runs: runs, Ready: true},
+		{Name: "c", Labels: map[string]string{"env": "prod"}, Runs: runs, Ready: true},
+		{Name: "d", Runs: runs, Ready: true},
+	}
+}
+
+// pass is one pass of the gate with the clusters as they run, remembered between passes.
+type pass struct {
+	t        *testing.T
+	in       Input
+	clusters map[string]*Cluster
+	out      Outcome
+}
+
+func start(t *testing.T, p *flotillav1.RolloutPolicy) *pass {
+	ps := &pass{t: t, in: Input{Policy: p, Latest: "v2", Now: t0}, clusters: map[string]*Cluster{}}
+	for _, c := range fleet("v1") {
+		ps.clusters[c.Name] = &c
+	}
+	return ps
+}
+
+// run runs the gate, then delivers what it let through: a released cluster runs v2 (not
+// Ready yet).
+func (p *pass) run() {
+	p.in.Clusters = nil
+	for _, name := range []string{"a", "b", "c", "d"} {
+		if c, ok := p.clusters[name]; ok {
+			p.in.Clusters = append(p.in.Clusters, *c)
+		}
+	}
+	p.out = Gate(p.in)
+	p.in.Memory = p.out.Memory
+	for name, c := range p.clusters {
+		if _, held := p.out.Hold[name]; !held && c.Runs != p.in.Latest {
+			c.Runs, c.Ready = p.in.Latest, false
+		}
+	}
+}
+
+func (p *pass) ready(names ...string) {
+	for _, n := range names {
+		p.clusters[n].Ready = true
+	}
+}
+
+// at says which clusters run v2.
+func (p *pass) at() string {
+	var out []string
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if c, ok := p.clusters[n]; ok && c.Runs == p.in.Latest {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func (p *pass) expect(at string, phase flotillav1.RolloutPhase) {
+	p.t.Helper()
+	if got := p.at(); got != at {
+		p.t.Fatalf("clusters at v2: %q, want %q (holds %v, status %+v)", got, at, p.out.Hold, p.out.Status)
+	}
+	if p.out.Status == nil || p.out.Status.Phase != phase {
+		p.t.Fatalf("phase %+v, want %s", p.out.Status, phase)
+	}
+}
+
+func TestStagesSoakAndApproval(t *testing.T) {
+	p := start(t, policy())
+	p.run()
+	p.expect("a", flotillav1.RolloutProgressing)
+	if p.out.Hold["b"] != "v1" || p.out.Hold["d"] != "v1" {
+		t.Fatalf("holds %v, want b, c, d at v1", p.out.Hold)
+	}
+	p.run()
+	p.expect("a", flotillav1.RolloutProgressing) // a is not Ready yet
+	p.ready("a")
+	p.run()
+	p.expect("a", flotillav1.RolloutSoaking)
+	if p.out.Next != time.Minute {
+		t.Errorf("look again in %s, want when the soak ends (1m)", p.out.Next)
+	}
+	p.in.Now = t0.Add(time.Minute + time.Second)
+	p.run()
+	p.expect("a", flotillav1.RolloutWaitingForApproval)
+	if !strings.Contains(p.out.Status.Message, "prod@v2") {
+		t.Errorf("message %q does not say what approves", p.out.Status.Message)
+	}
+	p.in.Approved = "prod@v1" // an approval of another revision approves nothing
+	p.run()
+	p.expect("a", flotillav1.RolloutWaitingForApproval)
+	p.in.Approved = "prod@v2"
+	p.run()
+	if got := p.at(); got != "a,b" && got != "a,c" {
+		t.Fatalf("approved prod lets one of its two clusters through (maxUnavailable 25%%, at least 1): at v2 %q", got)
+	}
+	p.ready("b", "c")
+	p.run()
+	p.expect("a,b,c", flotillav1.RolloutProgressing)
+	p.ready("b", "c")
+	p.run()
+	p.expect("a,b,c,d", flotillav1.RolloutProgressing)
+	p.ready("d")
+	p.run()
+	p.expect("a,b,c,d", flotillav1.RolloutComplete)
+	if len(p.out.Hold) != 0 {
+		t.Errorf("a complete rollout holds %v", p.out.Hold)
+	}
+}
+
+func TestAFailureHalts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fail func(p *pass)
+	}{
+		{"delivery fails", func(p *pass) { p.clusters["a"].Failed = "admission webhook denied the request" }},
+		{"not Ready within the deadline", func(p *pass) { p.in.Now = t0.Add(flotillav1.DefaultRolloutDeadline + time.Second) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := start(t, policy())
+			p.run()
+			tc.fail(p)
+			p.run()
+			p.expect("a", flotillav1.RolloutHalted)
+			if !strings.Contains(p.out.Status.Message, "a: ") {
+				t.Errorf("halt message %q does not name the cluster", p.out.Status.Message)
+			}
+			p.in.Approved = "prod@v2"
+			p.ready("a")
+			p.clusters["a"].Failed = ""
+			p.in.Now = p.in.Now.Add(time.Hour)
+			p.run()
+			// Ready at last: the stage is done now, and soaks from now.
+			p.expect("a", flotillav1.RolloutSoaking)
+		})
+	}
+}
+
+func TestMaxFailuresAndPause(t *testing.T) {
+	pol := policy()
+	pol.Stages[0].Soak = nil
+	pol.Stages[1].Approval = flotillav1.ApprovalNone
+	pct := intstr.FromString("50%")
+	pol.MaxFailures = &pct
+	p := start(t, pol)
+	p.run()
+	p.clusters["a"].Failed = "refused"
+	p.run()
+	p.expect("a,b", flotillav1.RolloutProgressing) // one failure of four is within 50%
+	pol.Paused = true
+	p.ready("b")
+	p.run()
+	p.expect("a,b", flotillav1.RolloutPaused)
+	pol.Paused = false
+	p.run()
+	p.expect("a,b,c", flotillav1.RolloutProgressing)
+}
+
+func TestMembershipChanges(t *testing.T) {
+	pol := policy()
+	pol.Stages[0].Soak = nil
+	p := start(t, pol)
+	p.run()
+	// A cluster joins the prod stage, not reached yet: it runs nothing and is held at v1.
+	p.clusters["e"] = &Cluster{Name: "e", Labels: map[string]string{"env": "prod"}}
+	p.in.Clusters = append(p.in.Clusters, *p.clusters["e"])
+	out := Gate(Input{Policy: pol, Latest: "v2", Now: t0, Clusters: append(fleetClusters(p), *p.clusters["e"]), Memory: p.in.Memory})
+	if out.Hold["e"] != "v1" {
+		t.Errorf("a new cluster of a stage not reached is held at %q, want the stable v1", out.Hold["e"])
+	}
+	// One that joins the canary stage, which is under way, gets v2 when its stage has room.
+	p.ready("a")
+	late := Cluster{Name: "a2"}
+	pol.Stages[0].ClusterNames = append(pol.Stages[0].ClusterNames, "a2")
+	out = Gate(Input{Policy: pol, Latest: "v2", Now: t0, Clusters: append(fleetClusters(p), late), Memory: p.in.Memory})
+	if _, held := out.Hold["a2"]; held {
+		t.Errorf("a new cluster of the stage under way is held: %v", out.Hold)
+	}
+	// A cluster that leaves is no longer counted: the rollout goes on with the others.
+	delete(p.clusters, "a")
+	p.run()
+	if p.out.Status.Phase == flotillav1.RolloutHalted {
+		t.Errorf("a cluster that left halted the rollout: %+v", p.out.Status)
+	}
+}
+
+func fleetClusters(p *pass) []Cluster {
+	var out []Cluster
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if c, ok := p.clusters[n]; ok {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+func TestNothingToRollOut(t *testing.T) {
+	if out := Gate(Input{Latest: "v2", Clusters: fleet("v1")}); out.Hold != nil || out.Status != nil {
+		t.Errorf("no policy: %+v", out)
+	}
+	first := fleet("")
+	if out := Gate(Input{Policy: policy(), Latest: "v1", Clusters: first, Now: t0}); len(out.Hold) != 0 || out.Status != nil {
+		t.Errorf("a first delivery is not staged: %+v", out)
+	}
+	if out := Gate(Input{Policy: policy(), Latest: "v1", Clusters: fleet("v1"), Now: t0}); out.Status == nil || out.Status.Phase != flotillav1.RolloutComplete {
+		t.Errorf("every cluster at the latest, Ready: %+v", out.Status)
+	}
+}
+
+// The invariants: stages go in order (no cluster of a later stage takes the revision while one
+// of an earlier stage has not finished), a stage never has more in flight than maxUnavailable
+// lets through, a halted or paused rollout lets nothing new through, and only clusters that do
+// not run the latest revision are held.
+func FuzzGate(f *testing.F) {
+	f.Add(uint8(3), uint16(0x0f0f), uint8(0), uint8(1), false)
+	f.Add(uint8(9), uint16(0xffff), uint8(2), uint8(0), true)
+	f.Fuzz(func(t *testing.T, n uint8, state uint16, maxFail, unavailable uint8, paused bool) {
+		size := int(n%8) + 1
+		mu := intstr.FromInt32(int32(unavailable%3) + 1)
+		mf := intstr.FromInt32(int32(maxFail % 3))
+		pol := &flotillav1.RolloutPolicy{Paused: paused, MaxFailures: &mf, Stages: []flotillav1.RolloutStage{
+			{Name: "one", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"stage": "one"}}, MaxUnavailable: &mu},
+			{Name: "two", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"stage": "two"}}, MaxUnavailable: &mu},
+		}}
+		var clusters []Cluster
+		stageOf := map[string]int{}
+		for i := 0; i < size; i++ {
+			c := Cluster{Name: fmt.Sprintf("c%d", i), Labels: map[string]string{"stage": []string{"one", "two", "rest"}[i%3]}, Runs: "v1", Ready: true}
+			switch (state >> (2 * (i % 8))) & 3 {
+			case 1:
+				c.Runs, c.Ready = "v2", false
+			case 2:
+				c.Runs = "v2"
+			case 3:
+				c.Runs, c.Ready, c.Failed = "v2", false, "failed"
+			}
+			stageOf[c.Name] = i % 3
+			clusters = append(clusters, c)
+		}
+		out := Gate(Input{Policy: pol, Latest: "v2", Clusters: clusters, Now: t0})
+		released := map[string]bool{}
+		inFlight := map[int]int{}
+		for _, c := range clusters {
+			_, held := out.Hold[c.Name]
+			if held && c.Runs == "v2" {
+				t.Fatalf("%s runs the latest revision and is held", c.Name)
+			}
+			if !held && c.Runs != "v2" {
+				released[c.Name] = true
+			}
+			if !held && !(c.Runs == "v2" && (c.Ready || c.Failed != "")) {
+				inFlight[stageOf[c.Name]]++
+			}
+		}
+		halted := out.Status != nil && out.Status.Phase == flotillav1.RolloutHalted
+		if (halted || paused) && len(released) > 0 {
+			t.Fatalf("halted %t paused %t, yet %v let through", halted, paused, released)
+		}
+		for s, k := range inFlight {
+			if newly := countReleased(released, stageOf, s); newly > 0 && k > int(unavailable%3)+1 {
+				t.Fatalf("stage %d has %d in flight after letting %d through, more than maxUnavailable %d", s, k, newly, int(unavailable%3)+1)
+			}
+		}
+		for name := range released {
+			for _, c := range clusters {
+				if stageOf[c.Name] < stageOf[name] && !(c.Runs == "v2" && (c.Ready || c.Failed != "")) {
+					t.Fatalf("%s (stage %d) let through while %s (stage %d) has not finished", name, stageOf[name], c.Name, stageOf[c.Name])
+				}
+			}
+		}
+	})
+}
+
+func countReleased(released map[string]bool, stageOf map[string]int, s int) int {
+	n := 0
+	for name := range released {
+		if stageOf[name] == s {
+			n++
+		}
+	}
+	return n
+}
