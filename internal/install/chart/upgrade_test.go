@@ -68,7 +68,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		if strings.HasPrefix(ch.object, "Deployment ") && strings.HasPrefix(ch.path, "spec.selector") {
 			t.Errorf("%s %s changes (%s -> %s): a Deployment's selector is immutable, the upgrade would fail", ch.object, ch.path, ch.was, ch.is)
 		}
-		if strings.HasPrefix(ch.object, "CustomResourceDefinition ") && regexpVersionName(ch.path) && ch.was != "" {
+		if strings.HasPrefix(ch.object, "CustomResourceDefinition ") && isVersionName(ch.path) && ch.was != "" {
 			t.Errorf("%s drops or renames version %s: stored objects and clients of it break", ch.object, ch.was)
 		}
 	}
@@ -95,8 +95,8 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	}
 }
 
-// regexpVersionName says whether path is the name of one of a CRD's versions.
-func regexpVersionName(path string) bool {
+// isVersionName says whether path is the name of one of a CRD's versions.
+func isVersionName(path string) bool {
 	return strings.HasPrefix(path, "spec.versions[") && strings.HasSuffix(path, "].name")
 }
 
