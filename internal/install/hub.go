@@ -43,6 +43,9 @@ func ApplyObjects(ctx context.Context, c client.Client, objs []*unstructured.Uns
 			}
 		}
 		if err := serverside.Apply(ctx, c, obj.DeepCopy(), opts...); err != nil {
+			if dryRun && obj.GetNamespace() != "" && apierrors.IsNotFound(err) {
+				return fmt.Errorf("apply %s: %w (a server dry run creates nothing, namespace %s included: create it first, or print the objects with --dry-run=client)", name, err, obj.GetNamespace())
+			}
 			return fmt.Errorf("apply %s: %w", name, err)
 		}
 		if obj.GetKind() == "CustomResourceDefinition" && !dryRun {

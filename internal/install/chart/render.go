@@ -55,7 +55,7 @@ func Render(c *chart.Chart, opts Options) (*Rendering, error) {
 		Name: opts.Release, Namespace: opts.Namespace, Revision: 1, IsInstall: true,
 	}, caps)
 	if err != nil {
-		return nil, fmt.Errorf("values: %w", err)
+		return nil, fmt.Errorf("chart values: %w\n(charts/flotilla/values.yaml documents every value; docs/operations.md the main ones)", err)
 	}
 	files, err := engine.Render(c, values)
 	if err != nil {

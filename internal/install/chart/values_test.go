@@ -52,6 +52,15 @@ func TestValues(t *testing.T) {
 	if !slices.Equal(ports, []string{"metrics:metrics", "dashboard:dashboard"}) {
 		t.Errorf("Service ports %v; want metrics and dashboard", ports)
 	}
+	chrt, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typo := range []string{"replica=3", "replicas=three", "importers.argocd.enabled=false"} {
+		if _, err := Render(chrt, Options{Values: set(t, typo)}); err == nil || !strings.Contains(err.Error(), "values.yaml") {
+			t.Errorf("--set %s: %v; want it refused, pointing at values.yaml", typo, err)
+		}
+	}
 	for _, o := range render(t, "", set(t, "kroCRD=false")).Objects {
 		if o.GetKind() == "ServiceMonitor" || o.GetKind() == "PrometheusRule" || o.GetName() == "resourcegraphdefinitions.kro.run" {
 			t.Errorf("%s %s rendered without being asked for", o.GetKind(), o.GetName())
