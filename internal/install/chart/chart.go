@@ -3,7 +3,6 @@ package chart
 import (
 	"fmt"
 	"io/fs"
-	"path"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -35,7 +34,7 @@ func LoadFS(fsys fs.FS, dir string) (*chart.Chart, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read chart %s: %w", path.Join(dir), err)
+		return nil, fmt.Errorf("read chart %s: %w", dir, err)
 	}
 	c, err := loader.LoadFiles(files)
 	if err != nil {
