@@ -10,6 +10,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -35,6 +36,8 @@ func TestHelmTemplate(t *testing.T) {
 			into = &corev1.Service{}
 		case "Deployment":
 			into = &appsv1.Deployment{}
+		case "PodDisruptionBudget":
+			into = &policyv1.PodDisruptionBudget{}
 		case "ClusterRole", "Role":
 			into = &rbacv1.ClusterRole{}
 		case "ClusterRoleBinding", "RoleBinding":
@@ -70,6 +73,7 @@ func TestHelmTemplate(t *testing.T) {
 		"Namespace /flotilla-system", "ServiceAccount flotilla-system/flotilla-hub", "ClusterRole /flotilla-hub",
 		"ClusterRoleBinding /flotilla-hub", "Role flotilla-system/flotilla-hub", "RoleBinding flotilla-system/flotilla-hub",
 		"ClusterRole /flotilla-metrics-reader", "Deployment flotilla-system/flotilla-hub", "Service flotilla-system/flotilla-hub",
+		"PodDisruptionBudget flotilla-system/flotilla-hub",
 		"ValidatingAdmissionPolicy /flotilla-deliveries", "ValidatingAdmissionPolicyBinding /flotilla-deliveries",
 	} {
 		if !slices.Contains(kinds, want) {

@@ -61,8 +61,8 @@ func TestValues(t *testing.T) {
 			t.Errorf("--set %s: %v; want it refused, pointing at values.yaml", typo, err)
 		}
 	}
-	for _, o := range render(t, "", set(t, "kroCRD=false")).Objects {
-		if o.GetKind() == "ServiceMonitor" || o.GetKind() == "PrometheusRule" || o.GetName() == "resourcegraphdefinitions.kro.run" {
+	for _, o := range render(t, "", set(t, "kroCRD=false", "replicas=1")).Objects {
+		if o.GetKind() == "ServiceMonitor" || o.GetKind() == "PrometheusRule" || o.GetKind() == "PodDisruptionBudget" || o.GetName() == "resourcegraphdefinitions.kro.run" {
 			t.Errorf("%s %s rendered without being asked for", o.GetKind(), o.GetName())
 		}
 	}
