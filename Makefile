@@ -64,6 +64,8 @@ $(BIN)/controller-gen: $(TOOLS_MOD)
 
 ##@ Build
 
+CHART := charts/flotilla
+
 FLOTILLA := $(BIN)/flotilla
 
 .PHONY: build
@@ -71,11 +73,19 @@ build: ## Build bin/flotilla.
 	@go build -o $(FLOTILLA) ./cmd/flotilla
 
 .PHONY: generate
-generate: $(BIN)/controller-gen ## Regenerate deepcopy code and CRD manifests from api/.
+generate: $(BIN)/controller-gen ## Regenerate deepcopy code, CRDs and RBAC, the chart's copies of them, and the kustomize base.
 	@$(BIN)/controller-gen object paths=./api/...
 	@$(BIN)/controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	@$(BIN)/controller-gen crd paths=github.com/kubernetes-sigs/kro/api/v1alpha1 output:crd:artifacts:config=config/crd/kro
 	@$(BIN)/controller-gen rbac:roleName=flotilla-hub paths=./internal/... output:rbac:artifacts:config=config/rbac
+	@# The chart (charts/flotilla) is the one source of a hub's installation: it takes the generated
+	@# CRDs and roles as files, and config/default (the kustomize base) is its render with default values.
+	@rm -rf $(CHART)/files/crds $(CHART)/files/kro $(CHART)/files/rbac
+	@mkdir -p $(CHART)/files/crds $(CHART)/files/kro $(CHART)/files/rbac
+	@cp config/crd/bases/*.yaml $(CHART)/files/crds/
+	@cp config/crd/kro/*.yaml $(CHART)/files/kro/
+	@cp config/rbac/role.yaml config/rbac/metrics_reader_role.yaml $(CHART)/files/rbac/
+	@go run ./internal/install/chart/render -o config/default/flotilla.yaml
 
 ##@ Run
 
@@ -102,7 +112,7 @@ lint: ## Run go vet.
 
 # What `make generate` writes. verify regenerates it and fails if any file changes: on a clean
 # checkout, that is any git diff; with local edits, only what generate itself changed.
-GENERATED := api config
+GENERATED := api config charts
 
 .PHONY: verify
 verify: $(BIN)/controller-gen ## Check gofmt, go vet, staticcheck, and that `make generate` changes nothing.

@@ -27,8 +27,8 @@ import (
 // DeliveryPolicyName names the policy and its binding.
 const DeliveryPolicyName = "flotilla-deliveries"
 
-// DefaultController is the identity the hub controller runs as when deployed from config/
-// (config/rbac/service_account.yaml).
+// DefaultController is the identity the hub controller runs as when installed in the namespace
+// flotilla-system (charts/flotilla, `flotilla install`, config/default).
 const DefaultController = "system:serviceaccount:flotilla-system:flotilla-hub"
 
 // recordDeleters may delete Delivery records besides the controller: the garbage collector
