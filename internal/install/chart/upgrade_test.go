@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -97,8 +98,12 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 
 // isVersionName says whether path is the name of one of a CRD's versions.
 func isVersionName(path string) bool {
-	return strings.HasPrefix(path, "spec.versions[") && strings.HasSuffix(path, "].name")
+	return versionName.MatchString(path)
 }
+
+// versionName is the path of a CRD version's name (not of a field further in, a printer
+// column's name, say).
+var versionName = regexp.MustCompile(`^spec\.versions\[[0-9]+\]\.name$`)
 
 func decodeAll(t *testing.T, data []byte) []*unstructured.Unstructured {
 	t.Helper()
