@@ -17,6 +17,10 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/install"
 )
 
+// The hub's dashboard (flotilla hub --dashboard-bind-address) watches Flotilla's Events; the
+// kinds of Flotilla it watches the controller reads anyway.
+// +kubebuilder:rbac:groups="",resources=events,verbs=list;watch
+
 // kind is one kind the store caches, with what a viewer must be allowed to read it.
 type kind struct {
 	obj        client.Object
@@ -38,7 +42,7 @@ var cachedKinds = []kind{
 
 // store is the informer cache pages are rendered from, and tells SSE streams when it changes.
 type store struct {
-	reader client.Reader // the informers' cache
+	reader client.Reader   // the informers' cache
 	cached map[string]bool // resources the cache holds (local mode: the ones the user may list)
 
 	mu      sync.Mutex
