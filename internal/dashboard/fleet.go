@@ -15,11 +15,12 @@ import (
 
 // clusterRow is one Cluster on the fleet page.
 type clusterRow struct {
-	Name, Version, Source, Credentials, ReadyReason string
-	Ready, Cordoned                                 bool
-	Nodes, ReadyNodes, Placements                   int32
-	CPU, Memory                                     string
-	Taints, Labels                                  []string
+	Name, Version, Source, ReadyReason string
+	Credentials, CredentialsDetail     string
+	Ready, Cordoned                    bool
+	Nodes, ReadyNodes, Placements      int32
+	CPU, Memory                        string
+	Taints, Labels                     []string
 }
 
 type fleetPage struct {
@@ -66,10 +67,7 @@ func rowOf(c *flotillav1.Cluster) clusterRow {
 		row.ReadyReason = "Unknown"
 	}
 	if cred := meta.FindStatusCondition(c.Status.Conditions, flotillav1.ClusterCredentialsValid); cred != nil {
-		row.Credentials = cred.Reason
-		if cred.Message != "" {
-			row.Credentials += ": " + cred.Message
-		}
+		row.Credentials, row.CredentialsDetail = cred.Reason, cred.Message
 	}
 	if q, ok := c.Status.Allocatable[corev1.ResourceCPU]; ok {
 		row.CPU = q.String()

@@ -44,6 +44,9 @@ type viewerKey struct{}
 func (s *server) withViewer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v := viewer{auth: s.authz, ctx: r.Context()}
+		if !s.opts.Hub && !s.localKey(w, r) {
+			return
+		}
 		if s.opts.Hub {
 			id, err := s.authn.identify(r)
 			if err != nil {

@@ -22,7 +22,8 @@ type Options struct {
 	// Hub serves the hub's dashboard: every request must carry its caller's bearer token and
 	// sees what the caller may read. Otherwise the dashboard is the kubeconfig user's own.
 	Hub bool
-	// Ready is called with the dashboard's URL once it serves.
+	// Ready is called with the dashboard's URL once it serves; the local dashboard's carries
+	// its key.
 	Ready func(url string)
 	// Log receives a line per request refused for its credentials; nil discards them.
 	Log io.Writer
@@ -36,6 +37,7 @@ type server struct {
 	authz *authorizer
 	authn *authenticator
 	pages *http.ServeMux
+	key   string // the local dashboard's URL key (localkey.go)
 }
 
 // Serve runs the dashboard with cfg until ctx ends.
@@ -56,7 +58,11 @@ func Serve(ctx context.Context, cfg *rest.Config, opts Options) error {
 		_ = srv.Shutdown(shut)
 	}()
 	if opts.Ready != nil {
-		opts.Ready("http://" + ln.Addr().String() + "/")
+		url := "http://" + ln.Addr().String() + "/"
+		if s.key != "" {
+			url += "?key=" + s.key
+		}
+		opts.Ready(url)
 	}
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -70,6 +76,9 @@ func newServer(ctx context.Context, cfg *rest.Config, opts Options) (*server, er
 		return nil, err
 	}
 	s := &server{opts: opts, hub: hub, authz: newAuthorizer(hub, !opts.Hub)}
+	if !opts.Hub {
+		s.key = newKey()
+	}
 	s.authn = newAuthenticator(hub, s.authz)
 	resources := map[string]bool{}
 	for _, k := range cachedKinds {

@@ -50,6 +50,9 @@ func hubClient(t *testing.T, objs ...client.Object) client.WithWatch {
 			case *authorizationv1.SubjectAccessReview:
 				o.Status.Allowed = allowed(o.Spec)
 				return nil
+			case *authorizationv1.SelfSubjectAccessReview:
+				o.Status.Allowed = true // the kubeconfig user of local mode is an administrator
+				return nil
 			}
 			return c.Create(ctx, obj, opts...)
 		},
@@ -236,5 +239,31 @@ func nextEvent(t *testing.T, r *bufio.Reader) string {
 		case strings.HasPrefix(line, "data: "):
 			data = append(data, strings.TrimPrefix(line, "data: "))
 		}
+	}
+}
+
+// The local dashboard answers only the browser that opened the URL it printed, with its key.
+func TestLocalDashboardNeedsItsKey(t *testing.T) {
+	s, _ := testServer(t, fleetObjects()...)
+	s.opts.Hub, s.authz.self, s.key = false, true, "k3y"
+	h := s.handler()
+	for _, path := range []string{"/owners", "/owners?key=wrong", "/events?page=%2Fowners"} {
+		if code, body := get(t, h, path, ""); code != http.StatusUnauthorized || strings.Contains(body, "app-a") {
+			t.Errorf("%s without the key: %d\n%s", path, code, body)
+		}
+	}
+	req := httptest.NewRequest(http.MethodGet, "/owners?key=k3y", nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	cookies := rec.Result().Cookies()
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/owners" || len(cookies) != 1 || !cookies[0].HttpOnly {
+		t.Fatalf("the key's URL: %d %v %v", rec.Code, rec.Header(), cookies)
+	}
+	req = httptest.NewRequest(http.MethodGet, "/owners", nil)
+	req.AddCookie(cookies[0])
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "team-b") || !strings.Contains(rec.Body.String(), "team-a") {
+		t.Errorf("with the key's cookie: %d\n%s", rec.Code, rec.Body.String())
 	}
 }

@@ -45,6 +45,12 @@ func objectState(d *flotillav1.Delivery, o object, res *flotillav1.ClusterResult
 	if held {
 		return stateHeld
 	}
+	if st.Failed > 0 { // another object failed: this one is among the applied, or waits
+		if st.Applied+st.Failed >= st.Count {
+			return stateApplied
+		}
+		return statePending
+	}
 	if res != nil && int(res.Drifted) <= len(res.DriftedObjects) && int(res.Fighting) <= len(res.FightingObjects) {
 		return progressState(d) // the owner names every drifted object: this one is not
 	}

@@ -43,13 +43,18 @@ func TestDashboard(t *testing.T) {
 	for name, region := range map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"} {
 		run(t, flotilla, "join", name, "--hub-kubeconfig", hubKC, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
 	}
-	local := dashboardURL(t, startProcess(t, flotilla, "dashboard", "--hub-kubeconfig", hubKC, "--open=false", "--address=127.0.0.1:0"))
-	hubDashboard := dashboardURL(t, hubOut)
+	local, withKey := dashboardURL(t, startProcess(t, flotilla, "dashboard", "--hub-kubeconfig", hubKC, "--open=false", "--address=127.0.0.1:0"))
+	hubDashboard, _ := dashboardURL(t, hubOut)
 	t.Logf("fleet, hub and dashboards up in %s", time.Since(started).Round(time.Second))
 	ctx := browser(t)
 
 	t.Run("fleet lists the clusters", func(t *testing.T) {
-		within(t, ctx, 60*time.Second, "three Ready clusters", chromedp.Navigate(local+"/"),
+		if resp, err := http.Get(local + "/"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("the local dashboard without its key: %v %v", resp, err)
+		} else {
+			_ = resp.Body.Close()
+		}
+		within(t, ctx, 60*time.Second, "three Ready clusters", chromedp.Navigate(withKey),
 			chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="spoke-1"] .state-ready`)),
 			chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="spoke-2"] .state-ready`)),
 			chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="spoke-3"] .state-ready`)))
@@ -86,6 +91,9 @@ func TestDashboard(t *testing.T) {
 			chromedp.WaitVisible(chromedp.Search(`//td[contains(@class,"desired")]/code[text()="hello from the hub"]`)))
 		t.Logf("drifted cell and diff shown %s after the edit", time.Since(drifted).Round(time.Millisecond))
 		screenshot(t, ctx, "diff")
+		within(t, ctx, 10*time.Second, "back to the owner", chromedp.NavigateBack(),
+			chromedp.WaitVisible(chromedp.CSS(cell("configmap web-demo/web-config", "Drifted"))))
+		screenshot(t, ctx, "owner-drifted")
 	})
 
 	t.Run("cluster view names owner and Placement", func(t *testing.T) {

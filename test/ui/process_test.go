@@ -58,20 +58,20 @@ func startProcess(t *testing.T, bin string, args ...string) (output func() strin
 	return buf.String
 }
 
-// dashboardURL waits for a process's output to name the dashboard's URL.
-func dashboardURL(t *testing.T, output func() string) string {
+// dashboardURL waits for a process's output to name the dashboard's URL, and returns its base
+// (scheme, host and port) and the URL as printed (the local dashboard's carries its key).
+func dashboardURL(t *testing.T, output func() string) (base, printed string) {
 	t.Helper()
-	re := regexp.MustCompile(`dashboard: (?:serving )?(http://127\.0\.0\.1:[0-9]+)/`)
-	var url string
+	re := regexp.MustCompile(`dashboard: (?:serving )?((http://127\.0\.0\.1:[0-9]+)/(?:\?key=[A-Za-z0-9_-]+)?)`)
 	fleettest.Eventually(t, time.Minute, "the dashboard serves", func() error {
 		m := re.FindStringSubmatch(output())
 		if m == nil {
 			return fmt.Errorf("no URL yet in:\n%s", output())
 		}
-		url = m[1]
+		printed, base = m[1], m[2]
 		return nil
 	})
-	return url
+	return base, printed
 }
 
 // run runs a command to its end and fails the test if it fails.
