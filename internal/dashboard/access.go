@@ -61,12 +61,18 @@ func newAuthorizer(hub client.Client, self bool) *authorizer {
 // viewer is one request's identity with the authorizer that answers for it.
 type viewer struct {
 	id   identity
+	key  string // id.key(), computed once per request
 	auth *authorizer
 	ctx  context.Context
 }
 
 // can says whether the viewer may do a; an error of the authorizer is a no.
-func (v viewer) can(a attrs) bool { return v.auth.allowed(v.ctx, v.id, a) }
+func (v viewer) can(a attrs) bool {
+	if v.key == "" {
+		v.key = v.id.key()
+	}
+	return v.auth.allowed(v.ctx, v.id, v.key, a)
+}
 
 // canList says whether the viewer may list resource (of group flotilla.dev unless it is
 // events) in namespace ("" for a cluster-scoped resource, or every namespace).
@@ -83,8 +89,8 @@ func groupOf(resource string) string {
 	return ""
 }
 
-func (a *authorizer) allowed(ctx context.Context, id identity, at attrs) bool {
-	key := id.key() + "\x02" + at.Verb + "\x00" + at.Group + "\x00" + at.Resource + "\x00" + at.Namespace + "\x00" + at.Name
+func (a *authorizer) allowed(ctx context.Context, id identity, idKey string, at attrs) bool {
+	key := idKey + "\x02" + at.Verb + "\x00" + at.Group + "\x00" + at.Resource + "\x00" + at.Namespace + "\x00" + at.Name
 	now := time.Now()
 	a.mu.Lock()
 	if ans, ok := a.answers[key]; ok && now.Before(ans.until) {

@@ -36,6 +36,7 @@ func (s *server) cluster(v viewer, r *http.Request) (string, any, error) {
 	recs := s.records(ctx, v, func(d *flotillav1.Delivery) bool { return d.Spec.Cluster == name })
 	page.Records = len(recs)
 	statuses := map[ownerRef]ownerStatus{}
+	index := s.placementIndex(ctx, v)
 	for _, d := range recs {
 		o := refOf(d)
 		st, ok := statuses[o]
@@ -43,7 +44,7 @@ func (s *server) cluster(v viewer, r *http.Request) (string, any, error) {
 			st = s.ownerStatus(ctx, o)
 			statuses[o] = st
 		}
-		pl := s.placementOf(ctx, v, d)
+		pl := index.of(d)
 		for _, obj := range objectsOf(d) {
 			row := runRow{Object: obj.Describe, Owner: o, Placement: pl, State: objectState(d, obj, st.Results[name], st.held())}
 			row.Diff = diffPath(o, name, row.State)

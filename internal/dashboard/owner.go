@@ -108,11 +108,12 @@ func (s *server) owner(v viewer, r *http.Request) (string, any, error) {
 	}
 	page.Found = page.Found || len(recs) > 0
 	rows := map[string]*matrixRow{}
+	index := s.placementIndex(ctx, v)
 	for i, d := range recs {
 		col := clusterColumn{
 			Cluster: d.Spec.Cluster, State: recordState(d), Revision: short(d.Status.Revision), Message: d.Status.Message,
 			Count: d.Status.Count, Applied: d.Status.Applied, Ready: d.Status.Ready, Failed: d.Status.Failed, Drifted: d.Status.Drifted,
-			Placement: s.placementOf(ctx, v, d),
+			Placement: index.of(d),
 		}
 		if d.Spec.Work != nil {
 			col.Work = d.Spec.Work.Revision

@@ -57,14 +57,15 @@ func (o ownerRef) resource() (group, resource string) {
 }
 
 // visibleRecord says whether the viewer may see a record: they may list records in its
-// namespace, and read its owner.
+// namespace, and list its owner's kind in the owner's namespace (one question per namespace
+// and kind, not per owner, so a page of a thousand owners asks a handful).
 func visibleRecord(v viewer, d *flotillav1.Delivery) bool {
 	if !v.canList("deliveries", d.Namespace) {
 		return false
 	}
 	o := refOf(d)
 	g, r := o.resource()
-	return v.can(attrs{Verb: "get", Group: g, Resource: r, Namespace: o.Namespace, Name: o.Name})
+	return v.can(attrs{Verb: "list", Group: g, Resource: r, Namespace: o.Namespace})
 }
 
 // records returns the Delivery records the viewer may see, sorted by owner and cluster.
@@ -100,23 +101,26 @@ func (p placementLink) Path() string {
 	return "/placements/" + url.PathEscape(p.Namespace) + "/" + url.PathEscape(p.Name)
 }
 
-// placementOf finds the Placement a record names (by its label) among those the viewer may read.
-func (s *server) placementOf(ctx context.Context, v viewer, d *flotillav1.Delivery) placementLink {
-	want := d.Labels[ledger.LabelPlacementRef]
-	if want == "" {
-		return placementLink{}
-	}
+// placements indexes the Placements the viewer may read by the label records name them with.
+type placements map[string]placementLink
+
+func (s *server) placementIndex(ctx context.Context, v viewer) placements {
+	out := placements{}
 	var list flotillav1.PlacementList
 	if err := s.store.list(ctx, "placements", &list); err != nil {
-		return placementLink{}
+		return out
 	}
 	for _, p := range list.Items {
-		key := client.ObjectKeyFromObject(&p)
-		if ledger.PlacementLabelValue(key) == want && v.canList("placements", p.Namespace) {
-			return placementLink{Namespace: p.Namespace, Name: p.Name}
+		if v.canList("placements", p.Namespace) {
+			out[ledger.PlacementLabelValue(client.ObjectKeyFromObject(&p))] = placementLink{Namespace: p.Namespace, Name: p.Name}
 		}
 	}
-	return placementLink{}
+	return out
+}
+
+// of is the Placement a record names by its label; empty when the viewer may not read it.
+func (p placements) of(d *flotillav1.Delivery) placementLink {
+	return p[d.Labels[ledger.LabelPlacementRef]]
 }
 
 // ownerStatus is what the owner object itself says, where the store caches its kind.

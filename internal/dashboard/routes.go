@@ -55,6 +55,7 @@ func (s *server) withViewer(next http.Handler) http.Handler {
 			}
 			v.id = id
 		}
+		v.key = v.id.key()
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewerKey{}, v)))
 	})
 }

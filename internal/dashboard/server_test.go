@@ -37,7 +37,7 @@ func allowed(spec authorizationv1.SubjectAccessReviewSpec) bool {
 	return false
 }
 
-func hubClient(t *testing.T, objs ...client.Object) client.WithWatch {
+func hubClient(t testing.TB, objs ...client.Object) client.WithWatch {
 	t.Helper()
 	return fake.NewClientBuilder().WithScheme(install.Scheme()).WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
@@ -74,7 +74,7 @@ func readyStatus(kind, ns string, names ...string) flotillav1.DeliveryStatus {
 }
 
 // testServer is a hub dashboard over a fake hub whose objects are its cache.
-func testServer(t *testing.T, objs ...client.Object) (*server, client.WithWatch) {
+func testServer(t testing.TB, objs ...client.Object) (*server, client.WithWatch) {
 	t.Helper()
 	hub := hubClient(t, objs...)
 	s := &server{opts: Options{Hub: true}, hub: hub, authz: newAuthorizer(hub, false)}
@@ -224,7 +224,7 @@ func TestEventsSendChanges(t *testing.T) {
 	}
 }
 
-func nextEvent(t *testing.T, r *bufio.Reader) string {
+func nextEvent(t testing.TB, r *bufio.Reader) string {
 	t.Helper()
 	var data []string
 	for {
