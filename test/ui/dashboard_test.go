@@ -59,6 +59,12 @@ func TestDashboard(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="spoke-2"] .state-ready`)),
 			chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="spoke-3"] .state-ready`)))
 		screenshot(t, ctx, "fleet")
+		within(t, ctx, 20*time.Second, "filter by label", chromedp.Navigate(local+"/?selector=region%3Deu-west"),
+			chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="spoke-1"]`)))
+		shown := value(t, ctx, 5*time.Second, "the filtered rows", chromedp.Evaluate[[]string](`[...document.querySelectorAll("tr[data-cluster]")].map(r => r.dataset.cluster)`))
+		if strings.Join(shown, ",") != "spoke-1" {
+			t.Errorf("region=eu-west shows %v, want spoke-1 alone", shown)
+		}
 	})
 
 	owner := local + "/owners/Propagation/web-demo/web"

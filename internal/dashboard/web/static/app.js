@@ -11,16 +11,40 @@
   if (page.indexOf("/diff/") >= 0) {
     return; // a diff is read from the cluster once, not live
   }
-  var source = new EventSource("/events?page=" + encodeURIComponent(page));
-  source.addEventListener("page", function (e) {
-    var focused = document.activeElement && document.activeElement.id;
-    live.innerHTML = e.data;
+  var pending = null;
+
+  // typing says whether the user is in a form field of the content, which an update would reset.
+  function typing() {
+    var el = document.activeElement;
+    return el && live.contains(el) && (el.tagName === "INPUT" || el.tagName === "SELECT" || el.tagName === "TEXTAREA");
+  }
+
+  function show(html) {
+    var focused = document.activeElement && live.contains(document.activeElement) ? document.activeElement.id : "";
+    live.innerHTML = html;
     live.setAttribute("data-updated", String(Date.now()));
     if (focused) {
       var el = document.getElementById(focused);
       if (el) { el.focus(); }
     }
+  }
+
+  live.addEventListener("focusout", function () {
+    if (pending !== null) {
+      var html = pending;
+      pending = null;
+      window.setTimeout(function () { if (!typing()) { show(html); } else { pending = html; } }, 0);
+    }
+  });
+
+  var source = new EventSource("/events?page=" + encodeURIComponent(page));
+  source.addEventListener("page", function (e) {
     status.textContent = "Live";
+    if (typing()) {
+      pending = e.data; // shown once the user leaves the field
+      return;
+    }
+    show(e.data);
   });
   source.onerror = function () {
     status.textContent = "Reconnecting…";
