@@ -20,6 +20,7 @@ type clusterPage struct {
 	Cluster *clusterRow
 	Rows    []runRow
 	Records int
+	Pager   pager
 }
 
 func (s *server) cluster(v viewer, r *http.Request) (string, any, error) {
@@ -51,5 +52,6 @@ func (s *server) cluster(v viewer, r *http.Request) (string, any, error) {
 			page.Rows = append(page.Rows, row)
 		}
 	}
+	page.Rows, page.Pager = paginate(r, page.Rows)
 	return "cluster", page, nil
 }

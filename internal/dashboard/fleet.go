@@ -28,6 +28,7 @@ type fleetPage struct {
 	Error    string
 	Denied   bool
 	Clusters []clusterRow
+	Pager    pager
 }
 
 func (s *server) fleet(v viewer, r *http.Request) (string, any, error) {
@@ -49,6 +50,7 @@ func (s *server) fleet(v viewer, r *http.Request) (string, any, error) {
 		page.Clusters = append(page.Clusters, rowOf(&c))
 	}
 	sort.Slice(page.Clusters, func(i, j int) bool { return page.Clusters[i].Name < page.Clusters[j].Name })
+	page.Clusters, page.Pager = paginate(r, page.Clusters)
 	return "fleet", page, nil
 }
 

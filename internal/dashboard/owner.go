@@ -22,6 +22,7 @@ type ownerSummary struct {
 
 type ownersPage struct {
 	Owners []ownerSummary
+	Pager  pager
 }
 
 func (s *server) owners(v viewer, r *http.Request) (string, any, error) {
@@ -49,6 +50,7 @@ func (s *server) owners(v viewer, r *http.Request) (string, any, error) {
 		page.Owners = append(page.Owners, *sum)
 	}
 	sort.Slice(page.Owners, func(i, j int) bool { return page.Owners[i].Owner.String() < page.Owners[j].Owner.String() })
+	page.Owners, page.Pager = paginate(r, page.Owners)
 	return "owners", page, nil
 }
 
