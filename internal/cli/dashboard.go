@@ -26,9 +26,11 @@ cluster with their state and the diff of a drifted object, Placements' decisions
 APIs. Pages change as the hub does, without reloading. You see what your kubeconfig user may
 read on the hub; Secret values are never shown.
 
-The URL is opened in your browser when there is one, and printed always. The hub can serve
-the same dashboard to everyone, each with their own access: flotilla hub
---dashboard-bind-address.`,
+The URL is opened in your browser when there is one, and printed always. It carries a random
+key that the browser opening it keeps in a cookie: the dashboard acts with your credentials, so
+nobody else on the machine gets anything from the port alone. The hub can serve the same
+dashboard to everyone, each with their own access: flotilla hub --dashboard-bind-address
+(docs/dashboard.md).`,
 		Example: `  flotilla dashboard
   flotilla dashboard --address 127.0.0.1:8800 --open=false`,
 		Args: cobra.NoArgs,
