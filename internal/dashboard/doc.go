@@ -9,8 +9,8 @@
 //
 // Every page is filtered by what its viewer may read on the hub (access.go). `flotilla
 // dashboard` runs it on 127.0.0.1 with the user's kubeconfig: the cache holds only the kinds
-// the user may list everywhere, and each view asks the hub (SelfSubjectAccessReview) what else
-// the user may read. `flotilla hub --dashboard-bind-address` serves it from the hub: each
+// the user may list in every namespace (SelfSubjectAccessReview), and each view asks the same
+// way before it shows a kind. `flotilla hub --dashboard-bind-address` serves it from the hub: each
 // request carries the caller's bearer token (a header, or a cookie the login page sets),
 // checked with a TokenReview, optionally impersonating another user when the caller may, and
 // every object shown is checked with a SubjectAccessReview for that identity (authn.go).
