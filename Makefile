@@ -98,7 +98,7 @@ UI_ARTIFACTS ?= $(CURDIR)/.flotilla/ui-artifacts
 .PHONY: test-ui
 test-ui: tools ## Run the dashboard's browser test (needs chromium); screenshots in UI_ARTIFACTS.
 	@command -v chromium >/dev/null || { echo "chromium is missing: apt-get install -y chromium"; exit 1; }
-	@echo ">> running the dashboard's browser test (a local fleet and chromium; about a minute)"
+	@echo ">> running the dashboard's browser test (a local fleet and chromium; under a minute)"
 	@FLOTILLA_BIN_DIR=$(BIN) FLOTILLA_UI_ARTIFACTS=$(UI_ARTIFACTS) go test -tags uitest -timeout 10m $(GO_TEST_FLAGS) -v -run TestDashboard ./test/ui/
 
 BENCH_ARGS ?=
