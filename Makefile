@@ -100,6 +100,17 @@ test: tools ## Run unit, integration and end-to-end tests against real API serve
 	@echo ">> running tests (integration tests start real API servers; a few minutes)"
 	@FLOTILLA_BIN_DIR=$(BIN) go test -timeout 30m $(GO_TEST_FLAGS) ./...
 
+# The browser test of the dashboard (test/ui, build tag uitest): a hub and three spokes, the
+# dashboard driven in Debian's chromium (apt-get install -y chromium). Screenshots of each view
+# go to UI_ARTIFACTS.
+UI_ARTIFACTS ?= $(CURDIR)/.flotilla/ui-artifacts
+
+.PHONY: test-ui
+test-ui: tools ## Run the dashboard's browser test (needs chromium); screenshots in UI_ARTIFACTS.
+	@command -v chromium >/dev/null || { echo "chromium is missing: apt-get install -y chromium"; exit 1; }
+	@echo ">> running the dashboard's browser test (a local fleet and chromium; under a minute)"
+	@FLOTILLA_BIN_DIR=$(BIN) FLOTILLA_UI_ARTIFACTS=$(UI_ARTIFACTS) go test -tags uitest -timeout 10m $(GO_TEST_FLAGS) -v -run TestDashboard ./test/ui/
+
 BENCH_ARGS ?=
 
 .PHONY: bench

@@ -23,6 +23,7 @@ func newHubCommand(hf *hubFlags) *cobra.Command {
 		LeaderElectionNamespace: "flotilla-system",
 	}
 	var zapOpts zap.Options
+	var dashboardAddr string
 	cmd := &cobra.Command{
 		Use:     "hub",
 		Short:   "Run the Flotilla hub controller",
@@ -52,7 +53,10 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return hub.Run(ctx, cfg, opts)
+			if dashboardAddr == "" {
+				return hub.Run(ctx, cfg, opts)
+			}
+			return runWithDashboard(ctx, cfg, opts, dashboardAddr, cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -62,6 +66,7 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 	f.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect one active replica through a Lease")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "namespace of the leader election Lease")
 	f.StringSliceVar(&opts.AdminNamespaces, "admin-namespace", []string{"flotilla-system"}, "namespaces whose Placements ClusterPropagations may use (repeat or separate with commas); whoever may edit a Placement steers where the objects using it go, so these must be namespaces only cluster administrators write to")
+	f.StringVar(&dashboardAddr, "dashboard-bind-address", "", "address of the fleet dashboard, where each request acts with its caller's bearer token (checked with TokenReview, every object shown with SubjectAccessReview) and sees what the caller may read on the hub; serve it behind TLS; empty disables it")
 	f.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's pprof profiles (/debug/pprof/), e.g. 127.0.0.1:6060; empty disables them")
 	f.DurationVar(&opts.VerifyInterval, "verify-interval", 10*time.Minute, "how often every delivered object is compared with the spoke caches, a backstop to the spoke watches that writes only what differs; negative disables it")
 	f.DurationVar(&opts.Inventory.ProbeInterval, "probe-interval", 10*time.Second, "how often each spoke's health is probed")

@@ -65,7 +65,7 @@ func TestChartArgsAreHubFlags(t *testing.T) {
 	for _, sets := range [][]string{nil, {
 		"importers.argoCD.enabled=false", "importers.clusterAPI.enabled=false", "importers.clusterProfiles.enabled=false",
 		"importers.kubeconfigSecrets=false", "publishClusterProfiles=false", "adminNamespaces={a,b}", "metrics.port=9443",
-		"extraArgs={--verify-interval=5m,--zap-log-level=debug}",
+		"extraArgs={--verify-interval=5m,--zap-log-level=debug}", "dashboard.enabled=true",
 	}} {
 		values, err := chart.Values(nil, sets)
 		if err != nil {

@@ -51,7 +51,7 @@ Start a local hub with three spokes to try it:
 		&cobra.Group{ID: groupDev, Title: "Local development:"},
 	)
 	root.AddCommand(
-		newJoinCommand(hf), newUnjoinCommand(hf), newClusterCommand(hf), newGetCommand(hf), newStatusCommand(hf), newRolloutCommand(hf), newPlanCommand(hf), newDiffCommand(hf),
+		newJoinCommand(hf), newUnjoinCommand(hf), newClusterCommand(hf), newGetCommand(hf), newStatusCommand(hf), newRolloutCommand(hf), newPlanCommand(hf), newDiffCommand(hf), newDashboardCommand(hf),
 		newInstallCommand(hf), newUninstallCommand(hf), newHubCommand(hf),
 		newDevCommand(), newVersionCommand(),
 	)

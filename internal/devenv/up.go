@@ -107,6 +107,7 @@ func printReady(out io.Writer, fleet *localfleet.Fleet, dir string, took time.Du
 	_, _ = fmt.Fprintf(out, `
 Try (from the repository root):
   kubectl --kubeconfig %[1]s get clusters
+  bin/flotilla dashboard --hub-kubeconfig %[1]s
   kubectl --kubeconfig %[1]s apply -f examples/propagation.yaml
   kubectl --kubeconfig %[1]s get propagations -n web-demo
   kubectl --kubeconfig %[2]s get deployments -n web-demo

@@ -77,3 +77,10 @@ func PlacementRecords(ctx context.Context, trust Trust, placement client.ObjectK
 func PlacementSelector(placement client.ObjectKey) client.MatchingLabels {
 	return client.MatchingLabels{labelPlacement: placementValue(placement)}
 }
+
+// LabelPlacementRef is the label a record names its Placement with (PlacementLabelValue).
+const LabelPlacementRef = labelPlacement
+
+// PlacementLabelValue is the value of LabelPlacementRef on the records of owners a Placement
+// chose clusters for: readers (the dashboard) find a record's Placement by it.
+func PlacementLabelValue(key client.ObjectKey) string { return placementValue(key) }

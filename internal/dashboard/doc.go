@@ -1,0 +1,17 @@
+// Package dashboard serves Flotilla's web dashboard: what runs where in the fleet, and why.
+//
+// Pages are rendered on the server with html/template from a cache of the hub's objects
+// (Clusters, Placements, Propagations, ClusterPropagations, APIPropagations, Delivery records
+// and Flotilla's Events), kept by informers: a viewer's page never reads the API server, and
+// changes reach open pages as server-sent events, each page re-rendered for its viewer when the
+// cache changes (store.go, sse.go). Secrets are never cached nor shown; the diff of a drifted
+// object comes from package plan, which masks a Secret's values.
+//
+// Every page is filtered by what its viewer may read on the hub (access.go). `flotilla
+// dashboard` runs it on 127.0.0.1 with the user's kubeconfig: the cache holds only the kinds
+// the user may list in every namespace (SelfSubjectAccessReview), and each view asks the same
+// way before it shows a kind. `flotilla hub --dashboard-bind-address` serves it from the hub: each
+// request carries the caller's bearer token (a header, or a cookie the login page sets),
+// checked with a TokenReview, optionally impersonating another user when the caller may, and
+// every object shown is checked with a SubjectAccessReview for that identity (authn.go).
+package dashboard
