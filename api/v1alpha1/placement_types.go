@@ -97,9 +97,9 @@ type PlacementSpec struct {
 	Tiers []ClusterTier `json:"tiers,omitempty"`
 
 	// rollout rolls each new revision of the owners that use this Placement out stage by
-	// stage, cluster by cluster (Propagations and ClusterPropagations; transparent-mode objects
-	// and APIPropagations deliver every revision at once for now). Unset: a new revision goes
-	// to every chosen cluster at once.
+	// stage, cluster by cluster (Propagations, ClusterPropagations and transparent-mode
+	// objects; APIPropagations deliver every revision at once for now). Unset: a new revision
+	// goes to every chosen cluster at once.
 	// +optional
 	Rollout *RolloutPolicy `json:"rollout,omitempty"`
 }

@@ -28,10 +28,11 @@ type RolloutPolicy struct {
 	// +optional
 	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
 
-	// maxFailures is how many clusters (a number, or a percentage of the chosen clusters) may
-	// fail the new revision before the rollout halts (default 0: the first failure halts it).
-	// A halted rollout reaches no further cluster and rolls nothing back: the clusters that
-	// have the new revision keep it, the others keep theirs, until the owner changes again.
+	// maxFailures is how many clusters (a number, or a percentage of the chosen clusters no
+	// person pins) may fail the new revision before the rollout halts (default 0: the first
+	// failure halts it). A halted rollout reaches no further cluster and rolls nothing back: the
+	// clusters that have the new revision keep it, the others keep theirs, while the failed
+	// clusters fail (it goes on when they recover, or with the owner's next change).
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
@@ -46,8 +47,10 @@ type RolloutPolicy struct {
 }
 
 // RolloutStage is one step of a rollout.
+// +kubebuilder:validation:XValidation:rule="self.name != 'rest'",message="rest is the name of the implicit last stage (the clusters no stage matches); choose another"
 type RolloutStage struct {
-	// name identifies the stage in status and in approvals.
+	// name identifies the stage in status and in approvals; not "rest", the implicit last
+	// stage's.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63

@@ -65,6 +65,9 @@ type Pass struct {
 	// Declared is the owner's strategy as its spec says it, recorded in spec.work with what
 	// each cluster must run.
 	Declared flotillav1.PropagationStrategy
+	// WorkAhead writes each cluster's spec.work before its delivery, not aside after it (a
+	// rollout: the gate reads what each cluster runs from the records).
+	WorkAhead bool
 	// Held, when set, keeps every cluster that left as it is, and says why (a fleet-wide hold
 	// the caller reports: holds.Check).
 	Held string
@@ -120,9 +123,19 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 				out.Failed[c] = err.Error()
 				continue
 			}
+			if pass.WorkAhead {
+				// A rollout judges what a cluster runs by its record: it must say so before
+				// the cluster has it, or a restart in between would take the cluster back.
+				if err := f.recordWork(ctx, owner, c, want, pass.Declared, true); err != nil {
+					out.Failed[c] = err.Error()
+					continue
+				}
+			}
 			f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: want.Objects, Revision: want.Revision,
 				PruneKinds: render.ParseKinds(recorded), Prune: pass.Prune, Strategy: pass.Strategy, Ignore: pass.Ignore})
-			f.recordWork(owner, c, want, pass.Declared)
+			if !pass.WorkAhead {
+				_ = f.recordWork(ctx, owner, c, want, pass.Declared, false)
+			}
 		}
 		res, ok := f.Deliverer.Result(owner, c)
 		if !ok {

@@ -37,8 +37,32 @@ func (f *Fanout) Running(owner render.Owner, records map[string]*flotillav1.Deli
 			if res.Failed > 0 && res.Permanent {
 				run.Failed = res.Message // one the spoke repeats; a passing failure is not
 			}
+		} else if !ok {
+			run = recordedRun(records[c], w) // no delivery yet since a restart: the record says
 		}
 		out[c] = run
 	}
 	return out
+}
+
+// RecordedRunning is Running as the records alone say it (spec.work, and the latest result
+// in their status): what `flotilla plan` sees.
+func RecordedRunning(records map[string]*flotillav1.Delivery, clusters []string) map[string]Running {
+	out := make(map[string]Running, len(clusters))
+	for _, c := range clusters {
+		if rec := records[c]; rec != nil && rec.Spec.Work != nil && rec.Spec.Work.Revision != "" {
+			out[c] = recordedRun(rec, *rec.Spec.Work)
+		}
+	}
+	return out
+}
+
+// recordedRun is what a record says of the cluster's run of w: Ready when its latest complete
+// delivery was of w's objects with every object ready.
+func recordedRun(rec *flotillav1.Delivery, w flotillav1.DeliveryWork) Running {
+	run := Running{Revision: w.Revision}
+	if rec != nil && rec.Status.Revision == w.Digest {
+		run.Ready = rec.Status.Failed == 0 && rec.Status.Ready >= rec.Status.Applied
+	}
+	return run
 }

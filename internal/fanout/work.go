@@ -1,6 +1,8 @@
 package fanout
 
 import (
+	"context"
+
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/work"
@@ -13,9 +15,10 @@ type workKey struct {
 }
 
 // recordWork has the cluster's record say what it must run (spec.work), when want names its
-// base revision, and nothing when it does not. The cluster's changes are computed only when the revision or what the
-// cluster runs changed since the last pass: a pass that changes nothing costs a comparison.
-func (f *Fanout) recordWork(owner render.Owner, cluster string, want Want, declared flotillav1.PropagationStrategy) {
+// base revision, and nothing when it does not: aside, or now (the write's error returned) with
+// ahead. The cluster's changes are computed only when the revision or what the cluster runs
+// changed since the last pass: a pass that changes nothing costs a comparison.
+func (f *Fanout) recordWork(ctx context.Context, owner render.Owner, cluster string, want Want, declared flotillav1.PropagationStrategy, ahead bool) error {
 	key := workKey{owner, cluster}
 	f.mu.Lock()
 	last, known := f.work[key]
@@ -26,7 +29,7 @@ func (f *Fanout) recordWork(owner render.Owner, cluster string, want Want, decla
 		if !known || last.Revision != "" {
 			f.clearWork(owner, cluster)
 		}
-		return
+		return nil
 	}
 	next := flotillav1.DeliveryWork{Revision: want.Base.Name, Digest: want.Revision, Strategy: declared}
 	switch {
@@ -38,9 +41,14 @@ func (f *Fanout) recordWork(owner render.Owner, cluster string, want Want, decla
 			// What the cluster must run is still delivered; only its record lacks it.
 			ctrllog.Log.WithName("fanout").Error(err, "Cannot record what the cluster must run", "owner", owner, "cluster", cluster)
 			f.clearWork(owner, cluster)
-			return
+			return nil
 		}
 		next.Changes = changes
+	}
+	if ahead {
+		if err := f.Ledger.WriteWork(ctx, owner, cluster, next); err != nil {
+			return err
+		}
 	}
 	f.mu.Lock()
 	if f.work == nil {
@@ -48,7 +56,10 @@ func (f *Fanout) recordWork(owner render.Owner, cluster string, want Want, decla
 	}
 	f.work[key] = next
 	f.mu.Unlock()
-	f.Ledger.RecordWork(owner, cluster, next)
+	if !ahead {
+		f.Ledger.RecordWork(owner, cluster, next)
+	}
+	return nil
 }
 
 // clearWork has the cluster's record say nothing of what it must run, and remembers it did.

@@ -87,6 +87,7 @@ type ownWrite struct {
 	replicas  []flotillav1.WorkloadReplicas // spec.replicas written
 	placed    corev1.ResourceList           // spec.placed written
 	status    string                        // digest of the status written; "" if none
+	work      *flotillav1.DeliveryWork      // spec.work written (work.go); nil if none
 	removed   bool
 }
 

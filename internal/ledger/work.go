@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,6 +29,12 @@ func (l *Ledger) RecordWork(owner render.Owner, cluster string, work flotillav1.
 	l.workQueue().Add(pair{owner, cluster}, work)
 }
 
+// WriteWork is RecordWork written now, before what it says is delivered (a rollout's): the
+// error says why the record could not say it.
+func (l *Ledger) WriteWork(ctx context.Context, owner render.Owner, cluster string, work flotillav1.DeliveryWork) error {
+	return l.writeWork(ctx, pair{owner, cluster}, work)
+}
+
 func (l *Ledger) workQueue() *coalesce.Queue[pair, flotillav1.DeliveryWork] {
 	l.workOnce.Do(func() {
 		l.works = &coalesce.Queue[pair, flotillav1.DeliveryWork]{Name: "ledger-work", Workers: reportWorkers,
@@ -44,6 +51,9 @@ func (l *Ledger) workQueue() *coalesce.Queue[pair, flotillav1.DeliveryWork] {
 func (l *Ledger) writeWork(ctx context.Context, p pair, work flotillav1.DeliveryWork) error {
 	if _, exists, err := l.known(ctx, p.owner, p.cluster); err != nil || !exists {
 		return err
+	}
+	if l.wroteWork(p, work) {
+		return nil // written moments ago; the cache may not show it yet
 	}
 	key := l.Key(p.owner, p.cluster)
 	var cached flotillav1.Delivery
@@ -66,5 +76,15 @@ func (l *Ledger) writeWork(ctx context.Context, p pair, work flotillav1.Delivery
 	if err := l.Hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(workFieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("record what cluster %s must run of %s (Delivery %s): %w", p.cluster, p.owner, key, err)
 	}
+	l.remember(p, func(w *ownWrite) { w.work = &work })
 	return nil
+}
+
+// wroteWork reports whether the ledger wrote this very work into p's record within the cache's
+// lag (and has not removed the record since).
+func (l *Ledger) wroteWork(p pair, work flotillav1.DeliveryWork) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w, ok := l.written[p]
+	return ok && !w.removed && w.work != nil && time.Since(w.at) < cacheLag && equality.Semantic.DeepEqual(*w.work, work)
 }

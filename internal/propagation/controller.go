@@ -398,7 +398,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	want := r.wants(ctx, &in, pc)
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: p.ledgerOwner(), Records: in.records, Chosen: *decisions, Want: want,
 		Kinds: in.kinds, Prune: prune, Strategy: strategyOf(p, in.revision), Ignore: ignore, Held: held, Confirm: guard.Leaving,
-		Declared: p.spec.Strategy})
+		Declared: p.spec.Strategy, WorkAhead: placement.Spec.Rollout != nil})
 	for c, msg := range out.Failed {
 		in.clusterFailed(c, msg)
 	}

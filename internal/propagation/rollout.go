@@ -15,31 +15,27 @@ import (
 // revision now, when p's Placement rolls revisions out, and returns the pins that hold the
 // others at the revision they run: p's own spec.revisionPins first (a person's pin wins), then
 // the rollout's. pc has the chosen clusters' facts and the latest revision; running is what
-// each runs (fanout.Running). A latest revision that is not kept rolls out nowhere gradually:
-// no cluster could be held at it later.
+// each runs (fanout.Running). A latest revision that is not kept goes to no cluster that runs
+// another: no cluster could be held at it later (the rollout halts, saying so).
 func (r *Reconciler) gate(p propagator, in *statusInput, pc percluster.Input, running map[string]fanout.Running) []flotillav1.RevisionPin {
-	pins := p.spec.RevisionPins
-	policy := pc.Placement.Spec.Rollout
 	owner := p.owner()
-	if policy == nil || pc.Latest.Name == "" {
+	if pc.Placement.Spec.Rollout == nil {
 		r.mu.Lock()
 		delete(r.rollouts, owner)
 		r.mu.Unlock()
-		return pins
+		return p.spec.RevisionPins
 	}
-	clusters := make([]rollout.Cluster, 0, len(pc.Chosen))
-	for _, c := range pc.Chosen {
-		run := running[c]
-		if pin := flotillav1.PinOf(pins, c); pin != "" {
-			continue // a person holds it: not the rollout's
+	latest, unkept := pc.Latest.Name, ""
+	if latest == "" {
+		latest, unkept = pc.LatestName, in.noHistory
+		if unkept == "" {
+			unkept = "too large to keep"
 		}
-		clusters = append(clusters, rollout.Cluster{Name: c, Labels: pc.Facts[c].Labels, Runs: run.Revision, Ready: run.Ready, Failed: run.Failed})
 	}
 	r.mu.Lock()
 	memory := r.rollouts[owner]
 	r.mu.Unlock()
-	out := rollout.Gate(rollout.Input{Policy: policy, Latest: pc.Latest.Name, Clusters: clusters,
-		Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Now: in.now, Memory: memory})
+	pins, out := rolloutPins(p, pc, latest, unkept, running, in.now, memory)
 	r.mu.Lock()
 	r.rollouts[owner] = out.Memory
 	r.mu.Unlock()
@@ -47,13 +43,32 @@ func (r *Reconciler) gate(p propagator, in *statusInput, pc percluster.Input, ru
 	if out.Next > 0 && (in.retryAfter == 0 || out.Next < in.retryAfter) {
 		in.retryAfter = out.Next + time.Second/10
 	}
+	return pins
+}
+
+// rolloutPins runs the gate for p's pass over the clusters no person pins, latest being the
+// revision rolling out (unkept: why it is not kept, "" when it is), and returns p's pins
+// followed by the rollout's holds.
+func rolloutPins(p propagator, pc percluster.Input, latest, unkept string, running map[string]fanout.Running, now time.Time,
+	memory rollout.Memory) ([]flotillav1.RevisionPin, rollout.Outcome) {
+	pins := p.spec.RevisionPins
+	clusters := make([]rollout.Cluster, 0, len(pc.Chosen))
+	for _, c := range pc.Chosen {
+		if flotillav1.PinOf(pins, c) != "" {
+			continue // a person holds it: not the rollout's
+		}
+		run := running[c]
+		clusters = append(clusters, rollout.Cluster{Name: c, Labels: pc.Facts[c].Labels, Runs: run.Revision, Ready: run.Ready, Failed: run.Failed})
+	}
+	out := rollout.Gate(rollout.Input{Policy: pc.Placement.Spec.Rollout, Latest: latest, Unkept: unkept, Clusters: clusters,
+		Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Now: now, Memory: memory})
 	held := append([]flotillav1.RevisionPin(nil), pins...)
 	for _, c := range pc.Chosen {
 		if rev, ok := out.Hold[c]; ok {
 			held = append(held, flotillav1.RevisionPin{Cluster: c, Revision: rev})
 		}
 	}
-	return held
+	return held, out
 }
 
 // reportRollout emits an Event when the rollout's phase changes: a Warning when it halts, a

@@ -14,7 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/hub"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+	"github.com/flotilla-dev/flotilla/internal/propagation"
 )
 
 // TestRolloutFollowsItsStages: a Placement's rollout takes a Propagation's new revision to
@@ -56,6 +58,20 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	values(map[string]string{"a": "green"})
 	status := e.rolloutPhase(t, flotillav1.RolloutWaitingForApproval)
 	values(map[string]string{"b": "blue", "c": "blue"})
+	// flotilla plan shows the same: b and c held at the revision they run, a at the new one.
+	p := &flotillav1.Propagation{}
+	if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "settings"}, p); err != nil {
+		t.Fatal(err)
+	}
+	d, err := propagation.Preview(ctx, e.hub, p, hub.RecordOwners())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cd := range d.Clusters {
+		if held := cd.Pinned != ""; held != (cd.Cluster != "a") || len(cd.Objects) != 1 || (cd.Objects[0].Object["data"].(map[string]any)["v"] == "blue") != held {
+			t.Errorf("plan of %s: pinned %q, objects %v; want a at green, b and c held at blue", cd.Cluster, cd.Pinned, cd.Objects)
+		}
+	}
 	approved := time.Now()
 	e.annotate(t, flotillav1.AnnotationApprove, "prod@"+status.Revision)
 	values(map[string]string{"b": "green", "c": "green"})
@@ -70,7 +86,7 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	}
 
 	// A revision the canary refuses halts the rollout before any other cluster.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := e.hub.Get(ctx, client.ObjectKeyFromObject(placement), placement); err != nil {
 			return err
 		}

@@ -26,6 +26,7 @@ var hubOnlyAnnotations = []string{
 	// with them, and a pin would name a revision that differs from the latest by the pin).
 	flotillav1.AnnotationConfirmPrune,
 	flotillav1.AnnotationRevisionPins,
+	flotillav1.AnnotationApprove,
 }
 
 // Render returns the object desired on a spoke for a hub object: hub-only fields stripped,

@@ -96,6 +96,7 @@ type payload struct {
 type decoded struct {
 	objs    []*unstructured.Unstructured
 	secrets map[string]Source
+	hash    string // the revision's render.Revision (its label)
 }
 
 // List returns owner's kept revisions, oldest first.
@@ -193,8 +194,15 @@ func (s *Store) prune(ctx context.Context, kept []Revision, owner render.Owner, 
 
 // Load returns the objects of owner's kept revision name, and its hash. Its Secrets are read
 // again from their sources; an error (ErrSecretNotAsKept) when one no longer holds what the
-// revision delivered.
+// revision delivered. A revision is read from the hub once: revisions never change (a
+// name is its content's), and one a pin or a rollout holds clusters at is kept.
 func (s *Store) Load(ctx context.Context, owner render.Owner, name string) ([]*unstructured.Unstructured, string, error) {
+	s.mu.Lock()
+	d, cached := s.loaded[owner][name]
+	s.mu.Unlock()
+	if cached {
+		return s.withSecrets(ctx, owner, name, d)
+	}
 	key := client.ObjectKey{Namespace: ledger.NamespaceOf(owner), Name: name}
 	cr := &appsv1.ControllerRevision{}
 	if err := s.Reader.Get(ctx, key, cr); err != nil {
@@ -207,25 +215,26 @@ func (s *Store) Load(ctx context.Context, owner render.Owner, name string) ([]*u
 	if cr.Labels[flotillav1.LabelOwner] != owner.LabelValue() {
 		return nil, "", fmt.Errorf("revision %s is not one of %s", name, owner)
 	}
-	hash := cr.Labels[labelHash]
-	s.mu.Lock()
-	d, ok := s.loaded[owner][name]
-	s.mu.Unlock()
-	if !ok {
-		var err error
-		if d, err = decode(cr.Data.Raw); err != nil {
-			return nil, "", fmt.Errorf("revision %s of %s: %w", name, owner, err)
-		}
-		s.mu.Lock()
-		if s.loaded == nil {
-			s.loaded = map[render.Owner]map[string]decoded{}
-		}
-		if s.loaded[owner] == nil {
-			s.loaded[owner] = map[string]decoded{}
-		}
-		s.loaded[owner][name] = d
-		s.mu.Unlock()
+	d, err := decode(cr.Data.Raw)
+	if err != nil {
+		return nil, "", fmt.Errorf("revision %s of %s: %w", name, owner, err)
 	}
+	d.hash = cr.Labels[labelHash]
+	s.mu.Lock()
+	if s.loaded == nil {
+		s.loaded = map[render.Owner]map[string]decoded{}
+	}
+	if s.loaded[owner] == nil {
+		s.loaded[owner] = map[string]decoded{}
+	}
+	s.loaded[owner][name] = d
+	s.mu.Unlock()
+	return s.withSecrets(ctx, owner, name, d)
+}
+
+// withSecrets returns a decoded revision's objects with its Secrets' values read again from
+// their sources, and its hash.
+func (s *Store) withSecrets(ctx context.Context, owner render.Owner, name string, d decoded) ([]*unstructured.Unstructured, string, error) {
 	objs, copied := d.objs, false
 	for i, o := range d.objs {
 		if !IsSecret(o) {
@@ -240,7 +249,7 @@ func (s *Store) Load(ctx context.Context, owner render.Owner, name string) ([]*u
 		}
 		objs[i] = withData
 	}
-	return objs, hash, nil
+	return objs, d.hash, nil
 }
 
 // Forget drops what the store remembers of owner.

@@ -31,9 +31,10 @@ type Cluster struct {
 // Input is one pass of an owner's rollout.
 type Input struct {
 	Policy *flotillav1.RolloutPolicy
-	// Latest is the name of the owner's latest revision (kept, so that a cluster may be held
-	// at it later).
+	// Latest is the name of the owner's latest revision. Unkept says why it is not kept ("" when
+	// it is): a revision no cluster could be held at later is rolled out nowhere (halted).
 	Latest   string
+	Unkept   string
 	Clusters []Cluster
 	// Approved is the owner's flotilla.dev/approve annotation.
 	Approved string
@@ -45,10 +46,13 @@ type Input struct {
 type Memory struct {
 	// Revision is the revision the rollout was of; a new one starts afresh.
 	Revision string
-	// Released says when each cluster was let through to Revision; Done when each stage was
-	// done.
-	Released map[string]time.Time
-	Done     map[string]time.Time
+	// Released says when each cluster was let through to Revision, ReleasedIn by which stage;
+	// Reached which were Ready at it once (no deadline fails them after); Done when each stage
+	// was done.
+	Released   map[string]time.Time
+	ReleasedIn map[string]string
+	Reached    map[string]bool
+	Done       map[string]time.Time
 }
 
 // Outcome is what the gate decided.
@@ -85,11 +89,26 @@ func Gate(in Input) Outcome {
 		return Outcome{}
 	}
 	stable := stableRevision(in.Clusters, in.Latest)
+	if in.Unkept != "" {
+		return unkept(in, stable)
+	}
 	mem := in.Memory
-	if mem.Revision != in.Latest {
+	// fresh: nothing is remembered of this rollout (it starts, or the controller restarted), so
+	// a cluster that runs the revision already counts as let through by this rollout.
+	fresh := mem.Revision != in.Latest
+	if fresh {
 		mem = Memory{Revision: in.Latest}
 	}
 	mem.Released, mem.Done = cloneTimes(mem.Released), cloneTimes(mem.Done)
+	reached := make(map[string]bool, len(mem.Reached))
+	for c := range mem.Reached {
+		reached[c] = true
+	}
+	releasedIn := make(map[string]string, len(mem.ReleasedIn))
+	for c, s := range mem.ReleasedIn {
+		releasedIn[c] = s
+	}
+	mem.Reached, mem.ReleasedIn = reached, releasedIn
 	if stable == "" && len(mem.Released) == 0 {
 		// Nothing runs an older revision: a first delivery, or a rollout long done.
 		return Outcome{Memory: mem, Status: completeOrNothing(in)}
@@ -104,15 +123,21 @@ func Gate(in Input) Outcome {
 	for _, st := range stages {
 		for i := range st.members {
 			m := &st.members[i]
+			if _, known := mem.Released[m.Name]; fresh && !known && m.Runs == in.Latest {
+				// Nothing remembered: one that runs the revision was let through by this rollout
+				// (before a restart), in its stage; its deadline starts again.
+				mem.Released[m.Name], mem.ReleasedIn[m.Name] = in.Now, st.name
+			}
 			released, at := mem.Released[m.Name]
 			switch {
 			case m.Runs == in.Latest && m.Ready:
 				m.state = done
+				mem.Reached[m.Name] = true
 			case m.Runs == in.Latest && m.Failed != "":
 				m.state, m.why = failed, m.Failed
 			case m.Runs == in.Latest || at:
 				m.state = inFlight
-				if at && in.Now.Sub(released) > deadline {
+				if at && !mem.Reached[m.Name] && in.Now.Sub(released) > deadline {
 					m.state, m.why = failed, fmt.Sprintf("not Ready within %s", deadline)
 				}
 			}
@@ -133,7 +158,7 @@ func Gate(in Input) Outcome {
 		}
 		if reachable && !halted && !in.Policy.Paused {
 			switch {
-			case st.approval == flotillav1.ApprovalRequired && in.Approved != st.name+"@"+in.Latest && st.untouched():
+			case st.approval == flotillav1.ApprovalRequired && in.Approved != st.name+"@"+in.Latest && !st.started(mem):
 				reachable = false
 				setPhase(status, flotillav1.RolloutWaitingForApproval, fmt.Sprintf("stage %s waits for approval: flotilla rollout approve, or kubectl annotate the owner %s=%s@%s",
 					st.name, flotillav1.AnnotationApprove, st.name, in.Latest))
@@ -168,7 +193,8 @@ func Gate(in Input) Outcome {
 			reachable = false
 			left := soak - in.Now.Sub(doneAt)
 			out.Next = earliest(out.Next, left)
-			setPhase(status, flotillav1.RolloutSoaking, fmt.Sprintf("stage %s is done; the next starts after its soak, in %s", st.name, left.Round(time.Second)))
+			setPhase(status, flotillav1.RolloutSoaking, fmt.Sprintf("stage %s is done; the next starts after its soak of %s, at %s",
+				st.name, soak, doneAt.Add(soak).UTC().Format(time.RFC3339)))
 		}
 	}
 	for _, st := range stages {
@@ -181,7 +207,7 @@ func Gate(in Input) Outcome {
 	switch {
 	case halted:
 		sort.Strings(failedWhy)
-		setPhase(status, flotillav1.RolloutHalted, limit(fmt.Sprintf("halted: %d cluster(s) failed revision %s, more than maxFailures allows (%s); nothing is rolled back, no other cluster is reached until the owner changes",
+		setPhase(status, flotillav1.RolloutHalted, limit(fmt.Sprintf("halted: %d cluster(s) failed revision %s, more than maxFailures allows (%s); nothing is rolled back, and no other cluster is reached while they fail (until they recover, or the owner changes)",
 			failures, in.Latest, strings.Join(failedWhy, "; "))))
 	case in.Policy.Paused:
 		setPhase(status, flotillav1.RolloutPaused, "paused (spec.rollout.paused): clusters in flight finish, no other is reached")
@@ -191,6 +217,24 @@ func Gate(in Input) Outcome {
 		setPhase(status, flotillav1.RolloutProgressing, "rolling out revision "+in.Latest)
 	}
 	out.Status, out.Memory = status, mem
+	return out
+}
+
+// unkept is the outcome for a latest revision that is not kept: every cluster that runs another
+// revision stays at it, and the rollout says why it halted.
+func unkept(in Input, stable string) Outcome {
+	out := Outcome{Hold: map[string]string{}, Memory: Memory{Revision: in.Latest}}
+	for _, c := range in.Clusters {
+		if c.Runs != "" && c.Runs != in.Latest {
+			out.Hold[c.Name] = c.Runs
+		} else if c.Runs == "" && stable != "" {
+			out.Hold[c.Name] = stable
+		}
+	}
+	if len(out.Hold) > 0 {
+		out.Status = &flotillav1.RolloutStatus{Revision: in.Latest, Phase: flotillav1.RolloutHalted,
+			Message: limit("halted: revision " + in.Latest + " is not kept (" + in.Unkept + "), so no cluster could be held at it later: it goes to no cluster that runs another revision")}
+	}
 	return out
 }
 
@@ -280,21 +324,25 @@ func (st *stage) release(in Input, mem *Memory) {
 		}
 		m.state = inFlight
 		if _, at := mem.Released[m.Name]; !at {
-			mem.Released[m.Name] = in.Now
+			mem.Released[m.Name], mem.ReleasedIn[m.Name] = in.Now, st.name
 		}
 		room--
 	}
 }
 
-// untouched reports whether no member of the stage was let through yet (an approval gates a
-// stage's start, not the clusters of a stage already started).
-func (st *stage) untouched() bool {
+// started reports whether this rollout let a member of the stage through already, as a member
+// of this stage (an approval gates a stage's start, not the clusters of a stage already
+// started, and a later approval does not take it back). A member let through elsewhere, or that
+// runs the revision without this rollout having let it through (it was relabelled into the
+// stage, say), starts nothing; with nothing remembered (a restart), one that runs it is taken
+// as let through in its stage.
+func (st *stage) started(mem Memory) bool {
 	for _, m := range st.members {
-		if m.state != pending {
-			return false
+		if m.state != pending && mem.ReleasedIn[m.Name] == st.name {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // finished reports whether every member is done or failed.

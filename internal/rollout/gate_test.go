@@ -203,11 +203,63 @@ func TestMembershipChanges(t *testing.T) {
 	if _, held := out.Hold["a2"]; held {
 		t.Errorf("a new cluster of the stage under way is held: %v", out.Hold)
 	}
-	// A cluster that leaves is no longer counted: the rollout goes on with the others.
+	// A cluster that fails and then leaves is no longer counted: the rollout goes on.
+	p.clusters["a"].Ready, p.clusters["a"].Failed = false, "refused"
+	p.run()
+	if p.out.Status.Phase != flotillav1.RolloutHalted {
+		t.Fatalf("a failed canary: %+v, want halted", p.out.Status)
+	}
 	delete(p.clusters, "a")
 	p.run()
 	if p.out.Status.Phase == flotillav1.RolloutHalted {
-		t.Errorf("a cluster that left halted the rollout: %+v", p.out.Status)
+		t.Errorf("a cluster that left halts the rollout: %+v", p.out.Status)
+	}
+}
+
+// A cluster relabelled into a stage that waits for approval, already running the new revision,
+// does not start that stage: its other clusters still wait.
+func TestApprovalIsNotBypassedByARelabel(t *testing.T) {
+	pol := policy()
+	pol.Stages[0].Soak = nil
+	p := start(t, pol)
+	p.run()
+	p.ready("a")
+	p.run()
+	p.expect("a", flotillav1.RolloutWaitingForApproval)
+	p.clusters["a"].Labels = map[string]string{"env": "prod"} // a moves into prod, at v2
+	pol.Stages[0].ClusterNames = nil
+	p.run()
+	if got := p.at(); got != "a" {
+		t.Errorf("after a moved into prod, clusters at v2: %q; want b and c still waiting for approval", got)
+	}
+	if p.out.Status.Phase != flotillav1.RolloutWaitingForApproval {
+		t.Errorf("phase %s, want WaitingForApproval", p.out.Status.Phase)
+	}
+}
+
+// A cluster that was Ready at the new revision and blips later is not failed by the deadline.
+func TestAReachedClusterIsNotFailedByTheDeadline(t *testing.T) {
+	p := start(t, policy())
+	p.run()
+	p.ready("a")
+	p.run()
+	p.clusters["a"].Ready = false
+	p.in.Now = t0.Add(flotillav1.DefaultRolloutDeadline + time.Minute)
+	p.run()
+	if p.out.Status.Phase == flotillav1.RolloutHalted {
+		t.Errorf("a cluster Ready once, not Ready long after its release, halted the rollout: %+v", p.out.Status)
+	}
+}
+
+// A latest revision that is not kept goes to no cluster that runs another: they are held, and
+// the rollout halts saying why.
+func TestAnUnkeptRevisionGoesNowhere(t *testing.T) {
+	out := Gate(Input{Policy: policy(), Latest: "v2", Unkept: "too large to keep", Clusters: append(fleet("v1"), Cluster{Name: "new"}), Now: t0})
+	if len(out.Hold) != 5 || out.Hold["a"] != "v1" || out.Hold["new"] != "v1" {
+		t.Errorf("holds %v, want every cluster at v1", out.Hold)
+	}
+	if out.Status == nil || out.Status.Phase != flotillav1.RolloutHalted || !strings.Contains(out.Status.Message, "too large to keep") {
+		t.Errorf("status %+v, want halted saying why", out.Status)
 	}
 }
 
@@ -306,4 +358,23 @@ func countReleased(released map[string]bool, stageOf map[string]int, s int) int 
 		}
 	}
 	return n
+}
+
+// After a restart (nothing remembered) a stage already under way goes on without its approval
+// being given again, and a cluster in flight is given its deadline afresh.
+func TestARestartForgetsNothingThatMatters(t *testing.T) {
+	pol := policy()
+	pol.Stages[0].Soak = nil
+	clusters := fleet("v1")
+	clusters[0].Runs = "v2"                           // a, canary: done
+	clusters[1].Runs, clusters[1].Ready = "v2", false // b, prod: in flight
+	out := Gate(Input{Policy: pol, Latest: "v2", Clusters: clusters, Now: t0, Approved: "rest@v2"})
+	if _, held := out.Hold["b"]; held || out.Status.Phase == flotillav1.RolloutWaitingForApproval {
+		t.Errorf("prod under way before the restart waits for approval again: holds %v, %+v", out.Hold, out.Status)
+	}
+	clusters[1].Ready = true
+	out = Gate(Input{Policy: pol, Latest: "v2", Clusters: clusters, Now: t0.Add(time.Second), Approved: "rest@v2", Memory: out.Memory})
+	if _, held := out.Hold["c"]; held {
+		t.Errorf("c, the rest of prod, is held after b is done: %v (%+v)", out.Hold, out.Status)
+	}
 }

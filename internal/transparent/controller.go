@@ -69,6 +69,8 @@ type Reconciler struct {
 
 	mu       sync.Mutex
 	reported map[render.Owner]string // last failure reported as an Event, per object
+	// rollouts are what the rollout gate remembers of each object's rollout (package rollout).
+	rollouts map[render.Owner]rolloutMemory
 }
 
 // The finalizer is a merge patch, and so is the fleet-wide status: patch, never update.
@@ -103,6 +105,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	//lint:ignore SA1019 core/v1 Events on purpose (see above).
 	r.recorder = mgr.GetEventRecorderFor("flotilla-transparent")
 	r.reported = map[render.Owner]string{}
+	r.rollouts = map[render.Owner]rolloutMemory{}
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
 	labelled := predicate.NewPredicateFuncs(Delivers)
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -206,7 +209,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, r.Revisions)
+	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, records, r.Revisions)
 	var invalid invalidPins
 	if errors.As(err, &invalid) {
 		// Nothing changes anywhere: a pin that cannot be read must not let its cluster move on.
@@ -220,6 +223,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	recheck = earliest(recheck, r.gate(ctx, u, &pc, records))
 	m, err := r.fanout.Wants(ctx, pc)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -256,7 +260,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		hold, pending = h.Message, h.Deliver
 	}
 	out := r.fanout.Sync(ctx, fanout.Pass{Owner: r.ledgerOwner(u, owner), Records: records, Chosen: chosen, Want: wants,
-		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Held: hold, Confirm: guard.Leaving, Declared: declared})
+		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Held: hold, Confirm: guard.Leaving, Declared: declared,
+		WorkAhead: placement.Spec.Rollout != nil})
 	for _, c := range chosen {
 		if msg, failed := out.Failed[c]; failed && failure == "" {
 			failure = c + ": " + msg
@@ -335,6 +340,7 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	}
 	r.mu.Lock()
 	delete(r.reported, owner)
+	delete(r.rollouts, owner)
 	r.mu.Unlock()
 	if r.Revisions != nil {
 		r.Revisions.Forget(owner) // its revisions go with it (owner references)

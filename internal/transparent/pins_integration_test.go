@@ -3,6 +3,7 @@ package transparent_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ import (
 // (Preview) shows it, and removing the pin lets the cluster catch up.
 func TestPinsHoldACopy(t *testing.T) {
 	ctx := context.Background()
-	_, c, spokes := startAudited(t, "a", "b")
+	fleet, c, spokes := startAudited(t, "a", "b")
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "shop", Labels: map[string]string{flotillav1.LabelPlacement: "all"}},
 		Data: map[string]string{"color": "blue"}}
 	for _, obj := range []client.Object{
@@ -96,7 +97,9 @@ func TestPinsHoldACopy(t *testing.T) {
 		}
 	}
 
-	// A pin that cannot be read changes nothing anywhere and says why on the object.
+	// A pin that cannot be read changes nothing anywhere (the spokes' audit logs) and says why
+	// on the object.
+	broken := time.Now()
 	edit("red", "a")
 	fleettest.Eventually(t, 30*time.Second, "an InvalidSpec Event names the annotation", func() error {
 		var events corev1.EventList
@@ -110,6 +113,18 @@ func TestPinsHoldACopy(t *testing.T) {
 		}
 		return fmt.Errorf("no InvalidSpec Event among %d", len(events.Items))
 	})
+	for _, spoke := range []string{"a", "b"} {
+		events, err := fleet.Plane(spoke).AuditEvents()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range events {
+			if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") && ev.ObjectRef.Resource == "configmaps" &&
+				ev.ObjectRef.Name == "settings" && ev.StageTimestamp.After(broken) {
+				t.Errorf("%s: %s %s after the pins became unreadable", spoke, ev.Verb, ev.RequestURI)
+			}
+		}
+	}
 	colors(map[string]string{"a": "blue", "b": "green"})
 
 	// Unpinned, a catches up.

@@ -64,7 +64,7 @@ func Preview(ctx context.Context, hub client.Client, u *unstructured.Unstructure
 		return nil, err
 	}
 	// Revisions are read whole, uncached, as the controller reads them (revisions.Store.Reader).
-	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, &revisions.Store{Reader: hub})
+	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, records, &revisions.Store{Reader: hub})
 	if err != nil {
 		return nil, err
 	}

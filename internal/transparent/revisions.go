@@ -21,7 +21,7 @@ type invalidPins struct{ error }
 // flotilla.dev/revision-pins annotation sets with their revisions loaded from store, its
 // Placement's override rules and the chosen clusters' facts.
 func (r *Reconciler) input(ctx context.Context, u *unstructured.Unstructured, owner render.Owner, placement *flotillav1.Placement,
-	decisions []string, rendered *unstructured.Unstructured, store *revisions.Store) (percluster.Input, error) {
+	decisions []string, rendered *unstructured.Unstructured, records map[string]*flotillav1.Delivery, store *revisions.Store) (percluster.Input, error) {
 	pins, err := flotillav1.ParseRevisionPins(u.GetAnnotations()[flotillav1.AnnotationRevisionPins])
 	if err != nil {
 		return percluster.Input{}, invalidPins{err}
@@ -29,7 +29,7 @@ func (r *Reconciler) input(ctx context.Context, u *unstructured.Unstructured, ow
 	pc := percluster.Input{Owner: owner, Placement: placement, Chosen: decisions, DivideByDefault: true, Pins: pins,
 		Rules: r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides),
 		Facts: r.factsOf(ctx, decisions)}
-	pc.Latest = r.saveRevision(u, owner, rendered, pins)
+	pc.Latest = r.saveRevision(u, owner, rendered, pins, records)
 	pc.LatestName = revisions.Name(owner, pc.Latest.Digest)
 	if len(pins) > 0 {
 		if store == nil {
@@ -41,10 +41,12 @@ func (r *Reconciler) input(ctx context.Context, u *unstructured.Unstructured, ow
 }
 
 // saveRevision has the object as rendered kept as a revision (once per change, stored aside,
-// the revisions pins name kept too) and returns it as the revision each cluster's copy is made
+// the revisions pins name and those the records say the clusters run kept too: a rollout holds
+// clusters at them) and returns it as the revision each cluster's copy is made
 // from, which the cluster's record names (spec.work); its Name is "" when no revision is kept
 // (no store, or one too large).
-func (r *Reconciler) saveRevision(u *unstructured.Unstructured, owner render.Owner, rendered *unstructured.Unstructured, pins []flotillav1.RevisionPin) percluster.Revision {
+func (r *Reconciler) saveRevision(u *unstructured.Unstructured, owner render.Owner, rendered *unstructured.Unstructured, pins []flotillav1.RevisionPin,
+	records map[string]*flotillav1.Delivery) percluster.Revision {
 	objs := []*unstructured.Unstructured{rendered}
 	latest := percluster.Revision{Digest: render.Revision(objs), Objects: objs}
 	if r.Revisions == nil {
@@ -53,6 +55,11 @@ func (r *Reconciler) saveRevision(u *unstructured.Unstructured, owner render.Own
 	keep := map[string]bool{}
 	for _, p := range pins {
 		keep[p.Revision] = true
+	}
+	for _, rec := range records {
+		if w := rec.Spec.Work; w != nil && w.Revision != "" {
+			keep[w.Revision] = true
+		}
 	}
 	name, err := r.Revisions.SaveAside(r.ledgerOwner(u, owner), latest.Digest, objs, nil, keep)
 	if err != nil {

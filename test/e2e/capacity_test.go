@@ -24,7 +24,7 @@ func TestReplicasFollowTheClustersRoom(t *testing.T) {
 	}
 	fleet := fleettest.Start(t, fleettest.Hub(), spoke("spoke-1", 1), spoke("spoke-2", 2), spoke("spoke-3", 3))
 	hubKC := fleet.Hub().KubeconfigPath()
-	runFlotilla(t, flotilla, hubKC, "install")
+	runFlotilla(t, flotilla, hubKC, "install", "--crds-only")
 	runFlotillaHub(t, flotilla, hubKC)
 	for _, name := range []string{"spoke-1", "spoke-2", "spoke-3"} {
 		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath())

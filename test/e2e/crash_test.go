@@ -40,7 +40,7 @@ func TestHubKilledMidDelivery(t *testing.T) {
 	}
 	fleet := fleettest.Start(t, fleettest.Hub(), audited("spoke-a"), audited("spoke-b"))
 	hubKC := fleet.Hub().KubeconfigPath()
-	runFlotilla(t, flotilla, hubKC, "install")
+	runFlotilla(t, flotilla, hubKC, "install", "--crds-only")
 	first := startHubProcess(t, flotilla, hubKC)
 	for _, s := range fleet.Spokes() {
 		runFlotilla(t, flotilla, hubKC, "join", s.Name(), "--kubeconfig", s.KubeconfigPath())

@@ -189,7 +189,7 @@ func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]st
 	}
 	fleet = fleettest.Start(t, specs...)
 	hubKC := fleet.Hub().KubeconfigPath()
-	runFlotilla(t, flotilla, hubKC, "install")
+	runFlotilla(t, flotilla, hubKC, "install", "--crds-only")
 	runFlotillaHub(t, flotilla, hubKC)
 	// The grant covers the groups of the CRDs the tests deliver before the spokes serve them:
 	// kro.run (fleet APIs), example.com (CRDs delivered by Propagations), test.kro.run (kro's

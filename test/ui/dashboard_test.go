@@ -36,7 +36,7 @@ func TestDashboard(t *testing.T) {
 	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.FullSpoke("spoke-1", nil),
 		fleettest.APIOnlySpoke("spoke-2"), fleettest.APIOnlySpoke("spoke-3"))
 	hubKC := fleet.Hub().KubeconfigPath()
-	run(t, flotilla, "install", "--hub-kubeconfig", hubKC)
+	run(t, flotilla, "install", "--crds-only", "--hub-kubeconfig", hubKC)
 	hubOut := startProcess(t, flotilla, "hub", "--hub-kubeconfig", hubKC, "--leader-elect=false",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s",
 		"--dashboard-bind-address=127.0.0.1:0")
