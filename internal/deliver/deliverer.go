@@ -64,8 +64,10 @@ func New(ctx context.Context, notify func(render.Owner), opts Options) *Delivere
 	if opts.VerifyInterval == 0 {
 		opts.VerifyInterval = 10 * time.Minute
 	}
-	return &Deliverer{ctx: ctx, notify: notify, opts: opts,
+	d := &Deliverer{ctx: ctx, notify: notify, opts: opts,
 		log: ctrllog.Log.WithName("deliver"), workers: map[string]*clusterWorker{}, engaged: map[string]*engagement{}}
+	d.track()
+	return d
 }
 
 // Submit makes job the latest desired state of its owner on its cluster and queues it. A job
@@ -179,6 +181,7 @@ func (d *Deliverer) Forget(owner render.Owner, clusterName string) {
 	idle := len(w.jobs) == 0
 	w.mu.Unlock()
 	w.seen.Forget(owner)
+	w.drifts.forget(owner)
 	w.queue.Forget(owner)
 	if idle {
 		d.retire(w)
@@ -302,6 +305,7 @@ type clusterWorker struct {
 	retired  bool                                              // stopped for want of jobs; Submit uses a new worker
 	claims   map[string]map[pairKey]bool                       // owners waiting for an object another owner holds, by render.Key
 	seen     observe.Cluster                                   // what is known of the cluster's objects between deliveries
+	drifts   driftClock                                        // when watched drifts began, until corrected
 }
 
 // verifyPeriodically confirms every delivery again now and then, in case a watch missed
@@ -345,6 +349,9 @@ func (w *clusterWorker) process(owner pairKey) {
 	start := time.Now()
 	result := w.deliver(ctrllog.IntoContext(ctx, log), job)
 	observeDelivery(w.name, result, start)
+	if result.Complete && result.Drifted == 0 && result.Fighting == 0 {
+		w.drifts.forget(owner) // nothing is drifted any more: a drift that went away by itself is not timed
+	}
 	w.mu.Lock()
 	current, stillWanted := w.jobs[owner]
 	prev := w.results[owner]
