@@ -263,6 +263,9 @@ func (d *Deliverer) worker(name string) *clusterWorker {
 			workqueue.TypedRateLimitingQueueConfig[pairKey]{Name: "deliver-" + name}),
 	}
 	d.workers[name] = w
+	// Counters of the cluster start at 0, so that rate() and alerts see their first increase.
+	driftEvents.WithLabelValues(name)
+	verifications.WithLabelValues(name)
 	w.goRun(d.opts.WorkersPerCluster, w.run)
 	go func() {
 		<-ctx.Done()

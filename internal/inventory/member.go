@@ -256,6 +256,7 @@ func (p *Provider) engage(ctx context.Context, m *member, cfg *rest.Config, log 
 		}
 	}
 	clusterEngaged.WithLabelValues(m.name).Set(1)
+	stubReads.WithLabelValues(m.name) // from 0, so that rate() sees the first stub read
 	log.Info("Engaged spoke")
 	return nil
 }

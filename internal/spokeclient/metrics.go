@@ -51,6 +51,9 @@ type flowMetrics struct {
 }
 
 func metricsFor(cluster string) flowMetrics {
+	// Counters of known labels start at 0, so that rate() and alerts see their first increase.
+	limitDecreases.WithLabelValues(cluster, string(throttled))
+	limitDecreases.WithLabelValues(cluster, string(slow))
 	return flowMetrics{
 		inFlight:  inFlightRequests.WithLabelValues(cluster),
 		limit:     inFlightLimit.WithLabelValues(cluster),
