@@ -14,6 +14,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver/observe"
+	"github.com/flotilla-dev/flotilla/internal/logkeys"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -348,7 +349,7 @@ func (w *clusterWorker) process(owner pairKey) {
 	// cluster) cancels the delivery in flight, which no one wants any more.
 	ctx, cancel := context.WithTimeout(w.ctx, w.d.opts.JobTimeout)
 	defer cancel()
-	log := w.d.log.WithValues("cluster", w.name, "owner", owner.String())
+	log := w.d.log.WithValues(logkeys.Cluster, w.name, logkeys.Owner, owner.String())
 	start := time.Now()
 	result := w.deliver(ctrllog.IntoContext(ctx, log), job)
 	observeDelivery(w.name, result, start)
