@@ -451,7 +451,8 @@ type PlacementStatus struct {
 	SelectedClusters int32 `json:"selectedClusters"`
 
 	// conditions: Scheduled is True when at least one cluster is chosen; when none is, its
-	// reason and message say why.
+	// reason and message say why. Ready mirrors Scheduled, for kubectl wait; Stalled is True
+	// while a selector does not parse (kstatus).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -224,6 +225,17 @@ func TestMetricsAfterADeliveryAndADrift(t *testing.T) {
 		}
 		return nil
 	})
+
+	// kubectl wait reads the conditions Flotilla's objects carry for it (package statusconds).
+	for _, target := range []string{"propagation/" + owner, "placement/all"} {
+		wctx, cancel := context.WithTimeout(ctx, 40*time.Second)
+		out, err := exec.CommandContext(wctx, fleettest.KubectlPath(t), "--kubeconfig", fleet.Hub().KubeconfigPath(), "-n", namespace,
+			"wait", "--for=condition=Ready", "--timeout=30s", target).CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("kubectl wait --for=condition=Ready %s: %v\n%s", target, err, out)
+		}
+	}
 
 	// A drift: someone changes the ConfigMap on the spoke; Flotilla puts it back.
 	spokeClient, err := client.New(spoke, client.Options{Scheme: install.Scheme()})
