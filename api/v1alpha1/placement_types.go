@@ -512,6 +512,8 @@ func init() {
 //	           False  ClustersExcluded  clusters match but are cordoned or tainted
 //	           True   ClusterCountNotMet fewer eligible clusters than clusterCount; all chosen
 //	           False  InvalidSelector   a selector does not parse; the previous decisions stay
+//	Ready      as Scheduled                 for kubectl wait (package statusconds)
+//	Stalled    True   InvalidSelector   present only while a selector does not parse (kstatus)
 const (
 	PlacementScheduled = "Scheduled"
 
