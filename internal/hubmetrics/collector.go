@@ -30,6 +30,9 @@ const (
 	StateUnreachable = "unreachable"
 )
 
+// Scrapes read the cache's own objects, without copying them (client.UnsafeDisableDeepCopy):
+// they only count conditions, and never change what they read.
+
 // scrapeTimeout bounds the cache reads of one scrape.
 const scrapeTimeout = 5 * time.Second
 
@@ -76,7 +79,7 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 
 func collectClusters(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) {
 	var list flotillav1.ClusterList
-	if err := r.List(ctx, &list); err != nil {
+	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return // not exported rather than wrong: an absent series is what an alert can see
 	}
 	counts := map[string]int{StateReady: 0, StateNotReady: 0, StateUnreachable: 0}
@@ -114,19 +117,19 @@ func collectOwners(ctx context.Context, r client.Reader, ch chan<- prometheus.Me
 		}
 	}
 	var props flotillav1.PropagationList
-	if err := r.List(ctx, &props); err == nil {
+	if err := r.List(ctx, &props, client.UnsafeDisableDeepCopy); err == nil {
 		for i := range props.Items {
 			add("Propagation", props.Items[i].Status.Conditions)
 		}
 	}
 	var cprops flotillav1.ClusterPropagationList
-	if err := r.List(ctx, &cprops); err == nil {
+	if err := r.List(ctx, &cprops, client.UnsafeDisableDeepCopy); err == nil {
 		for i := range cprops.Items {
 			add("ClusterPropagation", cprops.Items[i].Status.Conditions)
 		}
 	}
 	var apis flotillav1.APIPropagationList
-	if err := r.List(ctx, &apis); err == nil {
+	if err := r.List(ctx, &apis, client.UnsafeDisableDeepCopy); err == nil {
 		for i := range apis.Items {
 			add("APIPropagation", apis.Items[i].Status.Conditions)
 		}
