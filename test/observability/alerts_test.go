@@ -22,7 +22,7 @@ func promtool(t *testing.T) string {
 		path = filepath.Join(repo, "bin", "promtool")
 	}
 	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("promtool not found at %s: run `make verify` (or `make bin/promtool`) first", path)
+		t.Fatalf("promtool not found at %s: run `make observability` (or `make verify`) first", path)
 	}
 	return path
 }
