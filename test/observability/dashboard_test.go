@@ -69,6 +69,7 @@ func TestDashboard(t *testing.T) {
 	}
 	docs := documented(t)
 	ids := map[int]bool{}
+	cells := map[[2]int]string{} // the grid cells panels take, which no two may share
 	exprs := 0
 	var walk func(ps []panel)
 	walk = func(ps []panel) {
@@ -79,6 +80,15 @@ func TestDashboard(t *testing.T) {
 			ids[p.ID] = true
 			if p.GridPos.X+p.GridPos.W > 24 {
 				t.Errorf("panel %q is wider than the dashboard", p.Title)
+			}
+			for x := p.GridPos.X; x < p.GridPos.X+p.GridPos.W; x++ {
+				for y := p.GridPos.Y; y < p.GridPos.Y+p.GridPos.H; y++ {
+					if other, taken := cells[[2]int{x, y}]; taken {
+						t.Errorf("panel %q overlaps %q", p.Title, other)
+						return
+					}
+					cells[[2]int{x, y}] = p.Title
+				}
 			}
 			walk(p.Panels)
 			if p.Type == "row" {
