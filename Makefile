@@ -2,7 +2,8 @@
 #
 #   make dev     build what is needed, then start a local hub and spokes (flotilla dev up)
 #   make test    build what is needed, then run unit, integration and end-to-end tests
-#   make verify  check formatting, go vet, staticcheck and generated files (no API servers)
+#   make verify  check formatting, go vet, staticcheck, generated files, alert rules and dashboard
+#                (no API servers)
 #   make tools   build the Kubernetes binaries (kube-apiserver, etcd, kwok, ...) into bin/
 #
 # The Kubernetes binaries are built from Go modules pinned in hack/tools; the first build
@@ -20,6 +21,10 @@ TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
 LINT_MOD := hack/tools/lint/go.mod
 STATICCHECK := go tool -modfile=$(LINT_MOD) staticcheck
 KWOK_MOD := hack/tools/kwok/go.mod hack/tools/kwok/go.sum
+# The alert rules' and dashboard's checks are a module of their own, with the Prometheus server
+# module (promtool, the PromQL parser), so that it never moves the versions Flotilla builds with.
+OBSERVABILITY_MOD := test/observability/go.mod test/observability/go.sum
+PROMTOOL := $(BIN)/promtool
 
 # Stamp the Kubernetes binaries with their real version, as the Kubernetes release build does.
 KUBE_LDFLAGS := -s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
@@ -61,6 +66,13 @@ $(BIN)/kwok-stages.yaml: $(KWOK_MOD) hack/tools/kwok/stages/main.go
 $(BIN)/controller-gen: $(TOOLS_MOD)
 	@echo ">> building controller-gen (first time only)"
 	@cd hack/tools && go build -trimpath -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+# promtool runs the alert rules' unit tests. Built without Prometheus' service discovery
+# (build tag remove_all_sd), which rule tests never use: a quarter fewer packages, and about a
+# third of the cold build time.
+$(PROMTOOL): $(OBSERVABILITY_MOD)
+	@echo ">> building promtool from github.com/prometheus/prometheus (first time only; 1-2 minutes)"
+	@cd test/observability && go build -trimpath -tags remove_all_sd -ldflags '-s -w' -o $@ github.com/prometheus/prometheus/cmd/promtool
 
 ##@ Build
 
@@ -125,8 +137,14 @@ lint: ## Run go vet.
 # checkout, that is any git diff; with local edits, only what generate itself changed.
 GENERATED := api config charts
 
+.PHONY: observability
+observability: $(PROMTOOL) ## Check the alert rules (promtool test rules) and the Grafana dashboard (no API servers).
+	@echo ">> alert rules and dashboard (test/observability)"
+	@cd test/observability && go vet ./... && go tool -modfile=$(CURDIR)/$(LINT_MOD) staticcheck ./... && \
+		PROMTOOL=$(PROMTOOL) go test $(GO_TEST_FLAGS) ./...
+
 .PHONY: verify
-verify: $(BIN)/controller-gen ## Check gofmt, go vet, staticcheck, and that `make generate` changes nothing.
+verify: $(BIN)/controller-gen observability ## Check gofmt, go vet, staticcheck, that `make generate` changes nothing, alert rules and dashboard.
 	@echo ">> gofmt"
 	@unformatted=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	if [ -n "$$unformatted" ]; then \

@@ -19,6 +19,11 @@ package v1alpha1
 //	                                    or clusters are not connected yet
 //	          False  NoClusters         the Placement chooses no cluster
 //	          False  NotAccepted        Accepted is not True
+//	Ready     True   Serving            Accepted and Serving are True (for kubectl wait)
+//	          False  (the reason of the first of Accepted, Serving that is not True)
+//	Reconciling True Progressing        present only while CRDs are on their way (kstatus)
+//	Stalled   True   (its reason)       present only while not Accepted, or Serving is False for
+//	                                    any reason but Progressing or NoClusters (kstatus Failed)
 const (
 	APIPropagationAccepted = "Accepted"
 	APIPropagationServing  = "Serving"

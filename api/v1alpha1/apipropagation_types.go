@@ -307,7 +307,9 @@ type APIPropagationStatus struct {
 	// namespace and at least one ResourceGraphDefinition is chosen. Serving is True when every
 	// API this object serves is Established at its newest generation on every target cluster;
 	// otherwise its reason is the first problem (CompileFailed, Blocked, Conflict, Failed,
-	// Progressing, NoClusters, NotAccepted) and its message names the cluster.
+	// Progressing, NoClusters, NotAccepted) and its message names the cluster. Ready is True
+	// when both are, else as the first that is not, for kubectl wait; for kstatus, Reconciling
+	// is True while CRDs are on their way and Stalled while an API cannot be served.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -458,7 +458,8 @@ type PlacementStatus struct {
 	SelectedClusters int32 `json:"selectedClusters"`
 
 	// conditions: Scheduled is True when at least one cluster is chosen; when none is, its
-	// reason and message say why.
+	// reason and message say why. Ready mirrors Scheduled, for kubectl wait; Stalled is True
+	// while a selector does not parse (kstatus).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -518,6 +519,8 @@ func init() {
 //	           False  ClustersExcluded  clusters match but are cordoned or tainted
 //	           True   ClusterCountNotMet fewer eligible clusters than clusterCount; all chosen
 //	           False  InvalidSelector   a selector does not parse; the previous decisions stay
+//	Ready      as Scheduled                 for kubectl wait (package statusconds)
+//	Stalled    True   InvalidSelector   present only while a selector does not parse (kstatus)
 const (
 	PlacementScheduled = "Scheduled"
 

@@ -16,6 +16,11 @@ package v1alpha1
 //	Ready    True   Ready              Applied, and every object is ready on every cluster
 //	         False  NotReady           some objects are not ready yet (the message names one)
 //	         False  NotApplied         Applied is not True
+//	Reconciling True  (Applied's or Ready's reason)  present only while objects are on their way
+//	                                   or not Ready yet (kstatus InProgress; package statusconds)
+//	Stalled  True   (Applied's or Moving's reason)  present only while InvalidSpec,
+//	                                   PlacementNotFound, Conflict, ApplyFailed, KindUnavailable,
+//	                                   PruneBlocked or MoveStalled stops the delivery (kstatus Failed)
 //	Drifted  True   Drifted            objects on clusters differ from what Flotilla applied (Report,
 //	                                   Ignore or ApplyOnce leaves them; clusterResults lists them)
 //	         False  InSync             no drift is known

@@ -502,7 +502,10 @@ type PropagationStatus struct {
 	// state, Ready when, in addition, every object is ready there; their reasons say what is
 	// missing otherwise. Drifted is True while objects differ and are left so, Fighting while
 	// someone on a cluster changes objects back after every correction, PruneBlocked while
-	// deletions wait for confirmation.
+	// deletions wait for confirmation. For kstatus, Reconciling is True while objects are on
+	// their way or not ready yet, and Stalled while something stops the delivery that only a
+	// change can clear (an invalid spec, a conflict, a refusal of a cluster, a confirmation);
+	// neither is present otherwise.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -24,6 +24,7 @@ func newHubCommand(hf *hubFlags) *cobra.Command {
 	}
 	var zapOpts zap.Options
 	var dashboardAddr string
+	logFormat := logFormatJSON
 	cmd := &cobra.Command{
 		Use:     "hub",
 		Short:   "Run the Flotilla hub controller",
@@ -43,10 +44,20 @@ Clusters registered elsewhere are imported as Clusters, read-only, by importers 
 --import-* flags turn off one by one; each is on by default where the hub serves its source's
 kind, and the log says at start-up which run. See docs/clusters.md.`,
 		Example: `  # Against the hub of 'flotilla dev up', without leader election
-  flotilla hub --hub-kubeconfig .flotilla/dev/hub.kubeconfig --leader-elect=false`,
+  flotilla hub --hub-kubeconfig .flotilla/dev/hub.kubeconfig --leader-elect=false
+
+  # Logs as JSON lines, for a log pipeline (the default unless --zap-devel)
+  flotilla hub --log-format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			if !cmd.Flags().Changed("log-format") {
+				logFormat = "" // the --zap-* flags decide, as before --log-format existed
+			}
+			logger, err := hubLogger(logFormat, zapOpts)
+			if err != nil {
+				return err
+			}
+			ctrl.SetLogger(logger)
 			cfg, err := hf.restConfig()
 			if err != nil {
 				return err
@@ -67,6 +78,7 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "namespace of the leader election Lease")
 	f.StringSliceVar(&opts.AdminNamespaces, "admin-namespace", []string{"flotilla-system"}, "namespaces whose Placements ClusterPropagations may use (repeat or separate with commas); whoever may edit a Placement steers where the objects using it go, so these must be namespaces only cluster administrators write to")
 	f.StringVar(&dashboardAddr, "dashboard-bind-address", "", "address of the fleet dashboard, where each request acts with its caller's bearer token (checked with TokenReview, every object shown with SubjectAccessReview) and sees what the caller may read on the hub; serve it behind TLS; empty disables it")
+	f.StringVar(&logFormat, "log-format", logFormat, "log format: json (one JSON object a line, with the keys cluster and owner where a line is about one) or text; the --zap-* flags tune the rest")
 	f.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's pprof profiles (/debug/pprof/), e.g. 127.0.0.1:6060; empty disables them")
 	f.DurationVar(&opts.VerifyInterval, "verify-interval", 10*time.Minute, "how often every delivered object is compared with the spoke caches, a backstop to the spoke watches that writes only what differs; negative disables it")
 	f.DurationVar(&opts.Inventory.ProbeInterval, "probe-interval", 10*time.Second, "how often each spoke's health is probed")

@@ -14,6 +14,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver/observe"
+	"github.com/flotilla-dev/flotilla/internal/logkeys"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -64,8 +65,10 @@ func New(ctx context.Context, notify func(render.Owner), opts Options) *Delivere
 	if opts.VerifyInterval == 0 {
 		opts.VerifyInterval = 10 * time.Minute
 	}
-	return &Deliverer{ctx: ctx, notify: notify, opts: opts,
+	d := &Deliverer{ctx: ctx, notify: notify, opts: opts,
 		log: ctrllog.Log.WithName("deliver"), workers: map[string]*clusterWorker{}, engaged: map[string]*engagement{}}
+	d.track()
+	return d
 }
 
 // Submit makes job the latest desired state of its owner on its cluster and queues it. A job
@@ -179,6 +182,7 @@ func (d *Deliverer) Forget(owner render.Owner, clusterName string) {
 	idle := len(w.jobs) == 0
 	w.mu.Unlock()
 	w.seen.Forget(owner)
+	w.drifts.forget(owner)
 	w.queue.Forget(owner)
 	if idle {
 		d.retire(w)
@@ -260,6 +264,9 @@ func (d *Deliverer) worker(name string) *clusterWorker {
 			workqueue.TypedRateLimitingQueueConfig[pairKey]{Name: "deliver-" + name}),
 	}
 	d.workers[name] = w
+	// Counters of the cluster start at 0, so that rate() and alerts see their first increase.
+	driftEvents.WithLabelValues(name)
+	verifications.WithLabelValues(name)
 	w.goRun(d.opts.WorkersPerCluster, w.run)
 	go func() {
 		<-ctx.Done()
@@ -302,6 +309,7 @@ type clusterWorker struct {
 	retired  bool                                              // stopped for want of jobs; Submit uses a new worker
 	claims   map[string]map[pairKey]bool                       // owners waiting for an object another owner holds, by render.Key
 	seen     observe.Cluster                                   // what is known of the cluster's objects between deliveries
+	drifts   driftClock                                        // when watched drifts began, until corrected
 }
 
 // verifyPeriodically confirms every delivery again now and then, in case a watch missed
@@ -341,10 +349,13 @@ func (w *clusterWorker) process(owner pairKey) {
 	// cluster) cancels the delivery in flight, which no one wants any more.
 	ctx, cancel := context.WithTimeout(w.ctx, w.d.opts.JobTimeout)
 	defer cancel()
-	log := w.d.log.WithValues("cluster", w.name, "owner", owner.String())
+	log := w.d.log.WithValues(logkeys.Cluster, w.name, logkeys.Owner, owner.String())
 	start := time.Now()
 	result := w.deliver(ctrllog.IntoContext(ctx, log), job)
 	observeDelivery(w.name, result, start)
+	if result.Complete && result.Drifted == 0 && result.Fighting == 0 {
+		w.drifts.forget(owner) // nothing is drifted any more: a drift that went away by itself is not timed
+	}
 	w.mu.Lock()
 	current, stillWanted := w.jobs[owner]
 	prev := w.results[owner]

@@ -39,6 +39,9 @@ func (w *clusterWorker) held(ctx context.Context, cl cluster.Cluster, owner pair
 // corrected records the correction d of an object, just written.
 func (w *clusterWorker) corrected(owner pairKey, key, hash string, d *Drift) {
 	w.seen.Corrected(owner, key, hash, d, w.wanted)
+	if took, ok := w.drifts.reverted(owner, key, time.Now()); ok {
+		driftReverted.Observe(took.Seconds())
+	}
 }
 
 // reportFights completes a delivery's result with the objects of its owner that are fighting,

@@ -29,6 +29,13 @@ var (
 		Name: "flotilla_drift_events_total",
 		Help: "Changes to Flotilla's objects on spoke clusters that made them differ from what was applied (or deleted them), as seen by the spoke watches.",
 	}, []string{"cluster"})
+	// driftReverted is fleet-wide: a service level, not a per-cluster series.
+	driftReverted = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "flotilla_drift_revert_duration_seconds",
+		Help: "Seconds from the spoke watch event that showed one of Flotilla's objects drifted (changed or deleted there) to the write that corrected it; drifts left by the strategy count when they are corrected.",
+		// 50 ms to about 7 minutes: a fight's corrections back off up to 5 minutes.
+		Buckets: prometheus.ExponentialBuckets(0.05, 2, 14),
+	})
 	verifications = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "flotilla_verifications_total",
 		Help: "Periodic full verifications of a cluster (every delivered object compared with the spoke cache).",
@@ -36,7 +43,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(spokeWrites, deliveries, deliveryDuration, driftEvents, verifications)
+	ctrlmetrics.Registry.MustRegister(spokeWrites, deliveries, deliveryDuration, driftEvents, driftReverted, verifications)
 }
 
 // forgetMetrics drops every series of a cluster no worker delivers to any more.

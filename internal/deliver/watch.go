@@ -2,6 +2,7 @@ package deliver
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -126,11 +127,14 @@ func (w *clusterWorker) onSpokeChange(obj any, deleted bool) {
 	if desired == nil {
 		return // not delivered, or no longer wanted: the delivery in flight decides
 	}
-	look, wait := w.seen.Changed(owner, key, desired, live, deleted, decide.IgnoredFields(ignore, desired, live))
+	look, wait, drifted := w.seen.Changed(owner, key, desired, live, deleted, decide.IgnoredFields(ignore, desired, live))
 	if !look {
 		return
 	}
 	driftEvents.WithLabelValues(w.name).Inc()
+	if drifted {
+		w.drifts.detected(owner, key, time.Now())
+	}
 	if wait > 0 {
 		w.queue.AddAfter(owner, wait)
 		return

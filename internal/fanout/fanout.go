@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,6 +22,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/slo"
 )
 
 // removalRevision is the revision of a job that removes everything of an owner from a cluster.
@@ -36,6 +38,7 @@ type Fanout struct {
 	mu       sync.Mutex
 	work     map[workKey]flotillav1.DeliveryWork // the work last recorded per owner and cluster (work.go)
 	removing map[workKey]bool                    // removals submitted, until the cluster is forgotten
+	changes  slo.Changes                         // times each owner's changes until applied everywhere
 }
 
 // Want is what an owner should have on one chosen cluster, Base the revision it is made
@@ -151,6 +154,7 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 		}
 	}
 	f.leave(ctx, pass, &out)
+	f.changes.Pass(owner, slo.Want(pass.Chosen, func(c string) string { return pass.Want[c].Revision }), out.Done(pass), time.Now())
 	return out
 }
 
@@ -250,6 +254,7 @@ func notReadyOn(pass Pass, out Outcome) []string {
 // still being emptied, with their progress (none left means the owner may go), and the record
 // deletions that failed.
 func (f *Fanout) Cleanup(ctx context.Context, owner render.Owner, records map[string]*flotillav1.Delivery, strategy decide.Strategy) (map[string]deliver.Result, error) {
+	f.changes.Forget(owner)
 	pending := map[string]deliver.Result{}
 	var errs error
 	for _, c := range ledger.Clusters(records) {

@@ -18,6 +18,10 @@ var compilesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(compilesTotal)
+	// Every result starts at 0, so that rate() and alerts see its first compile.
+	for _, result := range []string{"ok", "schema_not_found", "invalid_graph", "unreadable", "error"} {
+		compilesTotal.WithLabelValues(result)
+	}
 }
 
 func countCompile(err error) {

@@ -25,6 +25,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/statusconds"
 )
 
 // Bounds of an APIPropagation's status.
@@ -271,6 +272,7 @@ func buildStatus(p *flotillav1.APIPropagation, problem *condition, views []apiVi
 	accepted := acceptedCondition(problem, held, st.APICount)
 	setCondition(&conditions, p.Generation, flotillav1.APIPropagationAccepted, accepted)
 	setCondition(&conditions, p.Generation, flotillav1.APIPropagationServing, servingCondition(accepted, st, rows))
+	statusconds.APIPropagation(&conditions, p.Generation) // Ready, and Reconciling or Stalled, for kubectl wait and kstatus
 	st.Conditions = conditions
 	return st
 }

@@ -15,6 +15,7 @@ import (
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/hubmetrics"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
@@ -130,6 +131,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
+	// Fleet gauges read the hub cache when scraped, on the elected replica only.
+	defer hubmetrics.Use(mgr.GetLocalManager().GetCache(), mgr.GetLocalManager().Elected())()
 	if err := feedOwners(ctx, mgr.GetLocalManager().GetCache(), kinds, known); err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/logkeys"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/spokeclient"
 )
@@ -96,7 +97,7 @@ func (m *member) engagedCluster() cluster.Cluster {
 func (p *Provider) run(ctx context.Context, m *member) {
 	defer close(m.done)
 	defer p.disengage(m)
-	log := p.log.WithValues("cluster", m.name)
+	log := p.log.WithValues(logkeys.Cluster, m.name)
 	cfg := p.restConfigFor(m)
 	probeCfg := rest.CopyConfig(cfg)
 	probeCfg.Timeout = p.opts.ProbeTimeout
@@ -256,6 +257,7 @@ func (p *Provider) engage(ctx context.Context, m *member, cfg *rest.Config, log 
 		}
 	}
 	clusterEngaged.WithLabelValues(m.name).Set(1)
+	stubReads.WithLabelValues(m.name) // from 0, so that rate() sees the first stub read
 	log.Info("Engaged spoke")
 	return nil
 }

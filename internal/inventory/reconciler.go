@@ -25,6 +25,7 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/logkeys"
 )
 
 // credentialsIndex indexes Clusters by the namespace/name of their credentials Secret.
@@ -151,7 +152,7 @@ func (r *reconciler) placed(ctx context.Context, cluster string) (placed, error)
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	log := ctrl.LoggerFrom(ctx).WithValues("cluster", req.Name)
+	log := ctrl.LoggerFrom(ctx).WithValues(logkeys.Cluster, req.Name)
 	c := &flotillav1.Cluster{}
 	if err := r.hub.Get(ctx, req.NamespacedName, c); err != nil {
 		if apierrors.IsNotFound(err) {

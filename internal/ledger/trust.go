@@ -51,7 +51,13 @@ var untrustedRecords = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Delivery records ignored because the ledger did not write them for a live owner (or, for a Placement, one that names it), by reader.",
 }, []string{"reader"})
 
-func init() { metrics.Registry.MustRegister(untrustedRecords) }
+func init() {
+	metrics.Registry.MustRegister(untrustedRecords)
+	// Every reader starts at 0, so that rate() and alerts see its first ignored record.
+	for _, reader := range []string{ReaderPlacement, ReaderAdmission, ReaderInventory, ReaderOwner} {
+		untrustedRecords.WithLabelValues(reader)
+	}
+}
 
 // Readers of records, as untrustedRecords labels them.
 const (

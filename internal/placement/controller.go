@@ -23,6 +23,7 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/scheduler"
+	"github.com/flotilla-dev/flotilla/internal/statusconds"
 )
 
 // Reconciler schedules Placements.
@@ -142,6 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		Type: flotillav1.PlacementScheduled, Status: status, Reason: result.Reason,
 		Message: result.Message, ObservedGeneration: p.Generation,
 	})
+	statusconds.Placement(&want.Conditions, p.Generation) // Ready, and Stalled, for kubectl wait and kstatus
 	if equality.Semantic.DeepEqual(*want, p.Status) {
 		return reconcile.Result{RequeueAfter: requeue}, nil
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/statusconds"
 )
 
 // maxClusterResults bounds status.clusterResults; counts still cover every cluster.
@@ -361,6 +362,7 @@ func readyCondition(applied metav1.Condition, out flotillav1.PropagationStatus, 
 // writeStatus patches the status if it changed: one write per change burst.
 func (r *Reconciler) writeStatus(ctx context.Context, p propagator, in statusInput) error {
 	want := computeStatus(in)
+	statusconds.Propagation(&want.Conditions, want.ObservedGeneration) // Reconciling or Stalled, for kstatus
 	if equality.Semantic.DeepEqual(want, *p.status) {
 		return nil
 	}

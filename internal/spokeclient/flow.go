@@ -112,6 +112,9 @@ func (f *Flow) observe(r response) {
 	if r.wait {
 		f.metrics.throttled.Inc()
 	}
+	if r.write && !r.failed && !f.forgotten {
+		f.metrics.write.Observe(r.answered.Sub(r.sent).Seconds())
+	}
 	if why != noDecrease && !f.forgotten {
 		f.metrics.decreases.WithLabelValues(f.cluster, string(why)).Inc()
 	}

@@ -24,6 +24,12 @@ var (
 		Name: "flotilla_spoke_throttled_responses_total",
 		Help: "Responses of a spoke cluster asking Flotilla to wait: 429 (API Priority and Fairness), or a 5xx with Retry-After. client-go retries them.",
 	}, []string{"cluster"})
+	writeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "flotilla_spoke_write_duration_seconds",
+		Help: "Time a spoke cluster took to answer a write (POST, PUT, PATCH, DELETE of its resource API), from the request sent to the response's headers; the wait for an in-flight slot is flotilla_spoke_request_wait_seconds.",
+		// 2 ms to about 8 s.
+		Buckets: prometheus.ExponentialBuckets(0.002, 2, 13),
+	}, []string{"cluster"})
 	limitDecreases = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "flotilla_spoke_in_flight_decreases_total",
 		Help: "Times the in-flight limit of a spoke cluster shrank, by reason: throttled (the spoke asked to wait) or latency (writes well above their recent floor).",
@@ -31,7 +37,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(inFlightRequests, inFlightLimit, requestWait, throttledResponses, limitDecreases)
+	ctrlmetrics.Registry.MustRegister(inFlightRequests, inFlightLimit, requestWait, writeDuration, throttledResponses, limitDecreases)
 }
 
 // flowMetrics are one cluster's series, looked up once.
@@ -39,15 +45,20 @@ type flowMetrics struct {
 	inFlight  prometheus.Gauge
 	limit     prometheus.Gauge
 	wait      prometheus.Observer
+	write     prometheus.Observer
 	throttled prometheus.Counter
 	decreases *prometheus.CounterVec
 }
 
 func metricsFor(cluster string) flowMetrics {
+	// Counters of known labels start at 0, so that rate() and alerts see their first increase.
+	limitDecreases.WithLabelValues(cluster, string(throttled))
+	limitDecreases.WithLabelValues(cluster, string(slow))
 	return flowMetrics{
 		inFlight:  inFlightRequests.WithLabelValues(cluster),
 		limit:     inFlightLimit.WithLabelValues(cluster),
 		wait:      requestWait.WithLabelValues(cluster),
+		write:     writeDuration.WithLabelValues(cluster),
 		throttled: throttledResponses.WithLabelValues(cluster),
 		decreases: limitDecreases,
 	}
@@ -59,6 +70,7 @@ func forgetMetrics(cluster string) {
 	inFlightRequests.DeletePartialMatch(only)
 	inFlightLimit.DeletePartialMatch(only)
 	requestWait.DeletePartialMatch(only)
+	writeDuration.DeletePartialMatch(only)
 	throttledResponses.DeletePartialMatch(only)
 	limitDecreases.DeletePartialMatch(only)
 }

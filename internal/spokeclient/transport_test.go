@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -210,6 +211,16 @@ func TestResponsesMoveTheWindowAndItsMetrics(t *testing.T) {
 	if n := srv.calls.Load(); n != 11 {
 		t.Fatalf("%d requests reached the server, want 11: the transport never retries", n)
 	}
+	// Every answered write is timed, the 429 too; a read is not. The eight concurrent writes
+	// share the fake clock, so each took between 2 and 16 ms.
+	send(http.MethodGet, http.StatusOK, time.Second, 1)
+	writes := &dto.Metric{}
+	if err := writeDuration.WithLabelValues(f.cluster).(prometheus.Metric).Write(writes); err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := writes.GetHistogram().GetSampleCount(), writes.GetHistogram().GetSampleSum(); n != 11 || sum < 0.6169 || sum > 0.73 {
+		t.Errorf("write latency: %d writes summing %v s, want 11 summing 0.617 to 0.73 s", n, sum)
+	}
 	for _, c := range []struct {
 		name      string
 		got, want float64
@@ -232,7 +243,7 @@ func TestForgetDropsTheClusterSeries(t *testing.T) {
 		for name, c := range map[string]prometheus.Collector{
 			"flotilla_spoke_requests_in_flight": inFlightRequests, "flotilla_spoke_in_flight_limit": inFlightLimit,
 			"flotilla_spoke_request_wait_seconds": requestWait, "flotilla_spoke_throttled_responses_total": throttledResponses,
-			"flotilla_spoke_in_flight_decreases_total": limitDecreases,
+			"flotilla_spoke_in_flight_decreases_total": limitDecreases, "flotilla_spoke_write_duration_seconds": writeDuration,
 		} {
 			text, err := testutil.CollectAndFormat(c, expfmt.TypeTextPlain, name)
 			if err != nil {
@@ -252,7 +263,7 @@ func TestForgetDropsTheClusterSeries(t *testing.T) {
 		}
 		_ = resp.Body.Close()
 	}
-	if n := seriesOf("forget-gone"); n < 5 {
+	if n := seriesOf("forget-gone"); n < 6 {
 		t.Fatalf("%d series before Forget, want every metric", n)
 	}
 	gone.Forget()
@@ -260,7 +271,7 @@ func TestForgetDropsTheClusterSeries(t *testing.T) {
 	if n := seriesOf("forget-gone"); n != 0 {
 		t.Fatalf("%d series after Forget, want 0", n)
 	}
-	if n := seriesOf("forget-stays"); n < 5 {
+	if n := seriesOf("forget-stays"); n < 6 {
 		t.Fatalf("another cluster lost its series: %d left", n)
 	}
 }

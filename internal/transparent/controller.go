@@ -33,6 +33,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/logkeys"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -111,6 +112,9 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("transparent-"+strings.ToLower(ownerKind(r.GVK))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithLogConstructor(logkeys.ForOwners(mgr, "transparent-"+strings.ToLower(ownerKind(r.GVK)), func(req reconcile.Request) render.Owner {
+			return render.Owner{Kind: r.OwnerKind(), Namespace: req.Namespace, Name: req.Name}
+		})).
 		For(r.newObject(), builder.WithPredicates(labelled)).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster), builder.WithPredicates(ownerkinds.FactsChanged())).

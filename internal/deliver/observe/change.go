@@ -16,19 +16,20 @@ import (
 // look at the object again, and how long that look waits. Changes Flotilla made itself
 // compare equal and need nothing; so does a change to an object no delivery confirmed yet
 // (the delivery in flight decides). A drift that undoes a recent correction waits for the
-// object's backoff (fights.go), unless it starts a fight, which is reported at once.
-func (c *Cluster) Changed(owner render.Owner, key string, desired, live *unstructured.Unstructured, deleted bool, ignore [][]string) (look bool, wait time.Duration) {
+// object's backoff (fights.go), unless it starts a fight, which is reported at once. drifted
+// says the object differs from what was applied (or is gone), not merely its readiness changed.
+func (c *Cluster) Changed(owner render.Owner, key string, desired, live *unstructured.Unstructured, deleted bool, ignore [][]string) (look bool, wait time.Duration, drifted bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v := c.confirmed[owner]
 	if !v.Known(key) {
-		return false, 0
+		return false, 0, false
 	}
-	drifted := deleted
+	drifted = deleted
 	if !deleted {
 		var changed bool
 		if changed, drifted = c.changedLocked(v, key, desired, live, ignore); !changed {
-			return false, 0
+			return false, 0, false
 		}
 	}
 	var started bool
@@ -40,7 +41,7 @@ func (c *Cluster) Changed(owner render.Owner, key string, desired, live *unstruc
 	if started {
 		wait = 0
 	}
-	return true, wait
+	return true, wait, drifted
 }
 
 // changedLocked reports whether a live object needs another look: it differs from what

@@ -67,24 +67,25 @@ func TestChangedSaysWhatNeedsAnotherLook(t *testing.T) {
 		deleted   bool
 		ignore    [][]string
 		look      bool
+		drifted   bool
 	}{
-		{"not confirmed yet: the delivery in flight decides", nil, configMap("h1", map[string]any{"a": "2"}), false, nil, false},
-		{"as applied, ready as before", confirmed(nil, true), configMap("h1", map[string]any{"a": "1"}), false, nil, false},
-		{"as applied, and now ready", confirmed(nil, false), configMap("h1", map[string]any{"a": "1"}), false, nil, true},
-		{"changed", confirmed(nil, true), configMap("h1", map[string]any{"a": "2"}), false, nil, true},
-		{"changed where ignored", confirmed(nil, true), configMap("h1", map[string]any{"a": "2"}), false, [][]string{{"data", "a"}}, false},
-		{"deleted", confirmed(nil, true), configMap("h1", nil), true, nil, true},
-		{"drift already recorded, the same fields", confirmed(map[string]Drift{key: {Fields: []string{"/data/a"}}}, true), configMap("h1", map[string]any{"a": "3"}), false, nil, false},
-		{"drift recorded, now undone", confirmed(map[string]Drift{key: {Fields: []string{"/data/a"}}}, true), configMap("h1", map[string]any{"a": "1"}), false, nil, true},
+		{"not confirmed yet: the delivery in flight decides", nil, configMap("h1", map[string]any{"a": "2"}), false, nil, false, false},
+		{"as applied, ready as before", confirmed(nil, true), configMap("h1", map[string]any{"a": "1"}), false, nil, false, false},
+		{"as applied, and now ready", confirmed(nil, false), configMap("h1", map[string]any{"a": "1"}), false, nil, true, false},
+		{"changed", confirmed(nil, true), configMap("h1", map[string]any{"a": "2"}), false, nil, true, true},
+		{"changed where ignored", confirmed(nil, true), configMap("h1", map[string]any{"a": "2"}), false, [][]string{{"data", "a"}}, false, false},
+		{"deleted", confirmed(nil, true), configMap("h1", nil), true, nil, true, true},
+		{"drift already recorded, the same fields", confirmed(map[string]Drift{key: {Fields: []string{"/data/a"}}}, true), configMap("h1", map[string]any{"a": "3"}), false, nil, false, false},
+		{"drift recorded, now undone", confirmed(map[string]Drift{key: {Fields: []string{"/data/a"}}}, true), configMap("h1", map[string]any{"a": "1"}), false, nil, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &Cluster{}
 			c.Confirm(web, tt.confirmed)
 			c.Wrote(key, "h1", web)
-			look, wait := c.Changed(web, key, desired, tt.live, tt.deleted, tt.ignore)
-			if look != tt.look {
-				t.Fatalf("look = %v, want %v", look, tt.look)
+			look, wait, drifted := c.Changed(web, key, desired, tt.live, tt.deleted, tt.ignore)
+			if look != tt.look || drifted != tt.drifted {
+				t.Fatalf("look, drifted = %v, %v, want %v, %v", look, drifted, tt.look, tt.drifted)
 			}
 			if wait != 0 {
 				t.Fatalf("wait = %v for an object with no corrections", wait)
@@ -117,7 +118,7 @@ func TestChangedBacksOffUndoneCorrections(t *testing.T) {
 		v.Hashes[key] = "h1"
 		c.Confirm(web, v)
 		c.Corrected(web, key, "h1", &Drift{Object: "configmap team/settings", Corrected: true}, wanted)
-		look, wait := c.Changed(web, key, desired, drifted, false, nil)
+		look, wait, _ := c.Changed(web, key, desired, drifted, false, nil)
 		if !look {
 			t.Fatal("an undone correction needs no look")
 		}
