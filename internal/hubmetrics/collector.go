@@ -18,6 +18,12 @@ var (
 	clustersDesc = prometheus.NewDesc("flotilla_clusters",
 		"Clusters of the fleet by the state of their Ready condition: ready (True), not_ready (False: they answer, something is wrong), unreachable (Unknown or not probed yet).",
 		[]string{"state"}, nil)
+	rolloutsDesc = prometheus.NewDesc("flotilla_rollouts",
+		"Owners whose Placement rolls revisions out (Propagations and ClusterPropagations), by kind and by the phase of their latest revision's rollout (status.rollout.phase).",
+		[]string{"kind", "phase"}, nil)
+	rolloutClustersDesc = prometheus.NewDesc("flotilla_rollout_clusters",
+		"Clusters in the rollouts of Propagations and ClusterPropagations, by kind and state: done (Ready at the new revision), in_flight, failed, pending (waiting for their stage).",
+		[]string{"kind", "state"}, nil)
 	ownersDesc = prometheus.NewDesc("flotilla_owners",
 		"Owners with a Flotilla status (Propagation, ClusterPropagation, APIPropagation) by kind and by each condition they carry: its type, status and reason.",
 		[]string{"kind", "condition", "status", "reason"}, nil)
@@ -59,6 +65,8 @@ func Use(reader client.Reader, elected <-chan struct{}) (stop func()) {
 func (collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- clustersDesc
 	ch <- ownersDesc
+	ch <- rolloutsDesc
+	ch <- rolloutClustersDesc
 }
 
 func (collector) Collect(ch chan<- prometheus.Metric) {
@@ -137,4 +145,52 @@ func collectOwners(ctx context.Context, r client.Reader, ch chan<- prometheus.Me
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(ownersDesc, prometheus.GaugeValue, float64(n), k.kind, k.condition, k.status, k.reason)
 	}
+	collectRollouts(ch, map[string][]*flotillav1.RolloutStatus{"Propagation": rolloutsOf(props.Items), "ClusterPropagation": rolloutsOfCluster(cprops.Items)})
+}
+
+// rolloutPhases are every phase flotilla_rollouts reports, 0 included.
+var rolloutPhases = []flotillav1.RolloutPhase{flotillav1.RolloutProgressing, flotillav1.RolloutSoaking, flotillav1.RolloutWaitingForApproval,
+	flotillav1.RolloutPaused, flotillav1.RolloutHalted, flotillav1.RolloutComplete}
+
+// collectRollouts exports the rollouts of each kind by phase, and their clusters by state.
+func collectRollouts(ch chan<- prometheus.Metric, byKind map[string][]*flotillav1.RolloutStatus) {
+	for kind, rollouts := range byKind {
+		phases := map[flotillav1.RolloutPhase]int{}
+		states := map[string]int32{"done": 0, "in_flight": 0, "failed": 0, "pending": 0}
+		for _, r := range rollouts {
+			phases[r.Phase]++
+			for _, s := range r.Stages {
+				states["done"] += s.Done
+				states["in_flight"] += s.InFlight
+				states["failed"] += s.Failed
+				states["pending"] += s.Pending
+			}
+		}
+		for _, p := range rolloutPhases {
+			ch <- prometheus.MustNewConstMetric(rolloutsDesc, prometheus.GaugeValue, float64(phases[p]), kind, string(p))
+		}
+		for state, n := range states {
+			ch <- prometheus.MustNewConstMetric(rolloutClustersDesc, prometheus.GaugeValue, float64(n), kind, state)
+		}
+	}
+}
+
+func rolloutsOf(items []flotillav1.Propagation) []*flotillav1.RolloutStatus {
+	var out []*flotillav1.RolloutStatus
+	for i := range items {
+		if r := items[i].Status.Rollout; r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func rolloutsOfCluster(items []flotillav1.ClusterPropagation) []*flotillav1.RolloutStatus {
+	var out []*flotillav1.RolloutStatus
+	for i := range items {
+		if r := items[i].Status.Rollout; r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package hubmetrics
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -30,6 +31,9 @@ func TestFleetGaugesCountByState(t *testing.T) {
 		cluster("d"),
 		prop("web", cond(flotillav1.PropagationApplied, "True", flotillav1.ReasonApplied), cond(flotillav1.PropagationPruneBlocked, "True", flotillav1.ReasonPruneBlocked)),
 		prop("db", cond(flotillav1.PropagationApplied, "True", flotillav1.ReasonApplied)),
+		&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "staged", Namespace: "team"}, Status: flotillav1.PropagationStatus{
+			Rollout: &flotillav1.RolloutStatus{Phase: flotillav1.RolloutHalted, Stages: []flotillav1.RolloutStageStatus{
+				{Name: "canary", Clusters: 2, Done: 1, Failed: 1}, {Name: "rest", Clusters: 3, Pending: 3}}}}},
 		&flotillav1.ClusterPropagation{ObjectMeta: metav1.ObjectMeta{Name: "base"}, Status: flotillav1.PropagationStatus{Conditions: []metav1.Condition{
 			cond(flotillav1.PropagationApplied, "False", flotillav1.ReasonApplyFailed)}}},
 	).Build()
@@ -53,7 +57,35 @@ flotilla_owners{condition="Applied",kind="ClusterPropagation",reason="ApplyFaile
 flotilla_owners{condition="Applied",kind="Propagation",reason="Applied",status="True"} 2
 flotilla_owners{condition="PruneBlocked",kind="Propagation",reason="PruneBlocked",status="True"} 1
 `
-	if err := testutil.CollectAndCompare(collector{}, strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(collector{}, strings.NewReader(want), "flotilla_clusters", "flotilla_owners"); err != nil {
+		t.Fatal(err)
+	}
+	rollouts := `
+# HELP flotilla_rollout_clusters ` + help(t, "flotilla_rollout_clusters") + `
+# TYPE flotilla_rollout_clusters gauge
+flotilla_rollout_clusters{kind="ClusterPropagation",state="done"} 0
+flotilla_rollout_clusters{kind="ClusterPropagation",state="failed"} 0
+flotilla_rollout_clusters{kind="ClusterPropagation",state="in_flight"} 0
+flotilla_rollout_clusters{kind="ClusterPropagation",state="pending"} 0
+flotilla_rollout_clusters{kind="Propagation",state="done"} 1
+flotilla_rollout_clusters{kind="Propagation",state="failed"} 1
+flotilla_rollout_clusters{kind="Propagation",state="in_flight"} 0
+flotilla_rollout_clusters{kind="Propagation",state="pending"} 3
+`
+	if err := testutil.CollectAndCompare(collector{}, strings.NewReader(rollouts), "flotilla_rollout_clusters"); err != nil {
+		t.Fatal(err)
+	}
+	phases := "\n# HELP flotilla_rollouts " + help(t, "flotilla_rollouts") + "\n# TYPE flotilla_rollouts gauge\n"
+	for _, kind := range []string{"ClusterPropagation", "Propagation"} {
+		for _, phase := range []string{"Complete", "Halted", "Paused", "Progressing", "Soaking", "WaitingForApproval"} {
+			n := 0
+			if kind == "Propagation" && phase == "Halted" {
+				n = 1
+			}
+			phases += fmt.Sprintf("flotilla_rollouts{kind=%q,phase=%q} %d\n", kind, phase, n)
+		}
+	}
+	if err := testutil.CollectAndCompare(collector{}, strings.NewReader(phases), "flotilla_rollouts"); err != nil {
 		t.Fatal(err)
 	}
 	stop()
@@ -65,7 +97,7 @@ flotilla_owners{condition="PruneBlocked",kind="Propagation",reason="PruneBlocked
 // help reads a metric's help text from its description.
 func help(t *testing.T, name string) string {
 	t.Helper()
-	for _, d := range []string{clustersDesc.String(), ownersDesc.String()} {
+	for _, d := range []string{clustersDesc.String(), ownersDesc.String(), rolloutsDesc.String(), rolloutClustersDesc.String()} {
 		if strings.Contains(d, `"`+name+`"`) {
 			i := strings.Index(d, `help: "`) + len(`help: "`)
 			return d[i : i+strings.Index(d[i:], `"`)]
