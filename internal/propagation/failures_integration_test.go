@@ -88,7 +88,10 @@ func TestPropagationFailures(t *testing.T) {
 		waitEstablished(t, e.spokes["spoke-a"])
 		w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
 			"metadata": map[string]any{"name": "w", "namespace": "team"}, "spec": map[string]any{"name": "too-long-for-spoke-a"}}}
-		e.create(t, w)
+		// Established is not yet served everywhere: the client's discovery may lag a moment.
+		fleettest.Eventually(t, wait, "a Widget created on the hub", func() error {
+			return e.hub.Create(ctx, w.DeepCopy())
+		})
 		e.create(t, configMap("plain", map[string]string{"app": "mixed"}, "x"))
 		e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "mixed", Namespace: "team"},
 			Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "eu"}, ResourceSelectors: []flotillav1.ResourceSelector{

@@ -57,7 +57,8 @@ func (r *Reconciler) gate(ctx context.Context, u *unstructured.Unstructured, pc 
 	r.mu.Lock()
 	r.rollouts[owner] = rolloutMemory{memory: out.Memory, reported: phaseOf(out.Status)}
 	r.mu.Unlock()
-	if s := out.Status; s != nil && s.Phase != last.reported {
+	// A rollout found complete with nothing remembered (after a restart) was reported before.
+	if s := out.Status; s != nil && s.Phase != last.reported && !(last.reported == "" && s.Phase == flotillav1.RolloutComplete) {
 		r.reportRollout(u, s)
 	}
 	if len(out.Hold) > 0 {
