@@ -75,6 +75,13 @@ func (b *bench) rollout(ctx context.Context, r *report) error {
 				continue
 			}
 			totals = append(totals, at[len(at)-1].Sub(start))
+			p := &flotillav1.Propagation{}
+			if err := b.hub.Get(ctx, client.ObjectKey{Namespace: rolloutNS, Name: "release"}, p); err != nil {
+				return err
+			}
+			if r := p.Status.Rollout; r == nil || r.Stages == nil {
+				return fmt.Errorf("change %s reached every spoke, but the Propagation reports no rollout: %+v", version, p.Status.Rollout)
+			}
 			for i := 1; i < len(at); i++ {
 				gaps = append(gaps, at[i].Sub(at[i-1]))
 			}
