@@ -48,6 +48,7 @@ type RolloutPolicy struct {
 
 // RolloutStage is one step of a rollout.
 // +kubebuilder:validation:XValidation:rule="self.name != 'rest'",message="rest is the name of the implicit last stage (the clusters no stage matches); choose another"
+// +kubebuilder:validation:XValidation:rule="!has(self.soak) || duration(self.soak) >= duration('0s')",message="soak must not be negative"
 type RolloutStage struct {
 	// name identifies the stage in status and in approvals; not "rest", the implicit last
 	// stage's.
@@ -143,19 +144,25 @@ type RolloutStageStatus struct {
 	// +required
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
-	// clusters in the stage; done have the new revision Ready; inFlight have it and are not
-	// Ready yet; failed failed it; pending wait for their turn.
+	// clusters is how many chosen clusters the stage has.
 	Clusters int32 `json:"clusters"`
-	Done     int32 `json:"done"`
+	// done is how many run the new revision, applied and Ready.
+	Done int32 `json:"done"`
+	// inFlight is how many have the new revision and are not Ready at it yet.
 	InFlight int32 `json:"inFlight"`
-	Failed   int32 `json:"failed"`
-	Pending  int32 `json:"pending"`
+	// failed is how many failed the new revision (refused it, or not Ready in time).
+	Failed int32 `json:"failed"`
+	// pending is how many wait for their turn, at the revision they run.
+	Pending int32 `json:"pending"`
 }
 
 // RolloutPhase is where a rollout stands.
 // +kubebuilder:validation:Enum=Progressing;Soaking;WaitingForApproval;Paused;Halted;Complete
 type RolloutPhase string
 
+// The phases of a rollout: clusters are taking the revision; a stage is done and soaks; a
+// stage waits for its approval; spec.rollout.paused; failures past maxFailures; every cluster
+// runs the revision.
 const (
 	RolloutProgressing        RolloutPhase = "Progressing"
 	RolloutSoaking            RolloutPhase = "Soaking"

@@ -11,6 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -193,6 +194,18 @@ func TestAPIValidation(t *testing.T) {
 			ClusterNames: []string{"a"}, Moves: &flotillav1.MovePolicy{Order: "Sideways"}}}, "spec.moves.order"},
 		{&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "bad-deadline", Namespace: "default"}, Spec: flotillav1.PlacementSpec{
 			ClusterNames: []string{"a"}, Moves: &flotillav1.MovePolicy{ProgressDeadline: &metav1.Duration{Duration: -time.Minute}}}}, "progressDeadline must be positive"},
+		{withRollout("rest-stage", flotillav1.RolloutPolicy{Stages: []flotillav1.RolloutStage{{Name: "rest", ClusterNames: []string{"a"}}}}),
+			"rest is the name of the implicit last stage"},
+		{withRollout("no-room", flotillav1.RolloutPolicy{Stages: []flotillav1.RolloutStage{{Name: "one", MaxUnavailable: ptrTo(intstr.FromInt32(0))}}}),
+			"must be at least 1"},
+		{withRollout("bad-soak", flotillav1.RolloutPolicy{Stages: []flotillav1.RolloutStage{{Name: "one", Soak: &metav1.Duration{Duration: -time.Second}}}}),
+			"soak must not be negative"},
+		{withRollout("bad-approval", flotillav1.RolloutPolicy{Stages: []flotillav1.RolloutStage{{Name: "one", Approval: "Maybe"}}}),
+			"spec.rollout.stages[0].approval"},
+		{withRollout("twice", flotillav1.RolloutPolicy{Stages: []flotillav1.RolloutStage{{Name: "one"}, {Name: "one"}}}), "Duplicate value"},
+		{withRollout("bad-rollout-deadline", flotillav1.RolloutPolicy{ProgressDeadline: &metav1.Duration{Duration: -time.Minute}}),
+			"progressDeadline must be positive"},
+		{withRollout("bad-failures", flotillav1.RolloutPolicy{MaxFailures: ptrTo(intstr.FromString("150%"))}), "spec.rollout.maxFailures"},
 	} {
 		err := c.Create(ctx, tt.obj)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -205,6 +218,13 @@ func TestAPIValidation(t *testing.T) {
 		t.Fatalf("a valid Placement was rejected: %v", err)
 	}
 }
+
+func withRollout(name string, r flotillav1.RolloutPolicy) *flotillav1.Placement {
+	return &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: flotillav1.PlacementSpec{ClusterNames: []string{"a"}, Rollout: &r}}
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 func withOverride(name string, o flotillav1.Override) *flotillav1.Propagation {
 	return &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: flotillav1.PropagationSpec{

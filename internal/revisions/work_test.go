@@ -53,3 +53,32 @@ func TestWork(t *testing.T) {
 		t.Error("a record whose digest the changes do not make was believed")
 	}
 }
+
+// TestPinnedRevisionsAreTheOwnersOwn: a pin (spec.revisionPins, flotilla.dev/revision-pins)
+// loads a revision of its own owner only: a tenant who can edit one owner cannot pin its
+// clusters to another owner's revision, of the same namespace included, even one this store
+// read before for its owner.
+func TestPinnedRevisionsAreTheOwnersOwn(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	_ = appsv1.AddToScheme(scheme)
+	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	store := &Store{Hub: c, Metadata: c, Reader: c}
+	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
+	other := render.Owner{Kind: "ConfigMap", Namespace: "team", Name: "settings"}
+	objs := []*unstructured.Unstructured{
+		rendered(t, owner, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "namespace": "team"}, "data": map[string]any{"k": "v"}}),
+	}
+	name, err := store.Save(ctx, ledger.Owner{Owner: owner}, render.Revision(objs), objs, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := []flotillav1.RevisionPin{{Cluster: "a", Revision: name}}
+	if p := store.Pinned(ctx, owner, pins, "latest"); p[name].Err != nil || len(p[name].Objects) != 1 {
+		t.Fatalf("the owner's own pinned revision: %+v", p[name])
+	}
+	if p := store.Pinned(ctx, other, pins, "latest"); p[name].Err == nil || len(p[name].Objects) != 0 {
+		t.Errorf("another owner's revision was loaded for %s: %+v", other, p[name])
+	}
+}
