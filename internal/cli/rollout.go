@@ -47,22 +47,13 @@ func newRolloutStatusCommand(hf *hubFlags, namespace *string) *cobra.Command {
 		Short: "Show where a Propagation's rollout stands; exits 1 when it halted",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			hub, err := hf.client()
+			hub, p, err := rolloutOwner(cmd.Context(), hf, *namespace, args[0])
 			if err != nil {
 				return err
 			}
-			name, err := propagationName(args[0])
-			if err != nil {
-				return err
-			}
-			key := client.ObjectKey{Namespace: *namespace, Name: name}
 			ctx, w := cmd.Context(), cmd.OutOrStdout()
 			var last string
 			for {
-				p := &flotillav1.Propagation{}
-				if err := hub.Get(ctx, key, p); err != nil {
-					return notFoundHint(err, "propagation", key)
-				}
 				if shown := rolloutText(p); shown != last {
 					_, _ = fmt.Fprint(w, shown)
 					last = shown
@@ -76,6 +67,9 @@ func newRolloutStatusCommand(hf *hubFlags, namespace *string) *cobra.Command {
 				}
 				if err := waitForChange(ctx, hub, p); err != nil {
 					return err
+				}
+				if err := hub.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+					return notFoundHint(err, "propagation", client.ObjectKeyFromObject(p))
 				}
 			}
 		},
@@ -135,19 +129,11 @@ func newRolloutApproveCommand(hf *hubFlags, namespace *string) *cobra.Command {
 out: the same as kubectl annotate propagation NAME flotilla.dev/approve=<stage>@<revision>.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			hub, err := hf.client()
+			hub, p, err := rolloutOwner(cmd.Context(), hf, *namespace, args[0])
 			if err != nil {
 				return err
 			}
-			name, err := propagationName(args[0])
-			if err != nil {
-				return err
-			}
-			key := client.ObjectKey{Namespace: *namespace, Name: name}
-			p := &flotillav1.Propagation{}
-			if err := hub.Get(cmd.Context(), key, p); err != nil {
-				return notFoundHint(err, "propagation", key)
-			}
+			key, name := client.ObjectKeyFromObject(p), p.Name
 			r := p.Status.Rollout
 			if r == nil || r.Revision == "" {
 				return fmt.Errorf("propagation %s has no rollout under way; flotilla rollout status %s -n %s says why", key, name, key.Namespace)
@@ -215,6 +201,24 @@ func newRolloutPauseCommand(hf *hubFlags, namespace *string, pause bool) *cobra.
 			return nil
 		},
 	}
+}
+
+// rolloutOwner reads from the hub the Propagation arg names (NAME or propagation/NAME).
+func rolloutOwner(ctx context.Context, hf *hubFlags, namespace, arg string) (client.WithWatch, *flotillav1.Propagation, error) {
+	hub, err := hf.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	name, err := propagationName(arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	p := &flotillav1.Propagation{}
+	if err := hub.Get(ctx, key, p); err != nil {
+		return nil, nil, notFoundHint(err, "propagation", key)
+	}
+	return hub, p, nil
 }
 
 // propagationName takes NAME or propagation/NAME.

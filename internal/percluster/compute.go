@@ -3,6 +3,7 @@ package percluster
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -128,14 +129,6 @@ func (in Input) shares(c string, pass division.Pass, objs []*unstructured.Unstru
 		}
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b flotillav1.WorkloadReplicas) int {
-		if a.Object < b.Object {
-			return -1
-		}
-		if a.Object > b.Object {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b flotillav1.WorkloadReplicas) int { return strings.Compare(a.Object, b.Object) })
 	return out
 }

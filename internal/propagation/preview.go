@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,7 +18,6 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/plan"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
-	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
 // Preview computes what obj (a *Propagation or *ClusterPropagation, stored on the hub or not)
@@ -94,14 +92,9 @@ func Preview(ctx context.Context, c client.Client, obj client.Object, owners led
 	pc := percluster.Input{Owner: owner, Placement: placement, Chosen: decisions,
 		Latest: percluster.Revision{Digest: revision, Objects: rendered}, LatestName: revisions.Name(owner, revision),
 		Pins: p.spec.RevisionPins, Rules: override.Compile(p.spec.Overrides), Facts: fanout.Facts(ctx, c, decisions)}
-	if pc.Placement.Spec.Rollout != nil {
-		// Where the rollout stands by the records (a plan has no memory of when a stage was
-		// done: a stage that is done shows its soak as just begun).
-		var out rollout.Outcome
-		pc.Pins, out = rolloutPins(p, pc, pc.LatestName, "", fanout.RecordedRunning(records, decisions), time.Now(), rollout.Memory{})
-		if s := out.Status; s != nil && s.Phase != flotillav1.RolloutComplete {
-			d.Holds = append(d.Holds, fmt.Sprintf("rollout of revision %s: %s: %s", s.Revision, s.Phase, s.Message))
-		}
+	var hold string
+	if pc.Pins, hold = fanout.PlannedGate(pc, p.obj.GetAnnotations()[flotillav1.AnnotationApprove], records); hold != "" {
+		d.Holds = append(d.Holds, hold)
 	}
 	// Revisions are read whole, uncached, as the controller reads them (revisions.Store.Reader).
 	gather(ctx, c, &revisions.Store{Reader: c}, &pc, records)

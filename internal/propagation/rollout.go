@@ -8,7 +8,6 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/percluster"
-	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
 // gate asks the rollout gate (package rollout) which chosen clusters may take the latest
@@ -35,7 +34,8 @@ func (r *Reconciler) gate(p propagator, in *statusInput, pc percluster.Input, ru
 	r.mu.Lock()
 	memory := r.rollouts[owner]
 	r.mu.Unlock()
-	pins, out := rolloutPins(p, pc, latest, unkept, running, in.now, memory)
+	pc.Pins = p.spec.RevisionPins
+	pins, out := fanout.Gate(pc, latest, unkept, p.obj.GetAnnotations()[flotillav1.AnnotationApprove], running, in.now, memory)
 	r.mu.Lock()
 	r.rollouts[owner] = out.Memory
 	r.mu.Unlock()
@@ -44,31 +44,6 @@ func (r *Reconciler) gate(p propagator, in *statusInput, pc percluster.Input, ru
 		in.retryAfter = out.Next + time.Second/10
 	}
 	return pins
-}
-
-// rolloutPins runs the gate for p's pass over the clusters no person pins, latest being the
-// revision rolling out (unkept: why it is not kept, "" when it is), and returns p's pins
-// followed by the rollout's holds.
-func rolloutPins(p propagator, pc percluster.Input, latest, unkept string, running map[string]fanout.Running, now time.Time,
-	memory rollout.Memory) ([]flotillav1.RevisionPin, rollout.Outcome) {
-	pins := p.spec.RevisionPins
-	clusters := make([]rollout.Cluster, 0, len(pc.Chosen))
-	for _, c := range pc.Chosen {
-		if flotillav1.PinOf(pins, c) != "" {
-			continue // a person holds it: not the rollout's
-		}
-		run := running[c]
-		clusters = append(clusters, rollout.Cluster{Name: c, Labels: pc.Facts[c].Labels, Runs: run.Revision, Ready: run.Ready, Failed: run.Failed})
-	}
-	out := rollout.Gate(rollout.Input{Policy: pc.Placement.Spec.Rollout, Latest: latest, Unkept: unkept, Clusters: clusters,
-		Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Now: now, Memory: memory})
-	held := append([]flotillav1.RevisionPin(nil), pins...)
-	for _, c := range pc.Chosen {
-		if rev, ok := out.Hold[c]; ok {
-			held = append(held, flotillav1.RevisionPin{Cluster: c, Revision: rev})
-		}
-	}
-	return held, out
 }
 
 // reportRollout emits an Event when the rollout's phase changes: a Warning when it halts, a

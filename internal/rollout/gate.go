@@ -1,8 +1,10 @@
 package rollout
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -99,16 +101,9 @@ func Gate(in Input) Outcome {
 	if fresh {
 		mem = Memory{Revision: in.Latest}
 	}
-	mem.Released, mem.Done = cloneTimes(mem.Released), cloneTimes(mem.Done)
-	reached := make(map[string]bool, len(mem.Reached))
-	for c := range mem.Reached {
-		reached[c] = true
-	}
-	releasedIn := make(map[string]string, len(mem.ReleasedIn))
-	for c, s := range mem.ReleasedIn {
-		releasedIn[c] = s
-	}
-	mem.Reached, mem.ReleasedIn = reached, releasedIn
+	// Copies: the caller's memory stays as it was.
+	mem.Released, mem.Done = cloned(mem.Released), cloned(mem.Done)
+	mem.Reached, mem.ReleasedIn = cloned(mem.Reached), cloned(mem.ReleasedIn)
 	if stable == "" && len(mem.Released) == 0 {
 		// Nothing runs an older revision: a first delivery, or a rollout long done.
 		return Outcome{Memory: mem, Status: completeOrNothing(in)}
@@ -274,12 +269,8 @@ func stagesOf(in Input) []*stage {
 	}
 	for _, st := range stages {
 		slices.SortFunc(st.members, func(a, b member) int {
-			ha, hb := order(a.Name, in.Latest), order(b.Name, in.Latest)
-			if ha != hb {
-				if ha < hb {
-					return -1
-				}
-				return 1
+			if c := cmp.Compare(order(a.Name, in.Latest), order(b.Name, in.Latest)); c != 0 {
+				return c
 			}
 			return strings.Compare(a.Name, b.Name)
 		})
@@ -469,10 +460,9 @@ func earliest(a, b time.Duration) time.Duration {
 	return a
 }
 
-func cloneTimes(m map[string]time.Time) map[string]time.Time {
-	out := make(map[string]time.Time, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
+// cloned is a copy of m, never nil.
+func cloned[V any](m map[string]V) map[string]V {
+	out := make(map[string]V, len(m))
+	maps.Copy(out, m)
 	return out
 }

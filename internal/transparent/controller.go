@@ -213,7 +213,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, records, r.Revisions)
+	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, records)
 	var invalid invalidPins
 	if errors.As(err, &invalid) {
 		// Nothing changes anywhere: a pin that cannot be read must not let its cluster move on.
@@ -227,7 +227,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	recheck = earliest(recheck, r.gate(ctx, u, &pc, records))
+	recheck = earliest(recheck, r.gate(u, &pc, records))
+	if err := loadPins(ctx, r.Revisions, &pc); err != nil {
+		return reconcile.Result{}, err
+	}
 	m, err := r.fanout.Wants(ctx, pc)
 	if err != nil {
 		return reconcile.Result{}, err

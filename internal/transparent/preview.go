@@ -63,9 +63,16 @@ func Preview(ctx context.Context, hub client.Client, u *unstructured.Unstructure
 	if err != nil {
 		return nil, err
 	}
-	// Revisions are read whole, uncached, as the controller reads them (revisions.Store.Reader).
-	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, records, &revisions.Store{Reader: hub})
+	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, records)
 	if err != nil {
+		return nil, err
+	}
+	var hold string
+	if pc.Pins, hold = fanout.PlannedGate(pc, u.GetAnnotations()[flotillav1.AnnotationApprove], records); hold != "" {
+		d.Holds = append(d.Holds, hold)
+	}
+	// Revisions are read whole, uncached, as the controller reads them (revisions.Store.Reader).
+	if err := loadPins(ctx, &revisions.Store{Reader: hub}, &pc); err != nil {
 		return nil, err
 	}
 	if _, err := r.gather(ctx, u, &pc, records, false); err != nil {

@@ -16,12 +16,12 @@ import (
 // invalidPins is a flotilla.dev/revision-pins annotation that cannot be read.
 type invalidPins struct{ error }
 
-// input is what the per-cluster computation reads of the object's pass, but what gather adds:
-// its latest revision (kept in the store r.Revisions, when there is one), the pins its
-// flotilla.dev/revision-pins annotation sets with their revisions loaded from store, its
-// Placement's override rules and the chosen clusters' facts.
+// input is what the per-cluster computation reads of the object's pass, but what gather and
+// loadPins add: its latest revision (kept in the store r.Revisions, when there is one), the
+// pins its flotilla.dev/revision-pins annotation sets, its Placement's override rules and the
+// chosen clusters' facts.
 func (r *Reconciler) input(ctx context.Context, u *unstructured.Unstructured, owner render.Owner, placement *flotillav1.Placement,
-	decisions []string, rendered *unstructured.Unstructured, records map[string]*flotillav1.Delivery, store *revisions.Store) (percluster.Input, error) {
+	decisions []string, rendered *unstructured.Unstructured, records map[string]*flotillav1.Delivery) (percluster.Input, error) {
 	pins, err := flotillav1.ParseRevisionPins(u.GetAnnotations()[flotillav1.AnnotationRevisionPins])
 	if err != nil {
 		return percluster.Input{}, invalidPins{err}
@@ -31,13 +31,21 @@ func (r *Reconciler) input(ctx context.Context, u *unstructured.Unstructured, ow
 		Facts: r.factsOf(ctx, decisions)}
 	pc.Latest = r.saveRevision(u, owner, rendered, pins, records)
 	pc.LatestName = revisions.Name(owner, pc.Latest.Digest)
-	if len(pins) > 0 {
-		if store == nil {
-			return percluster.Input{}, fmt.Errorf("%s %s/%s pins clusters (%s), but this hub keeps no revisions", owner.Kind, u.GetNamespace(), u.GetName(), flotillav1.AnnotationRevisionPins)
-		}
-		pc.Pinned = store.Pinned(ctx, owner, pins, pc.LatestName)
-	}
 	return pc, nil
+}
+
+// loadPins loads from store the revisions pc.Pins hold clusters at: the object's own pins and
+// those of a rollout, once per pass.
+func loadPins(ctx context.Context, store *revisions.Store, pc *percluster.Input) error {
+	if len(pc.Pins) == 0 {
+		return nil
+	}
+	if store == nil {
+		return fmt.Errorf("%s %s/%s holds clusters at kept revisions (%s, or a rollout), but this hub keeps no revisions",
+			pc.Owner.Kind, pc.Owner.Namespace, pc.Owner.Name, flotillav1.AnnotationRevisionPins)
+	}
+	pc.Pinned = store.Pinned(ctx, pc.Owner, pc.Pins, pc.LatestName)
+	return nil
 }
 
 // saveRevision has the object as rendered kept as a revision (once per change, stored aside,

@@ -1,13 +1,13 @@
 package transparent
 
 import (
-	"context"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
@@ -24,10 +24,9 @@ type rolloutMemory struct {
 // win). The object has no status of Flotilla's: each change of the rollout's phase is an Event
 // on it (a Warning when it halts), naming what it waits for. It returns when to look again (a
 // soak or a deadline ends; 0: nothing waits on the clock).
-func (r *Reconciler) gate(ctx context.Context, u *unstructured.Unstructured, pc *percluster.Input, records map[string]*flotillav1.Delivery) time.Duration {
+func (r *Reconciler) gate(u *unstructured.Unstructured, pc *percluster.Input, records map[string]*flotillav1.Delivery) time.Duration {
 	owner := pc.Owner
-	policy := pc.Placement.Spec.Rollout
-	if policy == nil {
+	if pc.Placement.Spec.Rollout == nil {
 		r.mu.Lock()
 		delete(r.rollouts, owner)
 		r.mu.Unlock()
@@ -40,20 +39,11 @@ func (r *Reconciler) gate(ctx context.Context, u *unstructured.Unstructured, pc 
 	case latest == "":
 		latest, unkept = pc.LatestName, "too large to keep"
 	}
-	running := r.fanout.Running(owner, records, pc.Chosen)
-	clusters := make([]rollout.Cluster, 0, len(pc.Chosen))
-	for _, c := range pc.Chosen {
-		if flotillav1.PinOf(pc.Pins, c) != "" {
-			continue // a person holds it: not the rollout's
-		}
-		run := running[c]
-		clusters = append(clusters, rollout.Cluster{Name: c, Labels: pc.Facts[c].Labels, Runs: run.Revision, Ready: run.Ready, Failed: run.Failed})
-	}
 	r.mu.Lock()
 	last := r.rollouts[owner]
 	r.mu.Unlock()
-	out := rollout.Gate(rollout.Input{Policy: policy, Latest: latest, Unkept: unkept, Clusters: clusters,
-		Approved: u.GetAnnotations()[flotillav1.AnnotationApprove], Now: time.Now(), Memory: last.memory})
+	pins, out := fanout.Gate(*pc, latest, unkept, u.GetAnnotations()[flotillav1.AnnotationApprove],
+		r.fanout.Running(owner, records, pc.Chosen), time.Now(), last.memory)
 	r.mu.Lock()
 	r.rollouts[owner] = rolloutMemory{memory: out.Memory, reported: phaseOf(out.Status)}
 	r.mu.Unlock()
@@ -61,17 +51,7 @@ func (r *Reconciler) gate(ctx context.Context, u *unstructured.Unstructured, pc 
 	if s := out.Status; s != nil && s.Phase != last.reported && !(last.reported == "" && s.Phase == flotillav1.RolloutComplete) {
 		r.reportRollout(u, s)
 	}
-	if len(out.Hold) > 0 {
-		for _, c := range pc.Chosen {
-			if rev, held := out.Hold[c]; held {
-				pc.Pins = append(pc.Pins, flotillav1.RevisionPin{Cluster: c, Revision: rev})
-			}
-		}
-		if r.Revisions == nil {
-			return 0 // nothing can be held at a revision a hub without a store never kept
-		}
-		pc.Pinned = r.Revisions.Pinned(ctx, owner, pc.Pins, pc.LatestName)
-	}
+	pc.Pins = pins
 	if out.Next > 0 {
 		return out.Next + time.Second/10
 	}
