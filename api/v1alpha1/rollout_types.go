@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -107,6 +109,19 @@ const (
 // <stage>@<revision>.
 const AnnotationApprove = "flotilla.dev/approve"
 
+// AnnotationUndo on an owner rolls one revision's rollout back: <target>@<revision> holds
+// every cluster no person pins at the kept revision target for as long as revision is the
+// owner's latest (`flotilla rollout undo` writes it). Remove it to roll revision out again;
+// the owner's next change rolls out as usual.
+const AnnotationUndo = "flotilla.dev/undo"
+
+// ParseUndo reads an AnnotationUndo value: the revision to return to, and the revision whose
+// rollout it undoes.
+func ParseUndo(value string) (target, revision string, ok bool) {
+	target, revision, ok = strings.Cut(value, "@")
+	return target, revision, ok && target != "" && revision != "" && target != revision
+}
+
 // RolloutRestStage is the implicit last stage of the clusters no stage matches.
 const RolloutRestStage = "rest"
 
@@ -121,7 +136,8 @@ type RolloutStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	Revision string `json:"revision,omitempty"`
 
-	// phase is Progressing, Soaking, WaitingForApproval, Paused, Halted or Complete.
+	// phase is Progressing, Soaking, WaitingForApproval, Paused, Halted, RolledBack or
+	// Complete.
 	// +optional
 	Phase RolloutPhase `json:"phase,omitempty"`
 
@@ -157,17 +173,19 @@ type RolloutStageStatus struct {
 }
 
 // RolloutPhase is where a rollout stands.
-// +kubebuilder:validation:Enum=Progressing;Soaking;WaitingForApproval;Paused;Halted;Complete
+// +kubebuilder:validation:Enum=Progressing;Soaking;WaitingForApproval;Paused;Halted;RolledBack;Complete
 type RolloutPhase string
 
 // The phases of a rollout: clusters are taking the revision; a stage is done and soaks; a
-// stage waits for its approval; spec.rollout.paused; failures past maxFailures; every cluster
-// runs the revision.
+// stage waits for its approval; spec.rollout.paused; failures past maxFailures; undone
+// (flotilla.dev/undo: every cluster returns to an earlier revision); every cluster runs the
+// revision.
 const (
 	RolloutProgressing        RolloutPhase = "Progressing"
 	RolloutSoaking            RolloutPhase = "Soaking"
 	RolloutWaitingForApproval RolloutPhase = "WaitingForApproval"
 	RolloutPaused             RolloutPhase = "Paused"
 	RolloutHalted             RolloutPhase = "Halted"
+	RolloutRolledBack         RolloutPhase = "RolledBack"
 	RolloutComplete           RolloutPhase = "Complete"
 )

@@ -28,14 +28,19 @@ the new revision) and soaked, and, when it asks for approval, approved.
 
   status   where the rollout stands, stage by stage (--watch: until it completes or halts)
   approve  let the stage that waits for approval start
+  undo     return every cluster to the revision before (or --to-revision N)
+  history  the kept revisions, and how many clusters run each
   pause    reach no further cluster (the Placement's spec.rollout.paused); resume undoes it`,
 		Example: `  flotilla rollout status settings -n team --watch
   flotilla rollout approve settings -n team
+  flotilla rollout undo settings -n team
+  flotilla rollout history settings -n team
   flotilla rollout pause placement/all -n team
   flotilla rollout resume placement/all -n team`,
 	}
 	cmd.PersistentFlags().StringVarP(&namespace, "namespace", "n", namespace, "namespace of the Propagation or Placement")
 	cmd.AddCommand(newRolloutStatusCommand(hf, &namespace), newRolloutApproveCommand(hf, &namespace),
+		newRolloutUndoCommand(hf, &namespace), newRolloutHistoryCommand(hf, &namespace),
 		newRolloutPauseCommand(hf, &namespace, true), newRolloutPauseCommand(hf, &namespace, false))
 	return cmd
 }
@@ -44,7 +49,7 @@ func newRolloutStatusCommand(hf *hubFlags, namespace *string) *cobra.Command {
 	var watch bool
 	cmd := &cobra.Command{
 		Use:   "status [propagation/]NAME",
-		Short: "Show where a Propagation's rollout stands; exits 1 when it halted",
+		Short: "Show where a Propagation's rollout stands; exits 1 when it halted or was undone",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			hub, p, err := rolloutOwner(cmd.Context(), hf, *namespace, args[0])
@@ -60,7 +65,7 @@ func newRolloutStatusCommand(hf *hubFlags, namespace *string) *cobra.Command {
 				}
 				r := p.Status.Rollout
 				switch {
-				case r != nil && r.Phase == flotillav1.RolloutHalted:
+				case r != nil && (r.Phase == flotillav1.RolloutHalted || r.Phase == flotillav1.RolloutRolledBack):
 					return ExitError{Code: 1}
 				case !watch || (r != nil && r.Phase == flotillav1.RolloutComplete) || r == nil:
 					return nil

@@ -3,15 +3,18 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 func rolloutHub(phase flotillav1.RolloutPhase) client.WithWatch {
@@ -58,5 +61,51 @@ func TestRolloutCommands(t *testing.T) {
 	_, err = run(t, rolloutHub(flotillav1.RolloutProgressing), "rollout", "approve", "settings", "-n", "team")
 	if err == nil || !strings.Contains(err.Error(), "--stage") {
 		t.Errorf("approve while nothing waits: %v, want a hint to name the stage", err)
+	}
+}
+
+func TestRolloutUndoAndHistory(t *testing.T) {
+	hub := rolloutHub(flotillav1.RolloutHalted)
+	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "settings"}
+	for n, name := range []string{"propagation-settings-old", "propagation-settings-prev", "propagation-settings-abc"} {
+		rev := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name,
+			Labels:      map[string]string{flotillav1.LabelOwner: owner.LabelValue()},
+			Annotations: map[string]string{"flotilla.dev/revision-number": fmt.Sprint(n + 1)}}, Revision: int64(n + 1)}
+		if err := hub.Create(context.Background(), rev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := run(t, hub, "rollout", "history", "settings", "-n", "team")
+	if err != nil || !strings.Contains(out, "3         propagation-settings-abc   0         latest (Halted)") {
+		t.Errorf("rollout history: error %v, output:\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		args      []string
+		want, err string
+	}{
+		{args: []string{"--to-revision", "3"}, err: "is the one rolling out"},
+		{args: []string{"--to-revision", "9"}, err: "revision 9 is not kept"},
+		{args: []string{"--to-revision", "1"}, want: "propagation-settings-old@propagation-settings-abc"},
+		{want: "propagation-settings-prev@propagation-settings-abc"},
+	} {
+		_, err := run(t, hub, append([]string{"rollout", "undo", "settings", "-n", "team"}, tc.args...)...)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "flotilla rollout history") {
+				t.Errorf("undo %v: %v, want an error saying %q and where to look", tc.args, err, tc.err)
+			}
+			continue
+		}
+		p := &flotillav1.Propagation{}
+		if err2 := hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "settings"}, p); err != nil || err2 != nil {
+			t.Fatal(err, err2)
+		}
+		if got := p.Annotations[flotillav1.AnnotationUndo]; got != tc.want {
+			t.Errorf("undo %v wrote %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	_, err = run(t, rolloutHub(flotillav1.RolloutRolledBack), "rollout", "status", "settings", "-n", "team")
+	var exit ExitError
+	if !errors.As(err, &exit) || exit.Code != 1 {
+		t.Errorf("status of a rollout undone: %v, want exit status 1", err)
 	}
 }

@@ -266,7 +266,10 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 		}
 	}
 	toApply := keepIgnored(desired, current, ignore)
-	if err := w.apply(ctx, cl, confinedTo(job.Owner, job.Strategy), toApply); err != nil {
+	w.seen.Writing(key)
+	rv, err := w.apply(ctx, cl, confinedTo(job.Owner, job.Strategy), toApply)
+	if err != nil {
+		w.seen.WriteFailed(key)
 		return nil, fmt.Errorf("%s: %w", ref, w.explainForbidden(SecretError(desired, err)))
 	}
 	if correction != nil {
@@ -275,7 +278,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	// Let an owner that lost the object find out at once: one this write displaced, or one
 	// that wrote it moments ago on this worker without either delivery seeing the other's.
 	var lost []pairKey
-	if other, raced := w.seen.Wrote(key, hash, job.Owner); raced {
+	if other, raced := w.seen.Wrote(key, hash, job.Owner, rv); raced {
 		lost = append(lost, other)
 	}
 	if owner, ok := render.ParseOwner(displaced); ok {
@@ -382,13 +385,16 @@ func permanent(err error) bool {
 }
 
 // apply writes desired to the spoke, as namespace ns's identity if ns is not "" (nsidentity.go).
-func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, ns string, desired *unstructured.Unstructured) error {
+func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, ns string, desired *unstructured.Unstructured) (rv string, err error) {
 	applier, err := w.applierFor(ctx, cl, ns)
 	if err != nil {
-		return err
+		return "", err
 	}
 	write := func(dryRun bool) error {
-		return applier.settled(ctx, func() error { return applier.apply(ctx, desired, dryRun) })
+		return applier.settled(ctx, func() (err error) {
+			rv, err = applier.apply(ctx, desired, dryRun)
+			return err
+		})
 	}
 	if rules := desired.GetAnnotations()[flotillav1.AnnotationOverrides]; rules != "" {
 		// Overridden per cluster: the cluster validates the result before it is applied, and
@@ -396,22 +402,22 @@ func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, ns string
 		err := write(true)
 		countWrite(w.name, "dry-run", err)
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("rejected by the cluster after override rules %s: %w", rules, err)
+			return "", fmt.Errorf("rejected by the cluster after override rules %s: %w", rules, err)
 		}
 	}
 	err = write(false)
 	countWrite(w.name, "apply", err)
 	if err == nil || desired.GetNamespace() == "" || !apierrors.IsNotFound(err) {
-		return err
+		return rv, err
 	}
 	// The target namespace is missing: create it (unmarked, so it is never pruned with its
 	// contents) and try once more.
 	if err := w.createNamespace(ctx, cl, desired.GetNamespace(), desired.GetAnnotations()[flotillav1.AnnotationOwner]); err != nil {
-		return err
+		return "", err
 	}
 	err = write(false)
 	countWrite(w.name, "apply", err)
-	return err
+	return rv, err
 }
 
 // waitEstablished waits until a delivered CRD serves its kind, so objects of that kind can

@@ -56,13 +56,25 @@ func newSpokeApplierWith(cl cluster.Cluster, httpClient *http.Client, mappings *
 }
 
 // apply server-side applies obj as Flotilla's field manager, taking ownership of conflicting
-// fields. With dryRun the cluster validates and admits the object but stores nothing.
-func (a *spokeApplier) apply(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {
+// fields, and returns the resourceVersion the cluster stored it at ("" when the answer does not
+// say). With dryRun the cluster validates and admits the object but stores nothing.
+func (a *spokeApplier) apply(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) (string, error) {
 	req, err := a.request(obj, dryRun)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return a.forgetIfMissing(obj, req.Do(ctx).Error())
+	res := req.Do(ctx)
+	if err := a.forgetIfMissing(obj, res.Error()); err != nil || dryRun {
+		return "", err
+	}
+	raw, _ := res.Raw()
+	var stored struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(raw, &stored)
+	return stored.Metadata.ResourceVersion, nil
 }
 
 // applyStatus server-side applies obj's status to its status subresource as Flotilla's field

@@ -1,7 +1,7 @@
 // Package fanout carries one owner's objects to its clusters: the stage every owner kind
 // shares (Propagations, ClusterPropagations and transparent-mode hub objects alike), between
-// the owner's own reconcile, which decides what each chosen cluster should have, and the
-// deliverer, which writes it.
+// the owner's pass (package ownerpass), which decides what each chosen cluster should have,
+// and the deliverer, which writes it.
 //
 // For each chosen cluster it writes the Delivery record ahead (ledger.Prepare: the kinds are
 // recorded before anything of them is applied), submits the delivery, and hands the latest
@@ -20,5 +20,6 @@
 // cluster Ready?) and the ledger's admission (placement limits); Planned runs it for
 // `flotilla plan`; Facts and Fits read its input from the hub and spokes. It decides nothing
 // else about what an owner wants (selection, rendering, fleet-wide holds, confirmations): its
-// callers do, and pass what they decided in a Pass.
+// callers do (package ownerpass, and the owner kinds through it), and pass what they decided
+// in a Pass.
 package fanout

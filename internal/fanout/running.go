@@ -73,22 +73,20 @@ func recordedRun(rec *flotillav1.Delivery, w flotillav1.DeliveryWork) Running {
 }
 
 // Gate runs the rollout gate (package rollout) for pc's pass over the chosen clusters no
-// person pins (pc.Pins), latest rolling out (unkept: why it is not kept, "" when it is), from
-// what each cluster runs (running) and what the gate remembered (memory). It returns pc.Pins
-// followed by the rollout's holds (a person's pin wins: PinOf takes the first), and the gate's
-// outcome.
-func Gate(pc percluster.Input, latest, unkept, approved string, running map[string]Running, now time.Time,
-	memory rollout.Memory) ([]flotillav1.RevisionPin, rollout.Outcome) {
-	clusters := make([]rollout.Cluster, 0, len(pc.Chosen))
+// person pins (pc.Pins): in says the revision rolling out, the owner's controls (approval,
+// undo), the time and what the gate remembered; running is what each cluster runs. It returns
+// pc.Pins followed by the rollout's holds (a person's pin wins: PinOf takes the first), and the
+// gate's outcome.
+func Gate(pc percluster.Input, in rollout.Input, running map[string]Running) ([]flotillav1.RevisionPin, rollout.Outcome) {
+	in.Policy, in.Clusters = pc.Placement.Spec.Rollout, make([]rollout.Cluster, 0, len(pc.Chosen))
 	for _, c := range pc.Chosen {
 		if flotillav1.PinOf(pc.Pins, c) != "" {
 			continue // a person holds it: not the rollout's
 		}
 		run := running[c]
-		clusters = append(clusters, rollout.Cluster{Name: c, Labels: pc.Facts[c].Labels, Runs: run.Revision, Ready: run.Ready, Failed: run.Failed})
+		in.Clusters = append(in.Clusters, rollout.Cluster{Name: c, Labels: pc.Facts[c].Labels, Runs: run.Revision, Ready: run.Ready, Failed: run.Failed})
 	}
-	out := rollout.Gate(rollout.Input{Policy: pc.Placement.Spec.Rollout, Latest: latest, Unkept: unkept, Clusters: clusters,
-		Approved: approved, Now: now, Memory: memory})
+	out := rollout.Gate(in)
 	pins := append([]flotillav1.RevisionPin(nil), pc.Pins...)
 	for _, c := range pc.Chosen {
 		if rev, held := out.Hold[c]; held {
@@ -100,12 +98,14 @@ func Gate(pc percluster.Input, latest, unkept, approved string, running map[stri
 
 // PlannedGate is Gate as `flotilla plan` runs it, when pc's Placement rolls revisions out:
 // what each cluster runs as the records alone say, nothing remembered (a stage that is done
-// shows its soak as just begun). hold says where a rollout under way stands ("" when none is).
-func PlannedGate(pc percluster.Input, approved string, records map[string]*flotillav1.Delivery) (pins []flotillav1.RevisionPin, hold string) {
+// shows its soak as just begun); controls carries the owner's approval and undo. hold says
+// where a rollout under way stands ("" when none is).
+func PlannedGate(pc percluster.Input, controls rollout.Input, records map[string]*flotillav1.Delivery) (pins []flotillav1.RevisionPin, hold string) {
 	if pc.Placement.Spec.Rollout == nil {
 		return pc.Pins, ""
 	}
-	pins, out := Gate(pc, pc.LatestName, "", approved, RecordedRunning(records, pc.Chosen), time.Now(), rollout.Memory{})
+	controls.Latest, controls.Now = pc.LatestName, time.Now()
+	pins, out := Gate(pc, controls, RecordedRunning(records, pc.Chosen))
 	if s := out.Status; s != nil && s.Phase != flotillav1.RolloutComplete {
 		hold = fmt.Sprintf("rollout of revision %s: %s: %s", s.Revision, s.Phase, s.Message)
 	}

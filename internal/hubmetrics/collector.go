@@ -150,7 +150,7 @@ func collectOwners(ctx context.Context, r client.Reader, ch chan<- prometheus.Me
 
 // rolloutPhases are every phase flotilla_rollouts reports, 0 included.
 var rolloutPhases = []flotillav1.RolloutPhase{flotillav1.RolloutProgressing, flotillav1.RolloutSoaking, flotillav1.RolloutWaitingForApproval,
-	flotillav1.RolloutPaused, flotillav1.RolloutHalted, flotillav1.RolloutComplete}
+	flotillav1.RolloutPaused, flotillav1.RolloutHalted, flotillav1.RolloutRolledBack, flotillav1.RolloutComplete}
 
 // collectRollouts exports the rollouts of each kind by phase, and their clusters by state.
 func collectRollouts(ch chan<- prometheus.Metric, byKind map[string][]*flotillav1.RolloutStatus) {

@@ -6,9 +6,9 @@
 // what it is known to fit), with what a move holds until the clusters that gain are Ready; the
 // bounds of the HPAs that scale them; then the override rules that match the cluster.
 //
-// It is pure: no client, no clock. The owner's package gathers the input (its rendered
+// It is pure: no client, no clock. Package ownerpass gathers the input (the owner's rendered
 // objects, the pinned revisions loaded, the clusters' facts, what the records say each cluster
-// runs and fits) and package fanout runs Compute (within the ledger's admission when clusters
+// runs and fits, and what the owner's kind adds) and package fanout runs Compute (within the ledger's admission when clusters
 // have placement limits, with the deliverer's results saying which cluster is Ready) and
 // delivers its outcome; `flotilla plan` runs the same Compute without readiness, so it shows
 // where a division ends. A cluster whose objects cannot be made (a rule fails there, its

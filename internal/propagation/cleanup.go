@@ -50,8 +50,8 @@ func (r *Reconciler) forget(owner render.Owner) {
 	r.mu.Lock()
 	r.settle.Forget(owner)
 	delete(r.warned, owner)
-	delete(r.rollouts, owner)
 	r.mu.Unlock()
+	r.passes.Forget(owner)
 }
 
 // ownerOf names the owner a request is for: a ClusterPropagation has no namespace.

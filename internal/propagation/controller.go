@@ -37,10 +37,9 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/logkeys"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
-	"github.com/flotilla-dev/flotilla/internal/percluster"
+	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
-	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
 // Reconciler drives Propagations and ClusterPropagations through the pipeline.
@@ -66,6 +65,7 @@ type Reconciler struct {
 	kinds      kindAccess
 
 	fanout *fanout.Fanout
+	passes *ownerpass.Runner
 
 	renders *renderCache
 	rules   override.Cache
@@ -76,8 +76,6 @@ type Reconciler struct {
 	settle  fanout.Settle[render.Owner]        // status writes waiting for deliveries in flight
 	warned  map[render.Owner]map[string]string // the last Warning of each reason, by owner (firstWarning)
 	own     ownWrites                          // recent writes the cache may not show yet
-	// rollouts are what the rollout gate remembers of each owner's rollout (package rollout).
-	rollouts map[render.Owner]rollout.Memory
 }
 
 // Every hub write is a merge patch (the finalizer, the status); nothing is updated whole.
@@ -113,7 +111,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.renders = newRenderCache()
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
 	r.warned = map[render.Owner]map[string]string{}
-	r.rollouts = map[render.Owner]rollout.Memory{}
+	r.passes = &ownerpass.Runner{Hub: r.Hub, Fanout: r.fanout, Revisions: r.Revisions}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagation").
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
@@ -335,7 +333,6 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		in.hold = &holdReason{h.Reason, h.Message}
 		return in, nil
 	}
-	decisions := decisionsOf(placement)
 	hubObjects, sources, err := r.selector().selectObjects(ctx, p)
 	var invalid invalidSpecError
 	if errors.As(err, &invalid) {
@@ -352,65 +349,39 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		return in, err
 	}
 	owner := p.owner()
-	if in.records, err = r.Ledger.Records(ctx, owner); err != nil {
-		return in, err
-	}
 	rendered, err := r.renders.renderAll(owner, hubObjects)
 	if err != nil {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
 		return in, nil
 	}
 	render.Sort(rendered)
-	in.selected = len(rendered)
-	in.revision = render.Revision(rendered)
-	in.targets = *decisions
-
+	ignore, err := drift.NewIgnoreSet(p.spec.Strategy.IgnoreFields)
+	if err != nil {
+		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, "spec.strategy." + err.Error()}
+		return in, nil
+	}
+	in.selected, in.revision, in.kinds = len(rendered), render.Revision(rendered), render.Kinds(rendered)
+	in.targets = ownerpass.Decisions(placement)
 	prune := prunes(p, rendered)
 	if !prune {
 		in.hold = &holdReason{flotillav1.ReasonNothingSelected, nothingSelected}
 	}
-	guard.Chosen, guard.Delivered = in.targets, ledger.Clusters(in.records)
-	held := ""
-	if h := holds.Check(guard); h != nil && h.Deliver {
-		held = h.Message // only removals wait
-	} else if h != nil {
+	res, err := r.passes.Run(ctx, ownerpass.Pass{Owner: p.ledgerOwner(), Placement: placement, Objects: rendered, Revision: in.revision,
+		Sources: sources, Pins: p.spec.RevisionPins, Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Undo: p.obj.GetAnnotations()[flotillav1.AnnotationUndo],
+		Rules: r.rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides), Guard: guard,
+		Prune: prune, Kinds: in.kinds, Strategy: strategyOf(p, in.revision), Ignore: ignore, Declared: p.spec.Strategy})
+	in.records, in.noHistory = res.Records, res.NoHistory
+	if err != nil {
+		return in, err
+	}
+	if h := res.Hold; h != nil {
 		in.hold = &holdReason{h.Reason, h.Message}
 		if h.Reason == flotillav1.ReasonPruneBlocked {
 			in.pruneBlocked = h.Message
 		}
 		return in, nil
 	}
-	ignore, err := drift.NewIgnoreSet(p.spec.Strategy.IgnoreFields)
-	if err != nil {
-		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, "spec.strategy." + err.Error()}
-		return in, nil
-	}
-	in.kinds = render.Kinds(rendered)
-	// The revision is stored aside (encoding a thousand objects must not delay a delivery);
-	// its name is known before.
-	pc := percluster.Input{Owner: owner, Placement: placement, Chosen: in.targets, LatestName: revisions.Name(owner, in.revision),
-		Rules: r.rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides), Facts: fanout.Facts(ctx, r.Hub, in.targets)}
-	running := r.fanout.Running(owner, in.records, in.targets)
-	kept, err := r.saveRevision(p, &in, rendered, sources, running) // "" when not kept (noHistory)
-	if err != nil {
-		return in, err
-	}
-	pc.Latest = percluster.Revision{Name: kept, Digest: in.revision, Objects: rendered}
-	pc.Pins = r.gate(p, &in, pc, running)
-	want := r.wants(ctx, &in, pc)
-	out := r.fanout.Sync(ctx, fanout.Pass{Owner: p.ledgerOwner(), Records: in.records, Chosen: *decisions, Want: want,
-		Kinds: in.kinds, Prune: prune, Strategy: strategyOf(p, in.revision), Ignore: ignore, Held: held, Confirm: guard.Leaving,
-		Declared: p.spec.Strategy, WorkAhead: placement.Spec.Rollout != nil})
-	for c, msg := range out.Failed {
-		in.clusterFailed(c, msg)
-	}
-	in.results, in.dropped, in.recordErr = out.Results, out.Leaving, out.Err
-	if out.Stalled != "" {
-		in.moveStalled = out.Stalled
-	}
-	if out.Refused != "" {
-		in.pruneBlocked = out.Refused
-	}
+	in.report(res)
 	return in, nil
 }
 
@@ -464,18 +435,6 @@ func placementOf(ctx context.Context, c client.Reader, p propagator) (*flotillav
 		return nil, err
 	}
 	return pl, nil
-}
-
-// decisionsOf returns the clusters a Placement chooses, or nil if there is no Placement.
-func decisionsOf(pl *flotillav1.Placement) *[]string {
-	if pl == nil {
-		return nil
-	}
-	names := make([]string, 0, len(pl.Status.Decisions))
-	for _, d := range pl.Status.Decisions {
-		names = append(names, d.ClusterName)
-	}
-	return &names
 }
 
 // RecordDrift emits an Event on the propagator a drift belongs to, as for every owner kind

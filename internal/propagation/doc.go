@@ -4,13 +4,14 @@
 // fleet-wide result changed (deliveries notify it; one write per change burst, not one per
 // cluster or object).
 //
-// Split by concern: select.go finds what to deliver, hubkinds.go makes sure the hub can watch
-// what is selected, controller.go drives the pipeline, status.go summarizes results,
-// cleanup.go removes delivered objects when a Propagation goes. What each chosen cluster gets
-// (its pinned revision or the latest, its share of the division, its overrides) is computed
-// by package percluster, the same for every owner kind: wants.go gathers its input and the
-// controller runs it through fanout.Wants, Preview (preview.go, for `flotilla plan`) through
-// fanout.Planned.
+// It is an adapter of the one owner pass (package ownerpass): select.go finds what to deliver,
+// hubkinds.go makes sure the hub can watch what is selected, controller.go loads the owner,
+// renders its selection and hands it with its policy (Placement, strategy, pins, overrides,
+// confirmation) to ownerpass.Runner.Run, which keeps the revision, runs the rollout gate, the
+// per-cluster computation, the fleet-wide holds and the fan-out the same for every owner kind;
+// wants.go and status.go summarize what the pass did; cleanup.go removes delivered objects
+// when a Propagation goes. Preview (preview.go, for `flotilla plan`) runs ownerpass.Plan on
+// the same Pass.
 //
 // One owner never stalls the others: a kind the hub cannot list and watch is refused before
 // it is watched (InvalidSpec, or KindUnavailable while it may come back), every hub cache

@@ -2,7 +2,6 @@ package propagation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -10,14 +9,12 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/drift"
-	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
-	"github.com/flotilla-dev/flotilla/internal/percluster"
+	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/plan"
 	"github.com/flotilla-dev/flotilla/internal/render"
-	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // Preview computes what obj (a *Propagation or *ClusterPropagation, stored on the hub or not)
@@ -68,48 +65,14 @@ func Preview(ctx context.Context, c client.Client, obj client.Object, owners led
 	render.Sort(rendered)
 	revision := render.Revision(rendered)
 	d.Strategy = strategyOf(p, revision)
-	book := &ledger.Ledger{Hub: c, Owners: owners}
-	records, err := book.Records(ctx, owner)
-	if err != nil {
-		return nil, err
-	}
-	var recorded []string
-	for _, rec := range records {
-		recorded = append(recorded, rec.Spec.Kinds...)
-	}
-	d.Kinds = render.ParseKinds(render.Kinds(rendered, recorded...))
 	if d.Prune = prunes(p, rendered); !d.Prune {
 		d.Holds = append(d.Holds, nothingSelected)
 	}
-	decisions := *decisionsOf(placement)
-	guard.Chosen, guard.Delivered = decisions, ledger.Clusters(records)
-	if h := holds.Planned(guard); h != nil {
-		d.Holds = append(d.Holds, h.Message)
-		if !h.Deliver {
-			return d, nil
-		}
-	}
-	pc := percluster.Input{Owner: owner, Placement: placement, Chosen: decisions,
-		Latest: percluster.Revision{Digest: revision, Objects: rendered}, LatestName: revisions.Name(owner, revision),
-		Pins: p.spec.RevisionPins, Rules: override.Compile(p.spec.Overrides), Facts: fanout.Facts(ctx, c, decisions)}
-	var hold string
-	if pc.Pins, hold = fanout.PlannedGate(pc, p.obj.GetAnnotations()[flotillav1.AnnotationApprove], records); hold != "" {
-		d.Holds = append(d.Holds, hold)
-	}
-	// Revisions are read whole, uncached, as the controller reads them (revisions.Store.Reader).
-	gather(ctx, c, &revisions.Store{Reader: c}, &pc, records)
-	pc.Fits = percluster.FitsOf(rendered, records)
-	out, err := fanout.Planned(ctx, book, pc)
-	if err != nil {
+	pass := ownerpass.Pass{Owner: p.ledgerOwner(), Placement: placement, Objects: rendered, Revision: revision,
+		Pins: p.spec.RevisionPins, Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Undo: p.obj.GetAnnotations()[flotillav1.AnnotationUndo],
+		Rules: override.Compile(p.spec.Overrides), Guard: guard}
+	if err := ownerpass.Plan(ctx, c, &ledger.Ledger{Hub: c, Owners: owners}, pass, d); err != nil {
 		return nil, err
-	}
-	for _, cl := range decisions {
-		w := out.Want[cl]
-		cd := plan.ClusterDesired{Cluster: cl, Objects: w.Objects, Revision: w.Revision, Pinned: w.Pinned, Delivered: plan.DeliveredKeys(records[cl])}
-		if msg, failed := out.Failed[cl]; failed {
-			cd.Err = errors.New(msg)
-		}
-		d.Clusters = append(d.Clusters, cd)
 	}
 	return d, nil
 }

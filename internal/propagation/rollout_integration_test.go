@@ -17,6 +17,8 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/hub"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/propagation"
+	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // TestRolloutFollowsItsStages: a Placement's rollout takes a Propagation's new revision to
@@ -58,6 +60,19 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	values(map[string]string{"a": "green"})
 	status := e.rolloutPhase(t, flotillav1.RolloutWaitingForApproval)
 	values(map[string]string{"b": "blue", "c": "blue"})
+	// A cluster not reached yet is still kept true: to the revision it runs, not the new one.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm := &corev1.ConfigMap{}
+		if err := e.spokes["b"].Get(ctx, client.ObjectKey{Namespace: "team", Name: "settings"}, cm); err != nil {
+			return err
+		}
+		cm.Data["v"] = "tampered"
+		return e.spokes["b"].Update(ctx, cm)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	values(map[string]string{"b": "blue"})
 	// flotilla plan shows the same: b and c held at the revision they run, a at the new one.
 	p := &flotillav1.Propagation{}
 	if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "settings"}, p); err != nil {
@@ -108,6 +123,18 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 		}
 	}
 	values(map[string]string{"a": "green", "b": "green", "c": "green"})
+
+	// Undone to the first revision (blue): every cluster returns to it while red stays the
+	// latest, and the status says so.
+	kept, err := (&revisions.Store{Metadata: e.hub}).List(ctx, render.Owner{Kind: "Propagation", Namespace: "team", Name: "settings"})
+	if err != nil || len(kept) != 3 || kept[2].Name != status.Revision {
+		t.Fatalf("kept revisions %+v (%v), want blue, green and red (%s)", kept, err, status.Revision)
+	}
+	e.annotate(t, flotillav1.AnnotationUndo, kept[0].Name+"@"+status.Revision)
+	values(map[string]string{"a": "blue", "b": "blue", "c": "blue"})
+	if undone := e.rolloutPhase(t, flotillav1.RolloutRolledBack); !strings.Contains(undone.Message, "3 of 3 clusters run "+kept[0].Name) {
+		t.Errorf("rolled back: %q does not say every cluster runs %s", undone.Message, kept[0].Name)
+	}
 }
 
 // refuse makes a spoke refuse ConfigMaps whose data.v is value, as a policy of its own would:

@@ -27,6 +27,7 @@ var hubOnlyAnnotations = []string{
 	flotillav1.AnnotationConfirmPrune,
 	flotillav1.AnnotationRevisionPins,
 	flotillav1.AnnotationApprove,
+	flotillav1.AnnotationUndo,
 }
 
 // Render returns the object desired on a spoke for a hub object: hub-only fields stripped,

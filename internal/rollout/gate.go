@@ -38,10 +38,10 @@ type Input struct {
 	Latest   string
 	Unkept   string
 	Clusters []Cluster
-	// Approved is the owner's flotilla.dev/approve annotation.
-	Approved string
-	Now      time.Time
-	Memory   Memory
+	// Approved is the owner's flotilla.dev/approve annotation, Undo its flotilla.dev/undo.
+	Approved, Undo string
+	Now            time.Time
+	Memory         Memory
 }
 
 // Memory is what the gate remembers of one owner's rollout between passes.
@@ -89,6 +89,9 @@ type member struct {
 func Gate(in Input) Outcome {
 	if in.Policy == nil || in.Latest == "" {
 		return Outcome{}
+	}
+	if target, revision, ok := flotillav1.ParseUndo(in.Undo); ok && revision == in.Latest {
+		return undone(in, target)
 	}
 	stable := stableRevision(in.Clusters, in.Latest)
 	if in.Unkept != "" {
@@ -230,6 +233,24 @@ func unkept(in Input, stable string) Outcome {
 		out.Status = &flotillav1.RolloutStatus{Revision: in.Latest, Phase: flotillav1.RolloutHalted,
 			Message: limit("halted: revision " + in.Latest + " is not kept (" + in.Unkept + "), so no cluster could be held at it later: it goes to no cluster that runs another revision")}
 	}
+	return out
+}
+
+// undone is the outcome of a rollout a person undid (flotilla.dev/undo): every cluster is held
+// at target. Nothing is remembered of the rollout, so taking the undo away rolls the revision
+// out again from its first stage.
+func undone(in Input, target string) Outcome {
+	out := Outcome{Hold: make(map[string]string, len(in.Clusters))}
+	back := 0
+	for _, c := range in.Clusters {
+		out.Hold[c.Name] = target
+		if c.Runs == target && c.Ready {
+			back++
+		}
+	}
+	out.Status = &flotillav1.RolloutStatus{Revision: in.Latest, Phase: flotillav1.RolloutRolledBack, Message: limit(fmt.Sprintf(
+		"revision %s is rolled back to %s (%s): %d of %d clusters run %s, Ready; remove the annotation to roll %s out again",
+		in.Latest, target, flotillav1.AnnotationUndo, back, len(in.Clusters), target, in.Latest))}
 	return out
 }
 

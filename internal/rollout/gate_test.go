@@ -48,7 +48,7 @@ func start(t *testing.T, p *flotillav1.RolloutPolicy) *pass {
 }
 
 // run runs the gate, then delivers what it let through: a released cluster runs v2 (not
-// Ready yet).
+// Ready yet), and a cluster held at another revision than it runs returns to it.
 func (p *pass) run() {
 	p.in.Clusters = nil
 	for _, name := range []string{"a", "b", "c", "d"} {
@@ -59,8 +59,12 @@ func (p *pass) run() {
 	p.out = Gate(p.in)
 	p.in.Memory = p.out.Memory
 	for name, c := range p.clusters {
-		if _, held := p.out.Hold[name]; !held && c.Runs != p.in.Latest {
+		hold, held := p.out.Hold[name]
+		switch {
+		case !held && c.Runs != p.in.Latest:
 			c.Runs, c.Ready = p.in.Latest, false
+		case held && hold != c.Runs:
+			c.Runs, c.Ready, c.Failed = hold, false, ""
 		}
 	}
 }
@@ -376,5 +380,41 @@ func TestARestartForgetsNothingThatMatters(t *testing.T) {
 	out = Gate(Input{Policy: pol, Latest: "v2", Clusters: clusters, Now: t0.Add(time.Second), Approved: "rest@v2", Memory: out.Memory})
 	if _, held := out.Hold["c"]; held {
 		t.Errorf("c, the rest of prod, is held after b is done: %v (%+v)", out.Hold, out.Status)
+	}
+}
+
+func TestUndoReturnsEveryClusterWhileItNamesTheLatest(t *testing.T) {
+	p := start(t, policy())
+	p.run()
+	p.clusters["a"].Failed = "admission webhook denied the request"
+	p.run()
+	p.expect("a", flotillav1.RolloutHalted)
+	p.in.Undo = "v1@v3" // an undo of another revision undoes nothing
+	p.run()
+	p.expect("a", flotillav1.RolloutHalted)
+	p.in.Undo = "v1@v2"
+	p.run()
+	p.expect("", flotillav1.RolloutRolledBack)
+	for _, c := range []string{"a", "b", "c", "d"} {
+		if p.out.Hold[c] != "v1" {
+			t.Fatalf("undone: holds %v, want every cluster at v1", p.out.Hold)
+		}
+	}
+	p.ready("a")
+	p.run()
+	if msg := p.out.Status.Message; !strings.Contains(msg, "4 of 4 clusters run v1") || !strings.Contains(msg, flotillav1.AnnotationUndo) {
+		t.Errorf("message %q does not say how far the fleet is back, and how to roll out again", msg)
+	}
+	// Taken away: the revision rolls out again from its first stage.
+	p.in.Undo = ""
+	p.run()
+	p.expect("a", flotillav1.RolloutProgressing)
+}
+
+func TestParseUndo(t *testing.T) {
+	for value, want := range map[string]bool{"v1@v2": true, "v2@v2": false, "@v2": false, "v1@": false, "v1": false, "": false} {
+		if _, _, ok := flotillav1.ParseUndo(value); ok != want {
+			t.Errorf("ParseUndo(%q) ok = %v, want %v", value, ok, want)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +35,8 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/logkeys"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
+	"github.com/flotilla-dev/flotilla/internal/ownerpass"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
@@ -67,11 +68,10 @@ type Reconciler struct {
 
 	rules  override.Cache // compiled overrides of each Placement
 	fanout *fanout.Fanout
+	passes *ownerpass.Runner
 
 	mu       sync.Mutex
 	reported map[render.Owner]string // last failure reported as an Event, per object
-	// rollouts are what the rollout gate remembers of each object's rollout (package rollout).
-	rollouts map[render.Owner]rolloutMemory
 }
 
 // The finalizer is a merge patch, and so is the fleet-wide status: patch, never update.
@@ -106,8 +106,8 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	//lint:ignore SA1019 core/v1 Events on purpose (see above).
 	r.recorder = mgr.GetEventRecorderFor("flotilla-transparent")
 	r.reported = map[render.Owner]string{}
-	r.rollouts = map[render.Owner]rolloutMemory{}
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
+	r.passes = &ownerpass.Runner{Hub: r.Hub, Fanout: r.fanout, Revisions: r.Revisions}
 	labelled := predicate.NewPredicateFuncs(Delivers)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("transparent-"+strings.ToLower(ownerKind(r.GVK))).
@@ -201,7 +201,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.reportFailure(u, owner, h.Reason, h.Message)
 		return reconcile.Result{}, nil
 	}
-	decisions := decisionsOf(placement)
 	rendered, err := render.Render(u, owner)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -209,50 +208,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.ensureFinalizer(ctx, u); err != nil {
 		return reconcile.Result{}, err
 	}
-	records, err := r.Ledger.Records(ctx, owner)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, records)
-	var invalid invalidPins
-	if errors.As(err, &invalid) {
-		// Nothing changes anywhere: a pin that cannot be read must not let its cluster move on.
-		r.reportFailure(u, owner, flotillav1.ReasonInvalidSpec, err.Error())
-		return reconcile.Result{}, nil
-	}
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	recheck, err := r.gather(ctx, u, &pc, records, true)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	recheck = earliest(recheck, r.gate(u, &pc, records))
-	if err := loadPins(ctx, r.Revisions, &pc); err != nil {
-		return reconcile.Result{}, err
-	}
-	m, err := r.fanout.Wants(ctx, pc)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	// The clusters that get the object: all the Placement chooses, but an HPA of a divided
-	// workload only where the workload has a share (it leaves the others, as from a cluster
-	// no longer chosen). A cluster whose overrides fail keeps what it has; the others carry on.
-	chosen := m.Clusters(decisions)
-	var failure string
-	for _, c := range chosen {
-		if msg, failed := m.Failed[c]; failed {
-			failure = c + ": Placement " + placement.Name + ": " + msg // its overrides fail there
-			if pin := flotillav1.PinOf(pc.Pins, c); pin != "" && pin != pc.LatestName {
-				failure = c + ": " + msg // or its pinned revision is not kept
-			}
-			break
-		}
-	}
-	wants := m.Want
-	// An HPA withheld where its workload has no share leaves those clusters: they are not chosen.
-	guard.Chosen, guard.Delivered = chosen, ledger.Clusters(records)
-	if len(decisions) > 0 {
+	if len(placement.Status.Decisions) > 0 {
 		// A confirmation of removing the object from every cluster was for the emptied
 		// Placement it answered: now that it chooses clusters again, it must not let a later
 		// emptying through unconfirmed.
@@ -260,41 +216,89 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 	}
-	hold, pending := "", false
-	if h := holds.Check(guard); h != nil {
-		// A Placement that has not scheduled its latest change yet is a moment's wait, not
-		// worth a Warning: its next status brings the object back here.
-		hold, pending = h.Message, h.Deliver
+	pass, err := r.pass(u, owner, placement, rendered)
+	if err != nil {
+		// Nothing changes anywhere: a pin that cannot be read must not let its cluster move on.
+		r.reportFailure(u, owner, flotillav1.ReasonInvalidSpec, err.Error())
+		return reconcile.Result{}, nil
 	}
-	out := r.fanout.Sync(ctx, fanout.Pass{Owner: r.ledgerOwner(u, owner), Records: records, Chosen: chosen, Want: wants,
-		Kinds: []string{render.KindString(r.GVK)}, Prune: true, Strategy: strategy, Held: hold, Confirm: guard.Leaving, Declared: declared,
-		WorkAhead: placement.Spec.Rollout != nil})
-	for _, c := range chosen {
+	res, err := r.passes.Run(ctx, pass)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if res.RolloutChanged {
+		r.reportRollout(u, res.Rollout)
+	}
+	key := render.Key(rendered)
+	if h := res.Hold; h != nil {
+		r.reportFailure(u, owner, h.Reason, h.Message)
+		return reconcile.Result{}, r.writeStatus(ctx, u, res.Chosen, nil)
+	}
+	if res.Held == "" { // a Placement that has not scheduled its latest change yet: a moment's wait
+		reason, message := r.failure(placement, res, key)
+		r.reportFailure(u, owner, reason, message)
+	}
+	return reconcile.Result{RequeueAfter: res.Recheck}, errors.Join(res.Err, r.writeStatus(ctx, u, res.Chosen, res.Computed.Shares[key]))
+}
+
+// pass is what the object's pass delivers and how (package ownerpass): the object as
+// rendered, the pins its flotilla.dev/revision-pins annotation sets (an error when it cannot be
+// read), its Placement's override rules, and what only transparent mode adds to the
+// per-cluster input (gather).
+func (r *Reconciler) pass(u *unstructured.Unstructured, owner render.Owner, placement *flotillav1.Placement, rendered *unstructured.Unstructured) (ownerpass.Pass, error) {
+	pins, err := flotillav1.ParseRevisionPins(u.GetAnnotations()[flotillav1.AnnotationRevisionPins])
+	if err != nil {
+		return ownerpass.Pass{}, err
+	}
+	objs := []*unstructured.Unstructured{rendered}
+	return ownerpass.Pass{Owner: r.ledgerOwner(u, owner), Placement: placement, Objects: objs, Revision: render.Revision(objs),
+		Pins: pins, Approved: u.GetAnnotations()[flotillav1.AnnotationApprove], Undo: u.GetAnnotations()[flotillav1.AnnotationUndo], DivideByDefault: true,
+		Rules: r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides),
+		Guard: r.guard(u, owner, placement), Prune: true, Kinds: []string{render.KindString(r.GVK)},
+		Strategy: strategy, Declared: declared,
+		Gather: func(ctx context.Context, in *percluster.Input, records map[string]*flotillav1.Delivery, live bool) (time.Duration, error) {
+			return r.gather(ctx, u, in, records, live)
+		}}, nil
+}
+
+// failure is the reason and message of the Warning a pass of the object calls for ("" when
+// none): the first chosen cluster whose objects could not be computed (its Placement's
+// overrides fail there, or its pinned revision is not kept) or delivered, else a removal
+// waiting for a confirmation, a move waiting for readiness, replicas without a cluster.
+func (r *Reconciler) failure(placement *flotillav1.Placement, res ownerpass.Result, key string) (reason, message string) {
+	var failure string
+	for _, c := range res.Chosen {
+		if msg, failed := res.Computed.Failed[c]; failed {
+			failure = c + ": Placement " + placement.Name + ": " + msg
+			if pin := flotillav1.PinOf(res.Pins, c); pin != "" && pin != res.LatestName {
+				failure = c + ": " + msg
+			}
+			break
+		}
+	}
+	out := res.Synced
+	for _, c := range res.Chosen {
 		if msg, failed := out.Failed[c]; failed && failure == "" {
 			failure = c + ": " + msg
 		}
-		if res, ok := out.Results[c]; ok && res.Revision == wants[c].Revision && res.Failed > 0 && failure == "" {
-			failure = c + ": " + res.Message
+		if got, ok := out.Results[c]; ok && got.Revision == res.Computed.Want[c].Revision && got.Failed > 0 && failure == "" {
+			failure = c + ": " + got.Message
 		}
 	}
-	stalled := m.Stalled
+	stalled := res.Computed.Stalled
 	if stalled == "" {
 		stalled = out.Stalled
 	}
 	switch {
-	case pending:
-	case hold != "":
-		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, hold)
 	case out.Refused != "":
-		r.reportFailure(u, owner, flotillav1.ReasonPruneBlocked, out.Refused)
+		return flotillav1.ReasonPruneBlocked, out.Refused
 	case failure == "" && stalled != "":
-		r.reportFailure(u, owner, flotillav1.ReasonMoveInProgress, stalled)
-	case failure == "" && len(m.Unplaced) > 0:
-		r.reportFailure(u, owner, flotillav1.ReasonReplicasNotPlaced, m.Unplaced[render.Key(rendered)])
+		return flotillav1.ReasonMoveInProgress, stalled
+	case failure == "" && len(res.Computed.Unplaced) > 0:
+		return flotillav1.ReasonReplicasNotPlaced, res.Computed.Unplaced[key]
 	default:
-		r.reportFailure(u, owner, "DeliveryFailed", failure)
+		return "DeliveryFailed", failure
 	}
-	return reconcile.Result{RequeueAfter: recheck}, errors.Join(out.Err, r.writeStatus(ctx, u, decisions, m.Shares[render.Key(rendered)]))
 }
 
 // reportFailure emits a Warning Event on the hub object when a delivery fails, once per
@@ -323,16 +327,6 @@ func (r *Reconciler) placement(ctx context.Context, namespace, name string) (*fl
 	return p, nil
 }
 
-// decisionsOf returns the clusters a Placement chooses, sorted.
-func decisionsOf(p *flotillav1.Placement) []string {
-	out := make([]string, 0, len(p.Status.Decisions))
-	for _, d := range p.Status.Decisions {
-		out = append(out, d.ClusterName)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // cleanup removes the object from every cluster its records name, then lets it go.
 func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, owner render.Owner) error {
 	if !controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
@@ -347,8 +341,8 @@ func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, 
 	}
 	r.mu.Lock()
 	delete(r.reported, owner)
-	delete(r.rollouts, owner)
 	r.mu.Unlock()
+	r.passes.Forget(owner)
 	if r.Revisions != nil {
 		r.Revisions.Forget(owner) // its revisions go with it (owner references)
 	}

@@ -28,17 +28,17 @@
 // keep theirs until every chosen cluster's copy is Ready (kstatus, at the generation Flotilla
 // wrote); meanwhile a MoveInProgress Event on the hub object says what the move waits for. Which
 // clusters hold a copy is in the Delivery records (package ledger), and so is what each copy is:
-// each distinct rendering of the object is kept as a revision (revisions.go, package
-// revisions), and a cluster's record names it with the cluster's changes (spec.work).
+// each distinct rendering of the object is kept as a revision (package revisions), and a
+// cluster's record names it with the cluster's changes (spec.work).
 //
-// Transparent mode is an adapter: it turns a labelled object into an owner of the same
-// per-cluster computation and fan-out Propagations use (package percluster: what each chosen
-// cluster gets, with the object divided by default; package fanout: records written ahead,
-// deliveries, make-before-break removal from clusters that left, cleanup); gather.go reads its
-// input.
+// Transparent mode is an adapter of the one owner pass Propagations run too (package
+// ownerpass: revision kept, rollout gate, per-cluster computation with the object divided by
+// default, fleet-wide holds, fan-out with records written ahead and make-before-break removal):
+// controller.go turns a labelled object into a Pass, gather.go adds the HPAs that follow a
+// divided workload, and the Result becomes Events and the object's fleet-wide status.
 // Supported kinds are listed in Kinds; each gets one controller on the hub that sees only
 // labelled objects. Delivery, ordering, conflicts and pruning are the deliverer's.
 //
-// Preview (preview.go) computes what an object wants on each cluster for `flotilla plan` with
-// the controller's own steps: its holds, gather, and package percluster.
+// Preview (preview.go) computes what an object wants on each cluster for `flotilla plan`: the
+// same Pass, through ownerpass.Plan.
 package transparent

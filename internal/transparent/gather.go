@@ -11,37 +11,29 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/division"
-	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// gather completes what the per-cluster computation reads of the object's pass (package
-// percluster): for a workload the Placement divides, the HPAs of the same Placement that scale
-// it (their bounds follow its shares) and what its copies run now, as its records say
-// (a record written before records kept shares is completed from the cluster's copy); for an
-// HPA, the shares of the workload it scales (scaling). live also reads what the copies fit
-// (fanout.Fits, which may ask the spokes), else only what the records remember (a plan).
-// recheck is when a copy short of Available should be looked at again (0: no need).
+// gather adds what only transparent mode knows to the per-cluster input of the object's pass
+// (package ownerpass): for a workload the Placement divides, the HPAs of the same Placement
+// that scale it (their bounds follow its shares) and, when live, what its copies run now where
+// no record says it (a record written before records kept shares is completed from the
+// cluster's copy); for an HPA, the shares of the workload it scales (scaling).
 func (r *Reconciler) gather(ctx context.Context, u *unstructured.Unstructured, pc *percluster.Input,
 	records map[string]*flotillav1.Delivery, live bool) (recheck time.Duration, err error) {
 	if !pc.Divides() {
 		pc.Given, err = r.scaling(ctx, u, pc.Placement, pc.Chosen)
 		return 0, err
 	}
-	if pc.Scope, err = r.autoscalersOf(ctx, u); err != nil {
+	if pc.Scope, err = r.autoscalersOf(ctx, u); err != nil || !live {
 		return 0, err
 	}
 	key := render.Key(pc.Latest.Objects[0])
 	have, unrecorded := recordedShares(key, pc.Chosen, records)
-	if !live {
-		pc.Have, pc.Fits = division.Replicas{key: have}, percluster.FitsOf(pc.Latest.Objects, records)
-		return 0, nil
-	}
 	maps.Copy(have, r.replicasOn(ctx, client.ObjectKeyFromObject(u), unrecorded))
 	pc.Have = division.Replicas{key: have}
-	pc.Fits, recheck = r.fanout.Fits(ctx, records, pc.Have, pc.Latest.Objects, pc.Facts, fanout.UnschedulableAfter(pc.Placement))
-	return recheck, nil
+	return 0, nil
 }
 
 // recordedShares is what the records say each chosen cluster runs of the workload key, and

@@ -9,12 +9,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
-	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/plan"
 	"github.com/flotilla-dev/flotilla/internal/render"
-	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // Preview computes what the labelled hub object u (of one of Kinds) wants on the clusters its
@@ -54,41 +53,16 @@ func Preview(ctx context.Context, hub client.Client, u *unstructured.Unstructure
 		d.Holds = []string{holds.Check(guard).Message}
 		return d, nil
 	}
-	decisions := decisionsOf(placement)
-	guard.Chosen, guard.Delivered = decisions, ledger.Clusters(records)
-	if h := holds.Planned(guard); h != nil {
-		d.Holds = []string{h.Message}
-	}
 	rendered, err := render.Render(u, owner)
 	if err != nil {
 		return nil, err
 	}
-	pc, err := r.input(ctx, u, owner, placement, decisions, rendered, records)
+	pass, err := r.pass(u, owner, placement, rendered)
 	if err != nil {
 		return nil, err
 	}
-	var hold string
-	if pc.Pins, hold = fanout.PlannedGate(pc, u.GetAnnotations()[flotillav1.AnnotationApprove], records); hold != "" {
-		d.Holds = append(d.Holds, hold)
-	}
-	// Revisions are read whole, uncached, as the controller reads them (revisions.Store.Reader).
-	if err := loadPins(ctx, &revisions.Store{Reader: hub}, &pc); err != nil {
+	if err := ownerpass.Plan(ctx, hub, r.Ledger, pass, d); err != nil {
 		return nil, err
-	}
-	if _, err := r.gather(ctx, u, &pc, records, false); err != nil {
-		return nil, err
-	}
-	out, err := fanout.Planned(ctx, r.Ledger, pc)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range out.Clusters(decisions) { // an HPA withheld where its workload has no share: removed there
-		w := out.Want[c]
-		cd := plan.ClusterDesired{Cluster: c, Objects: w.Objects, Revision: w.Revision, Pinned: w.Pinned, Delivered: plan.DeliveredKeys(records[c])}
-		if msg, failed := out.Failed[c]; failed {
-			cd.Err = fmt.Errorf("placement %s: %s", placement.Name, msg)
-		}
-		d.Clusters = append(d.Clusters, cd)
 	}
 	return d, nil
 }

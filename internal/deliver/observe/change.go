@@ -21,6 +21,9 @@ import (
 func (c *Cluster) Changed(owner render.Owner, key string, desired, live *unstructured.Unstructured, deleted bool, ignore [][]string) (look bool, wait time.Duration, drifted bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if live != nil {
+		c.sawLocked(key, live.GetResourceVersion())
+	}
 	v := c.confirmed[owner]
 	if !v.Known(key) {
 		return false, 0, false

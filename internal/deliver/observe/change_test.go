@@ -82,7 +82,7 @@ func TestChangedSaysWhatNeedsAnotherLook(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &Cluster{}
 			c.Confirm(web, tt.confirmed)
-			c.Wrote(key, "h1", web)
+			c.Wrote(key, "h1", web, "")
 			look, wait, drifted := c.Changed(web, key, desired, tt.live, tt.deleted, tt.ignore)
 			if look != tt.look || drifted != tt.drifted {
 				t.Fatalf("look, drifted = %v, %v, want %v, %v", look, drifted, tt.look, tt.drifted)
@@ -167,7 +167,7 @@ func TestReadiness(t *testing.T) {
 			c := &Cluster{}
 			for i, o := range objs {
 				if h, ok := tt.wrote[o.GetKind()]; ok {
-					c.Wrote(ids[i].Key, h, web)
+					c.Wrote(ids[i].Key, h, web, "")
 				}
 			}
 			read := func(desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {

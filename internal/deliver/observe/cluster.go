@@ -13,6 +13,7 @@ type Cluster struct {
 	confirmed map[render.Owner]*Confirmed
 	touched   map[render.Owner]map[string]bool // objects spoke events touched since, by render.Key
 	writes    map[string]write                 // recent writes, by render.Key
+	writing   map[string]*inFlight             // writes under way, by render.Key
 	sweeping  bool                             // a sweep of writes is scheduled
 	forms     map[string]serverForm            // by render.Key
 	formSweep int                              // sweep forms when there are this many

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -17,10 +18,74 @@ type write struct {
 	at    time.Time
 }
 
-// Wrote records that owner just wrote an object with this hash. If another owner wrote the
-// same object within CacheLag, it returns that owner: the two deliveries may have raced, each
-// reading the object before the other's write, and the other must look again.
-func (c *Cluster) Wrote(key, hash string, owner render.Owner) (other render.Owner, raced bool) {
+// Writing marks a write of the object under way, until Wrote or WriteFailed: a spoke event of
+// the object seen meanwhile is remembered (Changed), so that Wrote knows whether the cluster
+// has moved past the write already.
+func (c *Cluster) Writing(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.writing == nil {
+		c.writing = map[string]*inFlight{}
+	}
+	if f := c.writing[key]; f != nil {
+		f.n++
+		return
+	}
+	c.writing[key] = &inFlight{n: 1}
+}
+
+// WriteFailed ends a write marked by Writing that stored nothing.
+func (c *Cluster) WriteFailed(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.doneWritingLocked(key)
+}
+
+// inFlight is a write under way (or several) and the newest resourceVersion a spoke event
+// showed of the object meanwhile.
+type inFlight struct {
+	n    int
+	seen string
+}
+
+// sawLocked remembers the resourceVersion a spoke event showed of an object being written.
+func (c *Cluster) sawLocked(key, rv string) {
+	if f := c.writing[key]; f != nil && newer(rv, f.seen) {
+		f.seen = rv
+	}
+}
+
+func (c *Cluster) doneWritingLocked(key string) (seen string) {
+	f := c.writing[key]
+	if f == nil {
+		return ""
+	}
+	if f.n--; f.n <= 0 {
+		delete(c.writing, key)
+	}
+	return f.seen
+}
+
+// newer reports whether resourceVersion a is newer than b. Kubernetes keeps them opaque; the
+// API servers Flotilla writes to number them from etcd's revisions, and one that is not a
+// number is never taken as newer.
+func newer(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	if errA != nil {
+		return false
+	}
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errB != nil || x > y
+}
+
+// Wrote records that owner just wrote an object with this hash, stored at resourceVersion rv
+// (a write Writing marked; "" when unknown). If another owner wrote the same object within
+// CacheLag, it returns that owner: the two deliveries may have raced, each reading the object
+// before the other's write, and the other must look again. A write the cluster has already
+// moved past (a spoke event showed a newer version of the object while it was under way:
+// someone changed it right after) is not trusted over the cache: the next delivery reads what
+// the cache shows.
+func (c *Cluster) Wrote(key, hash string, owner render.Owner, rv string) (other render.Owner, raced bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.writes == nil {
@@ -29,6 +94,10 @@ func (c *Cluster) Wrote(key, hash string, owner render.Owner) (other render.Owne
 	now := time.Now()
 	if r, ok := c.writes[key]; ok && r.owner != owner && r.owner != (render.Owner{}) && now.Sub(r.at) < CacheLag {
 		other, raced = r.owner, true
+	}
+	if seen := c.doneWritingLocked(key); rv != "" && newer(seen, rv) {
+		delete(c.writes, key)
+		return other, raced
 	}
 	c.writes[key] = write{hash: hash, owner: owner, at: now}
 	if !c.sweeping {
@@ -42,7 +111,7 @@ func (c *Cluster) Wrote(key, hash string, owner render.Owner) (other render.Owne
 // reading the cache within CacheLag (one woken by the deletion, say) asks the API server
 // instead of believing a cache that still shows the object.
 func (c *Cluster) Deleted(key string) {
-	c.Wrote(key, "", render.Owner{})
+	c.Wrote(key, "", render.Owner{}, "")
 }
 
 // sweepWrites forgets the writes the cache has certainly caught up with, so memory holds only

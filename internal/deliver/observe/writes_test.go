@@ -3,6 +3,8 @@ package observe
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -10,13 +12,13 @@ func TestWroteTellsOfAnotherOwnersRecentWrite(t *testing.T) {
 	c := &Cluster{}
 	alpha := render.Owner{Kind: "Propagation", Namespace: "team", Name: "alpha"}
 	zeta := render.Owner{Kind: "Propagation", Namespace: "team", Name: "zeta"}
-	if _, raced := c.Wrote("/ConfigMap/team/shared", "h-alpha", alpha); raced {
+	if _, raced := c.Wrote("/ConfigMap/team/shared", "h-alpha", alpha, ""); raced {
 		t.Fatal("a first write reported a race")
 	}
-	if _, raced := c.Wrote("/ConfigMap/team/shared", "h-alpha2", alpha); raced {
+	if _, raced := c.Wrote("/ConfigMap/team/shared", "h-alpha2", alpha, ""); raced {
 		t.Error("an owner's second write reported a race with itself")
 	}
-	other, raced := c.Wrote("/ConfigMap/team/shared", "h-zeta", zeta)
+	other, raced := c.Wrote("/ConfigMap/team/shared", "h-zeta", zeta, "")
 	if !raced || other != alpha {
 		t.Errorf("zeta's write after alpha's: other=%v raced=%v, want alpha, true", other, raced)
 	}
@@ -25,5 +27,56 @@ func TestWroteTellsOfAnotherOwnersRecentWrite(t *testing.T) {
 	}
 	if c.CacheBehind("/ConfigMap/team/shared", "h-zeta") {
 		t.Error("a cache showing the last write is behind")
+	}
+}
+
+// A write someone changes right after (a spoke controller that undoes every correction): the
+// event of their change may reach the cluster's watch before the deliverer records its write.
+// The write must not then be trusted over the cache, or the next delivery would skip the
+// object and the change would stand until the next periodic verification.
+func TestAWriteTheClusterMovedPastIsNotTrusted(t *testing.T) {
+	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "fought"}
+	key := "/ConfigMap/team/fought"
+	event := func(rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind("ConfigMap")
+		u.SetNamespace("team")
+		u.SetName("fought")
+		u.SetResourceVersion(rv)
+		return u
+	}
+	for _, tc := range []struct {
+		name    string
+		seen    string // the resourceVersion a spoke event showed while the write was under way
+		trusted bool
+	}{
+		{"no event meanwhile", "", true},
+		{"the event of this very write", "10", true},
+		{"the event of an older write", "9", true},
+		{"the event of a later change", "11", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Cluster{}
+			c.Writing(key)
+			if tc.seen != "" {
+				c.Changed(owner, key, event("1"), event(tc.seen), false, nil)
+			}
+			c.Wrote(key, "h1", owner, "10")
+			if got := c.WroteRecently(key, "h1"); got != tc.trusted {
+				t.Errorf("write trusted over the cache: %v, want %v", got, tc.trusted)
+			}
+			if len(c.writing) != 0 {
+				t.Errorf("writes under way left behind: %v", c.writing)
+			}
+		})
+	}
+	c := &Cluster{}
+	c.Writing(key)
+	c.WriteFailed(key)
+	c.Changed(owner, key, event("1"), event("11"), false, nil)
+	c.Wrote(key, "h1", owner, "10") // not marked: nothing seen is remembered for it
+	if !c.WroteRecently(key, "h1") || len(c.writing) != 0 {
+		t.Errorf("a failed write left its mark: writing %v", c.writing)
 	}
 }

@@ -1,0 +1,16 @@
+// Package ownerpass runs one pass of an owner that delivers objects, the same for every owner
+// kind that does (Propagations, ClusterPropagations, transparent-mode hub objects): the
+// owner's records, its latest revision kept, the rollout gate, the per-cluster computation
+// (package percluster), the fleet-wide holds (package holds) and the fan-out (package fanout),
+// in this order, and the same `flotilla plan` computes with Plan.
+//
+// An owner kind is an adapter around it: it loads its owner, handles its deletion, selects
+// and renders its objects, says its policy (a Pass: Placement, strategy, pins, override rules,
+// confirmation) and reports the Result (a status, or Events). What only one kind knows of the
+// per-cluster input (the HPAs that follow a transparent-mode workload) it adds through
+// Pass.Gather.
+//
+// Fleet APIs (package fleetapi) do not run through it: their objects are compiled per cluster
+// from the cluster's own schemas, and a CRD is not moved make-before-break (see
+// docs/architecture.md).
+package ownerpass

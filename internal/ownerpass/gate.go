@@ -1,0 +1,66 @@
+package ownerpass
+
+import (
+	"time"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
+	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/rollout"
+)
+
+// remembered is what the gate remembers of one owner's rollout, and what it last reported.
+type remembered struct {
+	memory   rollout.Memory
+	phase    flotillav1.RolloutPhase
+	revision string
+	seen     bool
+}
+
+// gate asks the rollout gate (package rollout) which chosen clusters may take the owner's
+// latest revision now, when its Placement rolls revisions out, and returns the pins that hold
+// the others at the revision they run: the owner's own pins first (a person's pin wins), then
+// the rollout's. A latest revision that is not kept goes to no cluster that runs another: no
+// cluster could be held at it later (the rollout halts, saying so).
+func (r *Runner) gate(p Pass, in percluster.Input, running map[string]fanout.Running, res *Result) []flotillav1.RevisionPin {
+	owner := in.Owner
+	if p.Placement.Spec.Rollout == nil {
+		r.Forget(owner)
+		return p.Pins
+	}
+	latest, unkept := in.Latest.Name, ""
+	if latest == "" {
+		latest, unkept = in.LatestName, res.NoHistory
+		if unkept == "" {
+			unkept = "too large to keep"
+		}
+	}
+	last := r.remembered(owner)
+	in.Pins = p.Pins
+	pins, out := fanout.Gate(in, rollout.Input{Latest: latest, Unkept: unkept, Approved: p.Approved, Undo: p.Undo,
+		Now: time.Now(), Memory: last.memory}, running)
+	next := remembered{memory: out.Memory, seen: true}
+	if s := out.Status; s != nil {
+		next.phase, next.revision = s.Phase, s.Revision
+		// A rollout found complete with nothing remembered (after a restart) was reported before.
+		res.RolloutChanged = (s.Phase != last.phase || s.Revision != last.revision) && !(!last.seen && s.Phase == flotillav1.RolloutComplete)
+	}
+	r.mu.Lock()
+	if r.rollouts == nil {
+		r.rollouts = map[render.Owner]remembered{}
+	}
+	r.rollouts[owner] = next
+	r.mu.Unlock()
+	res.Rollout = out.Status
+	if out.Next > 0 {
+		res.Recheck = earliest(res.Recheck, out.Next+time.Second/10)
+	}
+	return pins
+}
+
+func (r *Runner) remembered(owner render.Owner) remembered {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rollouts[owner]
+}

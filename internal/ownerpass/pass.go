@@ -1,0 +1,106 @@
+package ownerpass
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/holds"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
+)
+
+// Pass is what an owner kind says of one pass of its owner.
+type Pass struct {
+	// Owner is the owner as the records name it.
+	Owner ledger.Owner
+	// Placement is the owner's Placement; it exists (a missing one is the kind's hold).
+	Placement *flotillav1.Placement
+	// Objects are the owner's objects as rendered, sorted (render.Sort), Revision their digest
+	// (render.Revision); Sources say where their Secrets' values are read again when a
+	// revision is used (revisions.Source).
+	Objects  []*unstructured.Unstructured
+	Revision string
+	Sources  map[string]revisions.Source
+	// Pins are the revisions a person pinned clusters to; Approved and Undo the owner's
+	// flotilla.dev/approve and flotilla.dev/undo values (a rollout's controls).
+	Pins           []flotillav1.RevisionPin
+	Approved, Undo string
+	// Rules are the override rules that apply; DivideByDefault divides a workload even when
+	// the Placement sets no replica policy (percluster.Input).
+	Rules           []override.Rule
+	DivideByDefault bool
+	// Guard is what the fleet-wide holds see of the owner (its confirmation, budget, how it
+	// names its Placement); Run adds the clusters chosen and delivered.
+	Guard holds.Pass
+	// Prune, Kinds, Strategy, Ignore and Declared are how the owner's deliveries go
+	// (fanout.Pass).
+	Prune    bool
+	Kinds    []string
+	Strategy decide.Strategy
+	Ignore   drift.IgnoreSet
+	Declared flotillav1.PropagationStrategy
+	// Gather, when set, adds what only the owner's kind knows to the per-cluster input after
+	// the records' defaults (what each cluster runs of the divided workloads): live is false
+	// for a plan, which reads nothing but the hub. It returns when to look again (0: no need).
+	Gather func(ctx context.Context, in *percluster.Input, records map[string]*flotillav1.Delivery, live bool) (time.Duration, error)
+}
+
+// Result is what a pass did and found, for the owner kind to report.
+type Result struct {
+	// Records are the owner's Delivery records at the pass's start, by cluster.
+	Records map[string]*flotillav1.Delivery
+	// LatestName is the name of the owner's latest revision, kept or not; Kept is that name
+	// when it is kept, "" when it is not, and then NoHistory says why.
+	LatestName, Kept, NoHistory string
+	// Hold, when set, stopped the pass: nothing was delivered or removed. Held says why
+	// removals wait while the chosen clusters are delivered to ("" when none waits).
+	Hold *holds.Hold
+	Held string
+	// Rollout is where the rollout of the latest revision stands (nil: the Placement rolls
+	// nothing out); RolloutChanged says its phase or revision changed since the last pass.
+	Rollout        *flotillav1.RolloutStatus
+	RolloutChanged bool
+	// Pins are the pins the pass honoured: the owner's, then the rollout's.
+	Pins []flotillav1.RevisionPin
+	// Computed is what each chosen cluster gets (package percluster); Chosen the clusters
+	// delivered to (the Placement's, but those withheld).
+	Computed percluster.Outcome
+	Chosen   []string
+	// Synced is the fan-out's outcome (zero when Hold stopped the pass).
+	Synced fanout.Outcome
+	// Recheck is when to look again though no watched event comes (0: no need).
+	Recheck time.Duration
+	// Err joins what failed but is retried (an admission, a record write): the owner kind
+	// returns it from its reconcile.
+	Err error
+}
+
+// Decisions are the clusters a Placement chooses, sorted.
+func Decisions(p *flotillav1.Placement) []string {
+	out := make([]string, 0, len(p.Status.Decisions))
+	for _, d := range p.Status.Decisions {
+		out = append(out, d.ClusterName)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// earliest is the sooner of two waits, 0 being none.
+func earliest(a, b time.Duration) time.Duration {
+	if b <= 0 {
+		return a
+	}
+	if a <= 0 || b < a {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,74 @@
+package ownerpass
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/holds"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
+	"github.com/flotilla-dev/flotilla/internal/plan"
+	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
+	"github.com/flotilla-dev/flotilla/internal/rollout"
+)
+
+// Plan computes what Run would give each chosen cluster, reading the hub through hub and
+// book and changing nothing: the fleet-wide holds (holds.Planned), where a rollout under way
+// stands as the records alone say it, the revisions pins hold clusters at (read whole,
+// uncached, as the controller reads them), and where a division ends (a plan shows no move's
+// holds on the way). It adds to d the holds, the kinds to look in and each cluster's objects.
+func Plan(ctx context.Context, hub client.Reader, book *ledger.Ledger, p Pass, d *plan.Desired) error {
+	owner := p.Owner.Owner
+	records, err := book.Records(ctx, owner)
+	if err != nil {
+		return err
+	}
+	kinds := slices.Clone(p.Kinds)
+	for _, rec := range records {
+		kinds = append(kinds, rec.Spec.Kinds...)
+	}
+	d.Kinds = render.ParseKinds(render.Kinds(p.Objects, kinds...))
+	decisions := Decisions(p.Placement)
+	guard := p.Guard
+	guard.Placement, guard.Chosen, guard.Delivered = p.Placement, decisions, ledger.Clusters(records)
+	if h := holds.Planned(guard); h != nil {
+		d.Holds = append(d.Holds, h.Message)
+		if !h.Deliver {
+			return nil
+		}
+	}
+	in := percluster.Input{Owner: owner, Placement: p.Placement, Chosen: decisions, DivideByDefault: p.DivideByDefault,
+		Latest: percluster.Revision{Digest: p.Revision, Objects: p.Objects}, LatestName: revisions.Name(owner, p.Revision),
+		Pins: p.Pins, Rules: p.Rules, Facts: fanout.Facts(ctx, hub, decisions)}
+	var hold string
+	if in.Pins, hold = fanout.PlannedGate(in, rollout.Input{Approved: p.Approved, Undo: p.Undo}, records); hold != "" {
+		d.Holds = append(d.Holds, hold)
+	}
+	if len(in.Pins) > 0 {
+		in.Pinned = (&revisions.Store{Reader: hub}).Pinned(ctx, owner, in.Pins, in.LatestName)
+	}
+	in.Have, in.Fits = percluster.HaveOf(p.Objects, records), percluster.FitsOf(p.Objects, records)
+	if p.Gather != nil {
+		if _, err := p.Gather(ctx, &in, records, false); err != nil {
+			return err
+		}
+	}
+	out, err := fanout.Planned(ctx, book, in)
+	if err != nil {
+		return err
+	}
+	for _, c := range out.Clusters(decisions) { // a cluster withheld is left: removed there
+		w := out.Want[c]
+		cd := plan.ClusterDesired{Cluster: c, Objects: w.Objects, Revision: w.Revision, Pinned: w.Pinned, Delivered: plan.DeliveredKeys(records[c])}
+		if msg, failed := out.Failed[c]; failed {
+			cd.Err = errors.New(msg)
+		}
+		d.Clusters = append(d.Clusters, cd)
+	}
+	return nil
+}
