@@ -64,7 +64,7 @@ func completeFromHub(hf *hubFlags, list hubNames, owners bool) cobra.CompletionF
 		}
 		ctx, cancel := context.WithTimeout(ctx, completionTimeout)
 		defer cancel()
-		hub, err := hf.client()
+		hub, err := hf.clientWithin(completionTimeout)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
