@@ -17,7 +17,8 @@ import (
 const completionTimeout = 3 * time.Second
 
 // addCompletions completes the names commands take from what is on the hub: clusters, the
-// Propagations and ClusterPropagations an owner argument names, and Placements. The shell
+// Propagations and ClusterPropagations an owner argument names, transparent-mode objects
+// (deploy/NAME, ...), Placements, and the values of -n and --context (completionflags.go). The shell
 // scripts come from cobra (flotilla completion bash|zsh|fish|powershell); they call
 // `flotilla __complete ...`, which parses the command's flags (--hub-kubeconfig, -n) and runs
 // these functions. A hub that cannot be read completes nothing, silently.
@@ -38,14 +39,15 @@ func addCompletions(root *cobra.Command, hf *hubFlags) {
 		"cluster drain":    one(clusters),
 		"unjoin":           one(clusters),
 		"get clusters":     completeFromHub(hf, unlisted(clusterNames), false),
-		"plan":             one(owners),
-		"diff":             one(owners),
+		"plan":             withTransparentOwners(hf, one(owners)),
+		"diff":             withTransparentOwners(hf, one(owners)),
 		"status":           one(completeFromHub(hf, ownerNames(true), true)),
 	} {
 		if cmd, _, err := root.Find(strings.Fields(path)); err == nil && cmd.Name() == path[strings.LastIndex(path, " ")+1:] {
 			cmd.ValidArgsFunction = complete
 		}
 	}
+	addFlagCompletions(root, hf)
 }
 
 // hubNames lists names on the hub for a command.
@@ -62,7 +64,7 @@ func completeFromHub(hf *hubFlags, list hubNames, owners bool) cobra.CompletionF
 		}
 		ctx, cancel := context.WithTimeout(ctx, completionTimeout)
 		defer cancel()
-		hub, err := hf.client()
+		hub, err := hf.clientWithin(completionTimeout)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -114,10 +116,7 @@ func unlisted(list hubNames) hubNames {
 // Placements as placement/NAME.
 func ownerNames(placements bool) hubNames {
 	return func(ctx context.Context, hub client.Client, cmd *cobra.Command, _ []string) ([]string, error) {
-		namespace := "default"
-		if f := cmd.Flags().Lookup("namespace"); f != nil && f.Value.String() != "" {
-			namespace = f.Value.String()
-		}
+		namespace := namespaceOf(cmd)
 		var names []string
 		var props flotillav1.PropagationList
 		if err := hub.List(ctx, &props, client.InNamespace(namespace)); err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -94,6 +96,53 @@ current-context: hub
 		}
 		if took := time.Since(start); took > completionTimeout+time.Second {
 			t.Errorf("flotilla %v<TAB> took %s", args, took)
+		}
+	}
+}
+
+// TestCompletionOfFlagsAndTransparentOwners: -n completes the hub's namespaces, --context the
+// kubeconfig's contexts (the spoke's kubeconfig in join), and plan deploy/<TAB> the Deployments
+// of the namespace labelled for transparent mode.
+func TestCompletionOfFlagsAndTransparentOwners(t *testing.T) {
+	labelled := map[string]string{flotillav1.LabelPlacement: "eu"}
+	hub := fake.NewClientBuilder().WithScheme(install.Scheme()).WithObjects(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shipping"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cart", Labels: labelled}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "checkout", Labels: labelled}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cache"}}, // not labelled
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", Labels: labelled}},
+		&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}},
+	).Build()
+	kubeconfig := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: hub, context: {cluster: c, user: u}}, {name: spoke-1, context: {cluster: c, user: u}}, {name: spoke-2, context: {cluster: c, user: u}}]
+current-context: hub
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hf := &hubFlags{hub: hub}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "-n", "sh"}, "shipping shop"},
+		{[]string{"status", "--namespace", ""}, "default shipping shop"},
+		{[]string{"get", "clusters", "-n", ""}, ""}, // Clusters have no namespace
+		{[]string{"plan", "-n", "shop", "deploy/"}, "deploy/cart deploy/checkout"},
+		{[]string{"diff", "-n", "shop", "deployment/ch"}, "deployment/checkout"},
+		{[]string{"plan", "-n", "shop", "sts/"}, "sts/db"},
+		{[]string{"plan", "-n", "shop", "w"}, "web"},
+		{[]string{"--kubeconfig", kubeconfig, "get", "clusters", "--context", ""}, "hub spoke-1 spoke-2"},
+		{[]string{"status", "--kubeconfig", kubeconfig, "--hub-context", "h"}, "hub"},
+		{[]string{"join", "spoke-1", "--kubeconfig", kubeconfig, "--context", "spoke"}, "spoke-1 spoke-2"},
+	} {
+		if got := strings.Join(complete(t, hf, tc.args...), " "); got != tc.want {
+			t.Errorf("flotilla %s<TAB> = %q, want %q", strings.Join(tc.args, " "), got, tc.want)
 		}
 	}
 }

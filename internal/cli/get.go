@@ -93,7 +93,7 @@ cluster changes, until interrupted.`,
 			q := clusterQuery{hub: hub, names: names, selector: sel}
 			found, missing, rv, err := q.list(ctx)
 			if err != nil {
-				return fmt.Errorf("list clusters on the hub: %w (is Flotilla installed? run `flotilla install`)", err)
+				return fmt.Errorf("list clusters on the hub: %w", err)
 			}
 			out := cmd.OutOrStdout()
 			show := clusterPrinter(out, output, p, len(names) == 1, watchChanges)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -79,12 +80,19 @@ func exists(path string) bool {
 	return err == nil
 }
 
-func (h *hubFlags) client() (client.WithWatch, error) {
+// client returns a client of the hub, once one discovery request has found Flotilla's API there.
+func (h *hubFlags) client() (client.WithWatch, error) { return h.clientWithin(hubCheckTimeout) }
+
+// clientWithin is client with the hub's check bounded by timeout (shorter for completions).
+func (h *hubFlags) clientWithin(timeout time.Duration) (client.WithWatch, error) {
 	if h.hub != nil {
 		return h.hub, nil
 	}
 	cfg, err := h.restConfig()
 	if err != nil {
+		return nil, err
+	}
+	if err := servesFlotilla(cfg, timeout); err != nil {
 		return nil, err
 	}
 	return client.NewWithWatch(cfg, client.Options{Scheme: install.Scheme()})

@@ -132,7 +132,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return fmt.Errorf("create manager: %w", err)
 	}
 	// Fleet gauges read the hub cache when scraped, on the elected replica only.
-	defer hubmetrics.Use(mgr.GetLocalManager().GetCache(), mgr.GetLocalManager().Elected())()
+	defer hubmetrics.Use(mgr.GetLocalManager().GetCache(), mgr.GetLocalManager().Elected(), owning.memoryOwners()...)()
 	if err := feedOwners(ctx, mgr.GetLocalManager().GetCache(), kinds, known); err != nil {
 		return err
 	}

@@ -174,6 +174,7 @@ func TestMetricsAfterADeliveryAndADrift(t *testing.T) {
 		namespace = "obs-team"
 		owner     = "obs-owner"
 		object    = "obs-settings"
+		labelled  = "obs-labelled"
 		secret    = "obs-credentials"
 		canary    = "obs-canary-5f0c2a91"
 	)
@@ -206,6 +207,9 @@ func TestMetricsAfterADeliveryAndADrift(t *testing.T) {
 		&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: namespace},
 			Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: object, Namespace: namespace}, Data: map[string]string{"v": "hub"}},
+		// A transparent-mode object: its own owner, counted in flotilla_owners too.
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: labelled, Namespace: namespace, Labels: map[string]string{flotillav1.LabelPlacement: "all"}},
+			Data: map[string]string{"v": "hub"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: namespace}, StringData: map[string]string{"token": canary}},
 		&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: owner, Namespace: namespace},
 			Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "all"}, ResourceSelectors: []flotillav1.ResourceSelector{
@@ -296,11 +300,13 @@ func TestMetricsAfterADeliveryAndADrift(t *testing.T) {
 			{"a probe within the last minute", float64(time.Now().Unix())-value(families, "flotilla_cluster_last_probe_timestamp_seconds", on) < 60},
 			{"credentials valid for at most a day", value(families, "flotilla_cluster_credential_expiry_seconds", on) > 0 &&
 				value(families, "flotilla_cluster_credential_expiry_seconds", on) <= 24*3600},
-			{"two objects applied and ready on the cluster", value(families, "flotilla_cluster_objects", map[string]string{"cluster": cluster, "state": "applied"}) == 2 &&
-				value(families, "flotilla_cluster_objects", map[string]string{"cluster": cluster, "state": "ready"}) == 2},
+			{"three objects applied and ready on the cluster", value(families, "flotilla_cluster_objects", map[string]string{"cluster": cluster, "state": "applied"}) == 3 &&
+				value(families, "flotilla_cluster_objects", map[string]string{"cluster": cluster, "state": "ready"}) == 3},
 			{"no object failed on the cluster", value(families, "flotilla_cluster_objects", map[string]string{"cluster": cluster, "state": "failed"}) == 0},
-			{"one owner delivers to the cluster", value(families, "flotilla_cluster_owners", on) == 1},
+			{"two owners deliver to the cluster", value(families, "flotilla_cluster_owners", on) == 2},
 			{"the Propagation counted Applied", value(families, "flotilla_owners", map[string]string{"kind": "Propagation", "condition": "Applied", "status": "True"}) >= 1},
+			{"the labelled ConfigMap counted Applied, not PruneBlocked", value(families, "flotilla_owners", map[string]string{"kind": "ConfigMap", "condition": "Applied", "status": "True"}) == 1 &&
+				value(families, "flotilla_owners", map[string]string{"kind": "ConfigMap", "condition": "PruneBlocked", "status": "False"}) == 1},
 			{"a complete delivery", value(families, "flotilla_deliveries_total", map[string]string{"cluster": cluster, "result": "complete"}) >= 1},
 			{"applies written", value(families, "flotilla_spoke_writes_total", map[string]string{"cluster": cluster, "write": "apply", "outcome": "ok"}) >= 2},
 			{"writes timed", value(families, "flotilla_spoke_write_duration_seconds", on) >= 2},
@@ -312,7 +318,7 @@ func TestMetricsAfterADeliveryAndADrift(t *testing.T) {
 				problems = append(problems, c.what)
 			}
 		}
-		for _, leak := range []string{namespace, owner, object, secret, canary} {
+		for _, leak := range []string{namespace, owner, object, labelled, secret, canary} {
 			if strings.Contains(body, leak) {
 				t.Fatalf("the metrics name %q", leak)
 			}

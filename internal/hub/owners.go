@@ -10,6 +10,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/fleetapi"
+	"github.com/flotilla-dev/flotilla/internal/hubmetrics"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
@@ -41,6 +42,16 @@ func newControllers(opts Options) *controllers {
 		c.transparent[t.OwnerKind()] = t
 	}
 	return c
+}
+
+// memoryOwners are the owner kinds whose conditions their controllers keep (transparent mode's),
+// for the hub's flotilla_owners series.
+func (c *controllers) memoryOwners() []hubmetrics.MemoryOwners {
+	out := make([]hubmetrics.MemoryOwners, 0, len(c.transparent))
+	for _, gvk := range transparent.Kinds {
+		out = append(out, c.transparent[(&transparent.Reconciler{GVK: gvk}).OwnerKind()])
+	}
+	return out
 }
 
 // ownerKinds is the one table of the hub's owner kinds, from which the ledger's trust in

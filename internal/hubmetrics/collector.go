@@ -25,7 +25,7 @@ var (
 		"Clusters in the rollouts of Propagations and ClusterPropagations, by kind and state: done (Ready at the new revision), in_flight, failed, pending (waiting for their stage).",
 		[]string{"kind", "state"}, nil)
 	ownersDesc = prometheus.NewDesc("flotilla_owners",
-		"Owners with a Flotilla status (Propagation, ClusterPropagation, APIPropagation) by kind and by each condition they carry: its type, status and reason.",
+		"Owners by kind (Propagation, ClusterPropagation, APIPropagation, and the kinds of transparent mode: Deployment, ...) and by each condition they carry: its type, status and reason. Transparent-mode objects carry Applied and PruneBlocked, as their latest pass would set them on a Propagation.",
 		[]string{"kind", "condition", "status", "reason"}, nil)
 )
 
@@ -42,10 +42,21 @@ const (
 // scrapeTimeout bounds the cache reads of one scrape.
 const scrapeTimeout = 5 * time.Second
 
-// source is the hub cache read at scrape time, and when the replica was elected.
+// source is the hub cache read at scrape time, when the replica was elected, and the owner
+// kinds whose conditions live in memory.
 type source struct {
 	reader  client.Reader
 	elected <-chan struct{}
+	memory  []MemoryOwners
+}
+
+// MemoryOwners is an owner kind whose conditions are not stored in the hub's objects but kept
+// by its controller (transparent mode's kinds): flotilla_owners counts them at scrape time.
+type MemoryOwners interface {
+	// MetricsKind is the kind label of its series.
+	MetricsKind() string
+	// OwnerConditions are the conditions of each owner of the kind.
+	OwnerConditions() [][]metav1.Condition
 }
 
 var current atomic.Pointer[source]
@@ -54,10 +65,10 @@ type collector struct{}
 
 func init() { ctrlmetrics.Registry.MustRegister(collector{}) }
 
-// Use makes scrapes read the hub through reader once elected is closed (the replica leads),
-// until the returned function is called.
-func Use(reader client.Reader, elected <-chan struct{}) (stop func()) {
-	s := &source{reader: reader, elected: elected}
+// Use makes scrapes read the hub through reader, and the owners of memory, once elected is
+// closed (the replica leads), until the returned function is called.
+func Use(reader client.Reader, elected <-chan struct{}, memory ...MemoryOwners) (stop func()) {
+	s := &source{reader: reader, elected: elected, memory: memory}
 	current.Store(s)
 	return func() { current.CompareAndSwap(s, nil) }
 }
@@ -82,7 +93,7 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
 	collectClusters(ctx, s.reader, ch)
-	collectOwners(ctx, s.reader, ch)
+	collectOwners(ctx, s.reader, s.memory, ch)
 }
 
 func collectClusters(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) {
@@ -117,7 +128,7 @@ func ClusterState(conditions []metav1.Condition) string {
 // ownerKey is one series of flotilla_owners.
 type ownerKey struct{ kind, condition, status, reason string }
 
-func collectOwners(ctx context.Context, r client.Reader, ch chan<- prometheus.Metric) {
+func collectOwners(ctx context.Context, r client.Reader, memory []MemoryOwners, ch chan<- prometheus.Metric) {
 	counts := map[ownerKey]int{}
 	add := func(kind string, conditions []metav1.Condition) {
 		for _, c := range conditions {
@@ -140,6 +151,11 @@ func collectOwners(ctx context.Context, r client.Reader, ch chan<- prometheus.Me
 	if err := r.List(ctx, &apis, client.UnsafeDisableDeepCopy); err == nil {
 		for i := range apis.Items {
 			add("APIPropagation", apis.Items[i].Status.Conditions)
+		}
+	}
+	for _, m := range memory {
+		for _, conditions := range m.OwnerConditions() {
+			add(m.MetricsKind(), conditions)
 		}
 	}
 	for k, n := range counts {

@@ -71,7 +71,7 @@ type Reconciler struct {
 	passes *ownerpass.Runner
 
 	mu       sync.Mutex
-	reported map[render.Owner]string // last failure reported as an Event, per object
+	reported map[render.Owner]report // last outcome of each object's pass (a failure as an Event)
 }
 
 // The finalizer is a merge patch, and so is the fleet-wide status: patch, never update.
@@ -105,7 +105,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	// only in their message, which would hide every drift after the first.
 	//lint:ignore SA1019 core/v1 Events on purpose (see above).
 	r.recorder = mgr.GetEventRecorderFor("flotilla-transparent")
-	r.reported = map[render.Owner]string{}
+	r.reported = map[render.Owner]report{}
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
 	r.passes = &ownerpass.Runner{Hub: r.Hub, Fanout: r.fanout, Revisions: r.Revisions}
 	labelled := predicate.NewPredicateFuncs(Delivers)
@@ -301,16 +301,14 @@ func (r *Reconciler) failure(placement *flotillav1.Placement, res ownerpass.Resu
 	}
 }
 
-// reportFailure emits a Warning Event on the hub object when a delivery fails, once per
-// distinct failure: the object has no status of its own to carry it.
+// reportFailure records the outcome of an object's pass (failure empty: none), and emits a
+// Warning Event on the hub object when a delivery fails, once per distinct failure.
 func (r *Reconciler) reportFailure(u *unstructured.Unstructured, owner render.Owner, reason, failure string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.reported[owner] == failure {
-		return
-	}
-	r.reported[owner] = failure
-	if failure != "" {
+	previous := r.reported[owner]
+	r.reported[owner] = report{reason: reason, message: failure}
+	if failure != "" && previous.message != failure {
 		r.recorder.Event(u, corev1.EventTypeWarning, reason, failure)
 	}
 }

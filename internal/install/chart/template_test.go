@@ -19,8 +19,9 @@ import (
 )
 
 // TestHelmTemplate renders the chart with its default values, as `helm template` does: it makes
-// the whole hub, every object decodes into its Go type without an unknown field, and the
-// optional parts (ServiceMonitor, PrometheusRule, the dashboard port) are off.
+// the whole hub (with the Grafana dashboard's ConfigMap), every object decodes into its Go type
+// without an unknown field, and the optional parts (ServiceMonitor, PrometheusRule, the
+// dashboard port) are off.
 func TestHelmTemplate(t *testing.T) {
 	r := render(t, "", nil)
 	var kinds []string
@@ -34,6 +35,8 @@ func TestHelmTemplate(t *testing.T) {
 			into = &corev1.ServiceAccount{}
 		case "Service":
 			into = &corev1.Service{}
+		case "ConfigMap":
+			into = &corev1.ConfigMap{}
 		case "Deployment":
 			into = &appsv1.Deployment{}
 		case "PodDisruptionBudget":
@@ -73,7 +76,7 @@ func TestHelmTemplate(t *testing.T) {
 		"Namespace /flotilla-system", "ServiceAccount flotilla-system/flotilla-hub", "ClusterRole /flotilla-hub",
 		"ClusterRoleBinding /flotilla-hub", "Role flotilla-system/flotilla-hub", "RoleBinding flotilla-system/flotilla-hub",
 		"ClusterRole /flotilla-metrics-reader", "Deployment flotilla-system/flotilla-hub", "Service flotilla-system/flotilla-hub",
-		"PodDisruptionBudget flotilla-system/flotilla-hub",
+		"PodDisruptionBudget flotilla-system/flotilla-hub", "ConfigMap flotilla-system/flotilla-dashboard",
 		"ValidatingAdmissionPolicy /flotilla-deliveries", "ValidatingAdmissionPolicyBinding /flotilla-deliveries",
 	} {
 		if !slices.Contains(kinds, want) {

@@ -111,3 +111,26 @@ func TestMonitoring(t *testing.T) {
 		t.Errorf("PrometheusRule spec:\n%s\nwant files/alerts.yaml:\n%s", got, wantYAML)
 	}
 }
+
+// TestGrafanaDashboard: by default the chart renders files/dashboard.json, unchanged, in a
+// ConfigMap labelled for the Grafana sidecar; grafanaDashboard.* moves, relabels or drops it.
+func TestGrafanaDashboard(t *testing.T) {
+	dashboard, err := os.ReadFile(filepath.Join("..", "..", "..", "charts", "flotilla", "files", "dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := find(t, render(t, "", nil), "ConfigMap", "flotilla-dashboard")
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	if data["flotilla.json"] != strings.TrimRight(string(dashboard), "\n") || cm.GetLabels()["grafana_dashboard"] != "1" || cm.GetNamespace() != "flotilla-system" {
+		t.Errorf("ConfigMap flotilla-dashboard in %s, labels %v: its flotilla.json is not files/dashboard.json", cm.GetNamespace(), cm.GetLabels())
+	}
+	moved := find(t, render(t, "", set(t, "grafanaDashboard.namespace=monitoring", "grafanaDashboard.labels.grafana_dashboard=flotilla")), "ConfigMap", "flotilla-dashboard")
+	if moved.GetNamespace() != "monitoring" || moved.GetLabels()["grafana_dashboard"] != "flotilla" {
+		t.Errorf("grafanaDashboard.namespace and labels: %s %v", moved.GetNamespace(), moved.GetLabels())
+	}
+	for _, o := range render(t, "", set(t, "grafanaDashboard.enabled=false")).Objects {
+		if o.GetKind() == "ConfigMap" {
+			t.Errorf("grafanaDashboard.enabled=false renders ConfigMap %s", o.GetName())
+		}
+	}
+}
