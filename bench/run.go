@@ -45,7 +45,7 @@ type bench struct {
 }
 
 // stepNames are the scenario groups in the order they run; each may add several figures.
-var stepNames = []string{"bulk", "bulk_one", "update", "drift", "steady", "restart", "outage", "move", "failover", "rollout", "instance_ready", "deployments"}
+var stepNames = []string{"bulk", "bulk_one", "update", "drift", "dashboard", "steady", "restart", "outage", "move", "failover", "rollout", "instance_ready", "deployments"}
 
 // standalone steps need nothing of bulk's: run alone, they start from the bare fleet.
 var standalone = []string{"instance_ready", "rollout"}
@@ -101,7 +101,7 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 	r := newReport(p)
 	fns := map[string]func(context.Context, *report) error{
 		"bulk": b.bulk, "bulk_one": b.bulkOne, "update": b.update, "drift": b.drift, "steady": b.steady, "restart": b.restart,
-		"outage": b.outage, "move": b.move, "failover": b.failover, "rollout": b.rollout, "instance_ready": b.instanceReady, "deployments": b.deployments,
+		"outage": b.outage, "move": b.move, "failover": b.failover, "rollout": b.rollout, "dashboard": b.dashboard, "instance_ready": b.instanceReady, "deployments": b.deployments,
 	}
 	for _, name := range steps {
 		fmt.Printf("scenario %s...\n", name)

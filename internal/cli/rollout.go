@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
 // newRolloutCommand is `flotilla rollout`: where a Propagation's rollout stands, and the
@@ -147,7 +148,7 @@ out: the same as kubectl annotate propagation NAME flotilla.dev/approve=<stage>@
 				if r.Phase != flotillav1.RolloutWaitingForApproval {
 					return fmt.Errorf("the rollout of %s is %s, not waiting for approval; name the stage to approve ahead with --stage", key, r.Phase)
 				}
-				stage = waitingStage(r)
+				stage = rollout.WaitingStage(r)
 			}
 			value := stage + "@" + r.Revision
 			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, flotillav1.AnnotationApprove, value)
@@ -160,16 +161,6 @@ out: the same as kubectl annotate propagation NAME flotilla.dev/approve=<stage>@
 	}
 	cmd.Flags().StringVar(&stage, "stage", "", "the stage to approve (default: the one the rollout waits for)")
 	return cmd
-}
-
-// waitingStage is the first stage that has not started: the one an approval is waited for.
-func waitingStage(r *flotillav1.RolloutStatus) string {
-	for _, s := range r.Stages {
-		if s.Clusters > 0 && s.Pending == s.Clusters {
-			return s.Name
-		}
-	}
-	return ""
 }
 
 func newRolloutPauseCommand(hf *hubFlags, namespace *string, pause bool) *cobra.Command {

@@ -62,6 +62,7 @@ func newAuthorizer(hub client.Client, self bool) *authorizer {
 type viewer struct {
 	id   identity
 	key  string // id.key(), computed once per request
+	csrf string // the session's token for forms that write (approve.go)
 	auth *authorizer
 	ctx  context.Context
 }

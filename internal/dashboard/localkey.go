@@ -14,9 +14,13 @@ const keyCookie = "flotilla-dashboard-key"
 // user's kubeconfig, so other users and web pages on the machine must not reach it through
 // 127.0.0.1 without the URL it printed.
 func newKey() string {
-	b := make([]byte, 24)
+	return base64.RawURLEncoding.EncodeToString(randomBytes(24))
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
 	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
+	return b
 }
 
 // localKey admits requests of the browser that opened the printed URL (its ?key= sets a

@@ -54,17 +54,6 @@ func (s *server) owners(v viewer, r *http.Request) (string, any, error) {
 	return "owners", page, nil
 }
 
-// cell is one object on one cluster in an owner's matrix.
-type cell struct {
-	State string
-	Diff  string
-}
-
-type matrixRow struct {
-	Object string
-	Cells  []cell
-}
-
 // clusterColumn is what an owner runs on one cluster.
 type clusterColumn struct {
 	Cluster                                string
@@ -81,9 +70,10 @@ type eventRow struct {
 
 type ownerPage struct {
 	Owner      ownerRef
-	Columns    []clusterColumn
-	Rows       []matrixRow
+	Matrix     matrix
+	Columns    []clusterColumn // the clusters the matrix shows
 	Conditions []metav1.Condition
+	Rollout    *rolloutView
 	Events     []eventRow
 	Found      bool
 }
@@ -104,14 +94,16 @@ func (s *server) owner(v viewer, r *http.Request) (string, any, error) {
 		page.Owner = refOf(recs[0])
 	}
 	st := s.ownerStatus(ctx, page.Owner)
-	g, res := page.Owner.resource()
-	if st.Found && v.can(attrs{Verb: "get", Group: g, Resource: res, Namespace: ns, Name: want.Name}) {
+	if st.Found && v.mayRead(page.Owner) {
 		page.Found, page.Conditions = true, st.Conditions
+		page.Rollout = rolloutOf(v, page.Owner, st, page.Owner.Path())
 	}
 	page.Found = page.Found || len(recs) > 0
-	rows := map[string]*matrixRow{}
+	var cols []int
+	page.Matrix, cols = buildMatrix(r, page.Owner, recs, st)
 	index := s.placementIndex(ctx, v)
-	for i, d := range recs {
+	for _, i := range cols {
+		d := recs[i]
 		col := clusterColumn{
 			Cluster: d.Spec.Cluster, State: recordState(d), Revision: short(d.Status.Revision), Message: d.Status.Message,
 			Count: d.Status.Count, Applied: d.Status.Applied, Ready: d.Status.Ready, Failed: d.Status.Failed, Drifted: d.Status.Drifted,
@@ -124,20 +116,7 @@ func (s *server) owner(v viewer, r *http.Request) (string, any, error) {
 			col.Replicas = append(col.Replicas, rep.Object+": "+strconv.Itoa(int(rep.Replicas)))
 		}
 		page.Columns = append(page.Columns, col)
-		for _, obj := range objectsOf(d) {
-			row := rows[obj.Describe]
-			if row == nil {
-				row = &matrixRow{Object: obj.Describe, Cells: make([]cell, len(recs))}
-				rows[obj.Describe] = row
-			}
-			state := objectState(d, obj, st.Results[d.Spec.Cluster], st.held())
-			row.Cells[i] = cell{State: state, Diff: diffPath(page.Owner, d.Spec.Cluster, state)}
-		}
 	}
-	for _, row := range rows {
-		page.Rows = append(page.Rows, *row)
-	}
-	sort.Slice(page.Rows, func(i, j int) bool { return page.Rows[i].Object < page.Rows[j].Object })
 	page.Events = s.eventsOf(r, v, page.Owner)
 	return "owner", page, nil
 }

@@ -71,7 +71,8 @@ func visibleRecord(v viewer, d *flotillav1.Delivery) bool {
 // records returns the Delivery records the viewer may see, sorted by owner and cluster.
 func (s *server) records(ctx context.Context, v viewer, match func(*flotillav1.Delivery) bool) []*flotillav1.Delivery {
 	var list flotillav1.DeliveryList
-	if err := s.store.list(ctx, "deliveries", &list); err != nil {
+	// The page only reads the records: the cache's own copies, not a copy of each.
+	if err := s.store.list(ctx, "deliveries", &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []*flotillav1.Delivery
@@ -128,6 +129,7 @@ type ownerStatus struct {
 	Found      bool
 	Conditions []metav1.Condition
 	Results    map[string]*flotillav1.ClusterResult
+	Rollout    *flotillav1.RolloutStatus
 }
 
 func (s *server) ownerStatus(ctx context.Context, o ownerRef) ownerStatus {
@@ -147,7 +149,7 @@ func (s *server) ownerStatus(ctx context.Context, o ownerRef) ownerStatus {
 	if st == nil {
 		return ownerStatus{}
 	}
-	out := ownerStatus{Found: true, Conditions: st.Conditions, Results: map[string]*flotillav1.ClusterResult{}}
+	out := ownerStatus{Found: true, Conditions: st.Conditions, Results: map[string]*flotillav1.ClusterResult{}, Rollout: st.Rollout}
 	for i := range st.ClusterResults {
 		out.Results[st.ClusterResults[i].Cluster] = &st.ClusterResults[i]
 	}

@@ -18,12 +18,24 @@ type pager struct {
 
 // paginate returns the rows of the request's page (?page=N, from 1) and its pager.
 func paginate[T any](r *http.Request, rows []T) ([]T, pager) {
-	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
-	last := max(1, (len(rows)+pageSize-1)/pageSize)
+	return paginateBy(r, rows, "page", pageSize)
+}
+
+// paginateBy cuts rows into pages of size, the request's page given by the query parameter
+// param (from 1); links keep the request's other parameters.
+func paginateBy[T any](r *http.Request, rows []T, param string, size int) ([]T, pager) {
+	from, to, p := window(r, len(rows), param, size)
+	return rows[from:to], p
+}
+
+// window is where page ?param=N of total rows of size starts and ends, with its pager.
+func window(r *http.Request, total int, param string, size int) (from, to int, p pager) {
+	n, _ := strconv.Atoi(r.URL.Query().Get(param))
+	last := max(1, (total+size-1)/size)
 	n = min(max(n, 1), last)
-	from, to := (n-1)*pageSize, min(n*pageSize, len(rows))
-	p := pager{From: from + 1, To: to, Total: len(rows)}
-	if len(rows) == 0 {
+	from, to = (n-1)*size, min(n*size, total)
+	p = pager{From: from + 1, To: to, Total: total}
+	if total == 0 {
 		p.From = 0
 	}
 	link := func(page int) string {
@@ -31,7 +43,7 @@ func paginate[T any](r *http.Request, rows []T) ([]T, pager) {
 		for k, v := range r.URL.Query() {
 			q[k] = v
 		}
-		q.Set("page", strconv.Itoa(page))
+		q.Set(param, strconv.Itoa(page))
 		return r.URL.Path + "?" + q.Encode()
 	}
 	if n > 1 {
@@ -40,5 +52,5 @@ func paginate[T any](r *http.Request, rows []T) ([]T, pager) {
 	if n < last {
 		p.Next = link(n + 1)
 	}
-	return rows[from:to], p
+	return from, to, p
 }

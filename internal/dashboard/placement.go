@@ -75,6 +75,8 @@ type placementPage struct {
 	Selects    string
 	Conditions []metav1.Condition
 	Decisions  []decisionRow
+	Policy     *rolloutPolicy // spec.rollout
+	Rollouts   []*rolloutView // its owners' rollouts that the viewer may read
 }
 
 func (s *server) placement(v viewer, r *http.Request) (string, any, error) {
@@ -88,6 +90,8 @@ func (s *server) placement(v viewer, r *http.Request) (string, any, error) {
 	page.Found, page.Selects, page.Conditions = true, selects(p), p.Status.Conditions
 	label := ledger.PlacementLabelValue(keyOf(link.Namespace, link.Name))
 	recs := s.records(ctx, v, func(d *flotillav1.Delivery) bool { return d.Labels[ledger.LabelPlacementRef] == label })
+	page.Policy = policyOf(p.Spec.Rollout)
+	page.Rollouts = s.rolloutsOf(v, r, recs, link.Path())
 	for _, d := range p.Status.Decisions {
 		row := decisionRow{Cluster: d.ClusterName, Tier: d.Tier, State: string(d.State), Message: d.Message, Replaces: d.Replaces}
 		if row.State == "" {
@@ -120,4 +124,23 @@ func worse(a, b string) string {
 		return b
 	}
 	return a
+}
+
+// rolloutsOf are the rollouts of the records' owners that the viewer may read, in order.
+func (s *server) rolloutsOf(v viewer, r *http.Request, recs []*flotillav1.Delivery, back string) []*rolloutView {
+	var out []*rolloutView
+	seen := map[ownerRef]bool{}
+	for _, d := range recs {
+		o := refOf(d)
+		if seen[o] {
+			continue
+		}
+		seen[o] = true
+		st := s.ownerStatus(r.Context(), o)
+		if st.Rollout == nil || !v.mayRead(o) {
+			continue
+		}
+		out = append(out, rolloutOf(v, o, st, back))
+	}
+	return out
 }

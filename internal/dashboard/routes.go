@@ -34,6 +34,7 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /login", s.loginForm)
 	mux.HandleFunc("POST /login", s.login)
 	mux.Handle("GET /events", s.withViewer(http.HandlerFunc(s.events)))
+	mux.Handle("POST /owners/{kind}/{namespace}/{name}/approve", s.withViewer(http.HandlerFunc(s.approve)))
 	mux.Handle("/", s.withViewer(s.pages))
 	return securityHeaders(mux)
 }
@@ -55,7 +56,7 @@ func (s *server) withViewer(next http.Handler) http.Handler {
 			}
 			v.id = id
 		}
-		v.key = v.id.key()
+		v.key, v.csrf = v.id.key(), s.csrfToken(r)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewerKey{}, v)))
 	})
 }

@@ -32,12 +32,15 @@ type Options struct {
 // server holds what every page needs.
 type server struct {
 	opts  Options
+	cfg   *rest.Config  // the hub; on the hub, approvals use its address with the caller's token
 	hub   client.Client // direct reads (diffs), and the authorizer's reviews
 	store *store
 	authz *authorizer
 	authn *authenticator
 	pages *http.ServeMux
 	key   string // the local dashboard's URL key (localkey.go)
+	// csrfKey keys the sessions' tokens for forms (approve.go).
+	csrfKey []byte
 }
 
 // Serve runs the dashboard with cfg until ctx ends.
@@ -77,7 +80,7 @@ func newServer(ctx context.Context, cfg *rest.Config, opts Options) (*server, er
 	if err != nil {
 		return nil, err
 	}
-	s := &server{opts: opts, hub: hub, authz: newAuthorizer(hub, !opts.Hub)}
+	s := &server{opts: opts, cfg: cfg, hub: hub, authz: newAuthorizer(hub, !opts.Hub), csrfKey: randomBytes(32)}
 	if !opts.Hub {
 		s.key = newKey()
 	}

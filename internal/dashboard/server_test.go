@@ -77,7 +77,7 @@ func readyStatus(kind, ns string, names ...string) flotillav1.DeliveryStatus {
 func testServer(t testing.TB, objs ...client.Object) (*server, client.WithWatch) {
 	t.Helper()
 	hub := hubClient(t, objs...)
-	s := &server{opts: Options{Hub: true}, hub: hub, authz: newAuthorizer(hub, false)}
+	s := &server{opts: Options{Hub: true}, hub: hub, authz: newAuthorizer(hub, false), csrfKey: []byte("test")}
 	s.authn = newAuthenticator(hub, s.authz)
 	cached := map[string]bool{}
 	for _, k := range cachedKinds {
