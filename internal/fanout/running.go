@@ -78,7 +78,10 @@ func recordedRun(rec *flotillav1.Delivery, w flotillav1.DeliveryWork) Running {
 // pc.Pins followed by the rollout's holds (a person's pin wins: PinOf takes the first), and the
 // gate's outcome.
 func Gate(pc percluster.Input, in rollout.Input, running map[string]Running) ([]flotillav1.RevisionPin, rollout.Outcome) {
-	in.Policy, in.Clusters = pc.Placement.Spec.Rollout, make([]rollout.Cluster, 0, len(pc.Chosen))
+	if in.Policy == nil {
+		in.Policy = pc.Placement.Spec.Rollout
+	}
+	in.Clusters = make([]rollout.Cluster, 0, len(pc.Chosen))
 	for _, c := range pc.Chosen {
 		if flotillav1.PinOf(pc.Pins, c) != "" {
 			continue // a person holds it: not the rollout's

@@ -38,7 +38,7 @@ func (r *Runner) gate(p Pass, in percluster.Input, running map[string]fanout.Run
 	}
 	last := r.remembered(owner)
 	in.Pins = p.Pins
-	pins, out := fanout.Gate(in, rollout.Input{Latest: latest, Unkept: unkept, Approved: p.Approved, Undo: p.Undo,
+	pins, out := fanout.Gate(in, rollout.Input{Policy: policyOf(p), Latest: latest, Unkept: unkept, Approved: p.Approved, Undo: p.Undo,
 		Now: time.Now(), Memory: last.memory}, running)
 	next := remembered{memory: out.Memory, seen: true}
 	if s := out.Status; s != nil {
@@ -63,4 +63,16 @@ func (r *Runner) remembered(owner render.Owner) remembered {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.rollouts[owner]
+}
+
+// policyOf is the rollout policy of the owner's pass: its Placement's, paused when the owner
+// pauses its own rollout.
+func policyOf(p Pass) *flotillav1.RolloutPolicy {
+	policy := p.Placement.Spec.Rollout
+	if policy == nil || !p.Paused || policy.Paused {
+		return policy
+	}
+	paused := *policy
+	paused.Paused = true
+	return &paused
 }

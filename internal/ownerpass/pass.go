@@ -34,6 +34,9 @@ type Pass struct {
 	// flotilla.dev/approve and flotilla.dev/undo values (a rollout's controls).
 	Pins           []flotillav1.RevisionPin
 	Approved, Undo string
+	// Paused pauses the owner's rollout as the Placement's spec.rollout.paused would, for this
+	// owner alone (`kubectl rollout pause` of a transparent-mode Deployment).
+	Paused bool
 	// Rules are the override rules that apply; DivideByDefault divides a workload even when
 	// the Placement sets no replica policy (percluster.Input).
 	Rules           []override.Rule

@@ -46,7 +46,7 @@ func Plan(ctx context.Context, hub client.Reader, book *ledger.Ledger, p Pass, d
 		Latest: percluster.Revision{Digest: p.Revision, Objects: p.Objects}, LatestName: revisions.Name(owner, p.Revision),
 		Pins: p.Pins, Rules: p.Rules, Facts: fanout.Facts(ctx, hub, decisions)}
 	var hold string
-	if in.Pins, hold = fanout.PlannedGate(in, rollout.Input{Approved: p.Approved, Undo: p.Undo}, records); hold != "" {
+	if in.Pins, hold = fanout.PlannedGate(in, rollout.Input{Policy: policyOf(p), Approved: p.Approved, Undo: p.Undo}, records); hold != "" {
 		d.Holds = append(d.Holds, hold)
 	}
 	if len(in.Pins) > 0 {

@@ -208,7 +208,7 @@ func Gate(in Input) Outcome {
 		setPhase(status, flotillav1.RolloutHalted, limit(fmt.Sprintf("halted: %d cluster(s) failed revision %s, more than maxFailures allows (%s); nothing is rolled back, and no other cluster is reached while they fail (until they recover, or the owner changes)",
 			failures, in.Latest, strings.Join(failedWhy, "; "))))
 	case in.Policy.Paused:
-		setPhase(status, flotillav1.RolloutPaused, "paused (spec.rollout.paused): clusters in flight finish, no other is reached")
+		setPhase(status, flotillav1.RolloutPaused, "paused (the Placement's spec.rollout.paused, or kubectl rollout pause of the owner): clusters in flight finish, no other is reached")
 	case allDone(stages):
 		setPhase(status, flotillav1.RolloutComplete, "every cluster runs revision "+in.Latest)
 	case status.Phase == "":

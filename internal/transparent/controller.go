@@ -232,13 +232,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	key := render.Key(rendered)
 	if h := res.Hold; h != nil {
 		r.reportFailure(u, owner, h.Reason, h.Message)
-		return reconcile.Result{}, r.writeStatus(ctx, u, res.Chosen, nil)
+		return reconcile.Result{}, r.writeStatus(ctx, u, res.Chosen, nil, nil)
 	}
 	if res.Held == "" { // a Placement that has not scheduled its latest change yet: a moment's wait
 		reason, message := r.failure(placement, res, key)
 		r.reportFailure(u, owner, reason, message)
 	}
-	return reconcile.Result{RequeueAfter: res.Recheck}, errors.Join(res.Err, r.writeStatus(ctx, u, res.Chosen, res.Computed.Shares[key]))
+	return reconcile.Result{RequeueAfter: res.Recheck}, errors.Join(res.Err, r.writeStatus(ctx, u, res.Chosen, res.Computed.Shares[key], behind(pass, res)))
+}
+
+// behind are the clusters a rollout holds at an older revision than the object's latest (a
+// person's pin is no rollout's): their copies count no updated replicas in the fleet-wide
+// status, so `kubectl rollout status` on the hub follows the fleet's rollout.
+func behind(pass ownerpass.Pass, res ownerpass.Result) map[string]bool {
+	if res.Rollout == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for c, w := range res.Computed.Want {
+		if w.Pinned != "" && flotillav1.PinOf(pass.Pins, c) == "" {
+			out[c] = true
+		}
+	}
+	return out
 }
 
 // pass is what the object's pass delivers and how (package ownerpass): the object as
@@ -250,8 +266,9 @@ func (r *Reconciler) pass(u *unstructured.Unstructured, owner render.Owner, plac
 	if err != nil {
 		return ownerpass.Pass{}, err
 	}
+	paused := r.fleetPaused(placement, u, rendered)
 	objs := []*unstructured.Unstructured{rendered}
-	return ownerpass.Pass{Owner: r.ledgerOwner(u, owner), Placement: placement, Objects: objs, Revision: render.Revision(objs),
+	return ownerpass.Pass{Paused: paused, Owner: r.ledgerOwner(u, owner), Placement: placement, Objects: objs, Revision: render.Revision(objs),
 		Pins: pins, Approved: u.GetAnnotations()[flotillav1.AnnotationApprove], Undo: u.GetAnnotations()[flotillav1.AnnotationUndo], DivideByDefault: true,
 		Rules: r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides),
 		Guard: r.guard(u, owner, placement), Prune: true, Kinds: []string{render.KindString(r.GVK)},
@@ -259,6 +276,23 @@ func (r *Reconciler) pass(u *unstructured.Unstructured, owner render.Owner, plac
 		Gather: func(ctx context.Context, in *percluster.Input, records map[string]*flotillav1.Delivery, live bool) (time.Duration, error) {
 			return r.gather(ctx, u, in, records, live)
 		}}, nil
+}
+
+// deploymentKind is the one kind kubectl rollout pause steers fleet-wide.
+var deploymentKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+
+// fleetPaused reports whether a Deployment whose Placement rolls its revisions out is paused on
+// the hub (spec.paused: `kubectl rollout pause deployment/NAME`), and takes spec.paused off its
+// copies: on the hub it pauses the fleet's rollout (no further cluster is reached), while
+// each cluster's own rollout of the revision it was given goes on. Without a rollout, spec.paused
+// is delivered as it is.
+func (r *Reconciler) fleetPaused(placement *flotillav1.Placement, u, rendered *unstructured.Unstructured) bool {
+	if placement.Spec.Rollout == nil || r.GVK.GroupKind() != deploymentKind {
+		return false
+	}
+	paused, _, _ := unstructured.NestedBool(u.Object, "spec", "paused")
+	unstructured.RemoveNestedField(rendered.Object, "spec", "paused")
+	return paused
 }
 
 // failure is the reason and message of the Warning a pass of the object calls for ("" when
@@ -388,15 +422,16 @@ func (r *Reconciler) ledgerOwner(u *unstructured.Unstructured, owner render.Owne
 }
 
 // writeStatus writes a workload's fleet-wide status from its spoke copies, if it changed.
-// shares are a divided workload's shares per cluster (nil: not divided; see aggregate).
-func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructured, clusters []string, shares map[string]int64) error {
+// shares are a divided workload's shares per cluster (nil: not divided; see aggregate); behind
+// the clusters a rollout has not reached yet.
+func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructured, clusters []string, shares map[string]int64, behind map[string]bool) error {
 	if r.GVK.Group != "apps" && r.GVK.Group != "batch" {
 		return nil
 	}
 	var copies []spokeCopy
 	for _, c := range clusters {
 		if live, ok := r.spokeCopy(ctx, c, client.ObjectKeyFromObject(u)); ok {
-			copies = append(copies, spokeCopy{cluster: c, obj: live})
+			copies = append(copies, spokeCopy{cluster: c, obj: live, behind: behind[c]})
 		}
 	}
 	previous, _, _ := unstructured.NestedMap(u.Object, "status")

@@ -9,10 +9,17 @@ import (
 // notSummed are integer status fields that are not counts.
 var notSummed = map[string]bool{"observedGeneration": true, "collisionCount": true}
 
-// spokeCopy is a workload's copy on one cluster.
+// updatedCounts are the counts of a workload's pods at its latest template: a copy a rollout
+// has not reached yet has none (behind), so that `kubectl rollout status` on the hub waits for
+// the fleet's rollout.
+var updatedCounts = map[string]bool{"updatedReplicas": true, "updatedNumberScheduled": true}
+
+// spokeCopy is a workload's copy on one cluster; behind says a rollout holds the cluster at an
+// older revision than the hub object's.
 type spokeCopy struct {
 	cluster string
 	obj     *unstructured.Unstructured
+	behind  bool
 }
 
 // aggregate returns the fleet-wide status of a workload from its spoke copies: integer counts
@@ -47,6 +54,9 @@ func aggregate(copies []spokeCopy, hubGeneration int64, previous map[string]any,
 			if n, ok := v.(int64); ok && !notSummed[k] {
 				if capped && fleetCounts[k] {
 					n = min(n, want)
+				}
+				if c.behind && updatedCounts[k] {
+					n = 0
 				}
 				sum, _ := out[k].(int64)
 				out[k] = sum + n

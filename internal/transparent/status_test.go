@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )
 
 func deploymentCopy(cluster string, generation, observed, ready int64, available string) spokeCopy {
@@ -93,5 +96,62 @@ func TestAggregateNeverShowsMoreReadyThanTheDivisionWants(t *testing.T) {
 	// A workload that is not divided is summed as before.
 	if got := aggregate(copies, 1, nil, nil); got["readyReplicas"] != int64(12) {
 		t.Errorf("not divided: readyReplicas = %v, want 12", got["readyReplicas"])
+	}
+}
+
+// TestACopyARolloutHasNotReachedIsNotUpdated: while a rollout holds a cluster at an older
+// revision, its pods are not the hub object's latest template: the fleet-wide status counts
+// them in replicas but not in updatedReplicas, which is what `kubectl rollout status` on the
+// hub waits for.
+func TestACopyARolloutHasNotReachedIsNotUpdated(t *testing.T) {
+	reached, held := deploymentCopy("a", 1, 1, 2, "True"), deploymentCopy("b", 1, 1, 2, "True")
+	for _, c := range []spokeCopy{reached, held} {
+		if err := unstructured.SetNestedField(c.obj.Object, int64(2), "status", "updatedReplicas"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held.behind = true
+	got := aggregate([]spokeCopy{reached, held}, 1, nil, nil)
+	if got["replicas"] != int64(4) || got["updatedReplicas"] != int64(2) || got["availableReplicas"] != int64(4) {
+		t.Fatalf("replicas %v, updated %v, available %v: want 4, 2 (the held cluster's are not), 4", got["replicas"], got["updatedReplicas"], got["availableReplicas"])
+	}
+	held.behind = false
+	if got := aggregate([]spokeCopy{reached, held}, 1, nil, nil); got["updatedReplicas"] != int64(4) {
+		t.Fatalf("once reached, updated %v, want 4", got["updatedReplicas"])
+	}
+}
+
+// TestPausedOnTheHubPausesTheFleetRollout: `kubectl rollout pause` of a Deployment whose
+// Placement rolls revisions out pauses the fleet's rollout and is not delivered (the
+// clusters' own rollouts go on); without a rollout, spec.paused is delivered as it is.
+func TestPausedOnTheHubPausesTheFleetRollout(t *testing.T) {
+	r := &Reconciler{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment")}
+	for _, tc := range []struct {
+		name            string
+		rollout, paused bool
+		wantPaused      bool
+		wantDelivered   bool
+	}{
+		{"paused under a rollout", true, true, true, false},
+		{"not paused under a rollout", true, false, false, false},
+		{"paused without a rollout", false, true, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+				"metadata": map[string]any{"name": "web"}, "spec": map[string]any{"replicas": int64(2)}}}
+			if tc.paused {
+				_ = unstructured.SetNestedField(u.Object, true, "spec", "paused")
+			}
+			placement := &flotillav1.Placement{}
+			if tc.rollout {
+				placement.Spec.Rollout = &flotillav1.RolloutPolicy{}
+			}
+			rendered := u.DeepCopy()
+			got := r.fleetPaused(placement, u, rendered)
+			_, delivered, _ := unstructured.NestedBool(rendered.Object, "spec", "paused")
+			if got != tc.wantPaused || delivered != tc.wantDelivered {
+				t.Errorf("fleet paused %v, spec.paused delivered %v; want %v, %v", got, delivered, tc.wantPaused, tc.wantDelivered)
+			}
+		})
 	}
 }
