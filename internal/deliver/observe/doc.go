@@ -4,7 +4,9 @@
 //   - what the last delivery of each owner confirmed there (Confirmed: the hash of each
 //     object, which were ready, which drifted and were left so, the statuses written), and
 //     which objects spoke events touched since, so a delivery looks again at those only;
-//   - the writes of the last moments, which the spoke cache may not show yet (Writes);
+//   - the writes of the last moments, which the spoke cache may not show yet (Wrote): a write
+//     whose object a spoke event showed at a newer resourceVersion while it was under way
+//     (Writing: someone changed it right after) is not trusted over the cache;
 //   - what the cluster stores for Flotilla's apply of an object when admission changes it
 //     (server forms), so a value admission sets is not drift;
 //   - the corrections someone on the cluster keeps undoing (fights), which back off;
