@@ -34,7 +34,8 @@ type RolloutPolicy struct {
 	// person pins) may fail the new revision before the rollout halts (default 0: the first
 	// failure halts it). A halted rollout reaches no further cluster and rolls nothing back: the
 	// clusters that have the new revision keep it, the others keep theirs, while the failed
-	// clusters fail (it goes on when they recover, or with the owner's next change).
+	// clusters fail (it goes on when they recover, or with the owner's next change), unless
+	// onFailure is Rollback.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
@@ -46,7 +47,25 @@ type RolloutPolicy struct {
 	// correction go on.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+
+	// onFailure is what a rollout halted by failures does: Halt (the default) keeps every
+	// cluster as it is; Rollback undoes it, as `flotilla rollout undo` would: Flotilla sets
+	// flotilla.dev/undo=<stable>@<revision> on the owner, so every cluster returns to the
+	// revision most of them ran before, until the owner changes or the annotation is removed.
+	// +optional
+	OnFailure RolloutOnFailure `json:"onFailure,omitempty"`
 }
+
+// RolloutOnFailure is what a halted rollout does.
+// +kubebuilder:validation:Enum=Halt;Rollback
+type RolloutOnFailure string
+
+const (
+	// RolloutHalt keeps every cluster as it is when a rollout halts.
+	RolloutHalt RolloutOnFailure = "Halt"
+	// RolloutRollback returns every cluster to the stable revision when a rollout halts.
+	RolloutRollback RolloutOnFailure = "Rollback"
+)
 
 // RolloutStage is one step of a rollout.
 // +kubebuilder:validation:XValidation:rule="self.name != 'rest'",message="rest is the name of the implicit last stage (the clusters no stage matches); choose another"

@@ -1,7 +1,13 @@
 package ownerpass
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
@@ -23,7 +29,7 @@ type remembered struct {
 // the others at the revision they run: the owner's own pins first (a person's pin wins), then
 // the rollout's. A latest revision that is not kept goes to no cluster that runs another: no
 // cluster could be held at it later (the rollout halts, saying so).
-func (r *Runner) gate(p Pass, in percluster.Input, running map[string]fanout.Running, res *Result) []flotillav1.RevisionPin {
+func (r *Runner) gate(ctx context.Context, p Pass, in percluster.Input, running map[string]fanout.Running, res *Result) []flotillav1.RevisionPin {
 	owner := in.Owner
 	if p.Placement.Spec.Rollout == nil {
 		r.Forget(owner)
@@ -40,6 +46,11 @@ func (r *Runner) gate(p Pass, in percluster.Input, running map[string]fanout.Run
 	in.Pins = p.Pins
 	pins, out := fanout.Gate(in, rollout.Input{Policy: policyOf(p), Latest: latest, Unkept: unkept, Approved: p.Approved, Undo: p.Undo,
 		Now: time.Now(), Memory: last.memory}, running)
+	if out.Undo != "" && out.Undo != p.Undo {
+		// onFailure: Rollback. Held in this pass already; the annotation keeps it held, in
+		// sight of whoever reads the owner, after a restart too.
+		res.Err = errors.Join(res.Err, r.setUndo(ctx, p, out.Undo))
+	}
 	next := remembered{memory: out.Memory, seen: true}
 	if s := out.Status; s != nil {
 		next.phase, next.revision = s.Phase, s.Revision
@@ -57,6 +68,18 @@ func (r *Runner) gate(p Pass, in percluster.Input, running map[string]fanout.Run
 		res.Recheck = earliest(res.Recheck, out.Next+time.Second/10)
 	}
 	return pins
+}
+
+// setUndo sets flotilla.dev/undo on the owner object.
+func (r *Runner) setUndo(ctx context.Context, p Pass, value string) error {
+	if p.Object == nil {
+		return nil
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, flotillav1.AnnotationUndo, value)
+	if err := r.Hub.Patch(ctx, p.Object, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return fmt.Errorf("roll back %s (onFailure: Rollback): set %s=%s: %w", p.Owner.Owner, flotillav1.AnnotationUndo, value, err)
+	}
+	return nil
 }
 
 func (r *Runner) remembered(owner render.Owner) remembered {

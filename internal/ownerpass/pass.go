@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
@@ -20,8 +21,10 @@ import (
 
 // Pass is what an owner kind says of one pass of its owner.
 type Pass struct {
-	// Owner is the owner as the records name it.
-	Owner ledger.Owner
+	// Owner is the owner as the records name it; Object is its hub object (what a rollback's
+	// flotilla.dev/undo is set on).
+	Owner  ledger.Owner
+	Object client.Object
 	// Placement is the owner's Placement; it exists (a missing one is the kind's hold).
 	Placement *flotillav1.Placement
 	// Objects are the owner's objects as rendered, sorted (render.Sort), Revision their digest

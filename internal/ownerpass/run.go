@@ -25,8 +25,9 @@ const hubReadTimeout = 10 * time.Second
 
 // Runner runs the passes of the owners of one controller.
 type Runner struct {
-	// Hub reads Clusters (their facts) through the manager's cache.
-	Hub    client.Reader
+	// Hub reads Clusters (their facts) through the manager's cache, and sets a rollout's undo
+	// on its owner (onFailure: Rollback).
+	Hub    client.Client
 	Fanout *fanout.Fanout
 	// Revisions keeps each owner's revisions; nil keeps none (then nothing can be pinned and
 	// a rollout halts).
@@ -72,7 +73,7 @@ func (r *Runner) Run(ctx context.Context, p Pass) (Result, error) {
 		return res, err
 	}
 	res.LatestName, res.Kept = in.LatestName, in.Latest.Name
-	in.Pins = r.gate(p, in, running, &res)
+	in.Pins = r.gate(ctx, p, in, running, &res)
 	res.Pins = in.Pins
 	if err := r.gather(ctx, p, &in, &res); err != nil {
 		return res, err

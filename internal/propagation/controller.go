@@ -366,7 +366,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	if !prune {
 		in.hold = &holdReason{flotillav1.ReasonNothingSelected, nothingSelected}
 	}
-	res, err := r.passes.Run(ctx, ownerpass.Pass{Owner: p.ledgerOwner(), Placement: placement, Objects: rendered, Revision: in.revision,
+	res, err := r.passes.Run(ctx, ownerpass.Pass{Owner: p.ledgerOwner(), Object: p.obj, Placement: placement, Objects: rendered, Revision: in.revision,
 		Sources: sources, Pins: p.spec.RevisionPins, Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Undo: p.obj.GetAnnotations()[flotillav1.AnnotationUndo],
 		Rules: r.rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides), Guard: guard,
 		Prune: prune, Kinds: in.kinds, Strategy: strategyOf(p, in.revision), Ignore: ignore, Declared: p.spec.Strategy})

@@ -135,6 +135,44 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	if undone := e.rolloutPhase(t, flotillav1.RolloutRolledBack); !strings.Contains(undone.Message, "3 of 3 clusters run "+kept[0].Name) {
 		t.Errorf("rolled back: %q does not say every cluster runs %s", undone.Message, kept[0].Name)
 	}
+
+	// onFailure: Rollback. The undo taken away, red rolls out again from the canary, which
+	// refuses it: Flotilla undoes the rollout itself (the annotation names blue, which every
+	// cluster runs), and no other cluster is written.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := e.hub.Get(ctx, client.ObjectKeyFromObject(placement), placement); err != nil {
+			return err
+		}
+		placement.Spec.Rollout.OnFailure = flotillav1.RolloutRollback
+		return e.hub.Update(ctx, placement)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := time.Now()
+	p = &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "team"}}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, flotillav1.AnnotationUndo)
+	if err := e.hub.Patch(ctx, p, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, wait, "Flotilla rolls red back by itself", func() error {
+		if err := e.hub.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		if got := p.Annotations[flotillav1.AnnotationUndo]; got != kept[0].Name+"@"+status.Revision {
+			return fmt.Errorf("undo %q", got)
+		}
+		if r := p.Status.Rollout; r == nil || r.Phase != flotillav1.RolloutRolledBack || !strings.Contains(r.Message, "onFailure: Rollback") {
+			return fmt.Errorf("rollout %+v", r)
+		}
+		return nil
+	})
+	values(map[string]string{"a": "blue", "b": "blue", "c": "blue"})
+	for _, spoke := range []string{"b", "c"} {
+		if writes, _ := e.configMapWrites(t, spoke, "settings", again); writes != 0 {
+			t.Errorf("%s written %d times while red rolled out again and back", spoke, writes)
+		}
+	}
 }
 
 // refuse makes a spoke refuse ConfigMaps whose data.v is value, as a policy of its own would:

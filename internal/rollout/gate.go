@@ -66,6 +66,9 @@ type Outcome struct {
 	Memory Memory
 	// Next is when a soak or a deadline ends (0: nothing waits on the clock).
 	Next time.Duration
+	// Undo, when set, is the flotilla.dev/undo value to set on the owner: the rollout halted
+	// and its policy rolls back (onFailure: Rollback). Hold already returns every cluster.
+	Undo string
 }
 
 // state is where one cluster stands in the rollout.
@@ -91,7 +94,7 @@ func Gate(in Input) Outcome {
 		return Outcome{}
 	}
 	if target, revision, ok := flotillav1.ParseUndo(in.Undo); ok && revision == in.Latest {
-		return undone(in, target)
+		return undone(in, target, flotillav1.AnnotationUndo)
 	}
 	stable := stableRevision(in.Clusters, in.Latest)
 	if in.Unkept != "" {
@@ -202,6 +205,13 @@ func Gate(in Input) Outcome {
 			}
 		}
 	}
+	if halted && in.Policy.OnFailure == flotillav1.RolloutRollback && stable != "" {
+		sort.Strings(failedWhy)
+		out := undone(in, stable, limit(fmt.Sprintf("%d cluster(s) failed revision %s (%s); onFailure: Rollback",
+			failures, in.Latest, strings.Join(failedWhy, "; "))))
+		out.Undo = stable + "@" + in.Latest
+		return out
+	}
 	switch {
 	case halted:
 		sort.Strings(failedWhy)
@@ -236,10 +246,10 @@ func unkept(in Input, stable string) Outcome {
 	return out
 }
 
-// undone is the outcome of a rollout a person undid (flotilla.dev/undo): every cluster is held
-// at target. Nothing is remembered of the rollout, so taking the undo away rolls the revision
-// out again from its first stage.
-func undone(in Input, target string) Outcome {
+// undone is the outcome of a rollout undone (flotilla.dev/undo, or onFailure: Rollback; why
+// says which): every cluster is held at target. Nothing is remembered of the rollout, so taking
+// the undo away rolls the revision out again from its first stage.
+func undone(in Input, target, why string) Outcome {
 	out := Outcome{Hold: make(map[string]string, len(in.Clusters))}
 	back := 0
 	for _, c := range in.Clusters {
@@ -249,8 +259,8 @@ func undone(in Input, target string) Outcome {
 		}
 	}
 	out.Status = &flotillav1.RolloutStatus{Revision: in.Latest, Phase: flotillav1.RolloutRolledBack, Message: limit(fmt.Sprintf(
-		"revision %s is rolled back to %s (%s): %d of %d clusters run %s, Ready; remove the annotation to roll %s out again",
-		in.Latest, target, flotillav1.AnnotationUndo, back, len(in.Clusters), target, in.Latest))}
+		"revision %s is rolled back to %s (%s): %d of %d clusters run %s, Ready; remove %s from the owner to roll %s out again",
+		in.Latest, target, why, back, len(in.Clusters), target, flotillav1.AnnotationUndo, in.Latest))}
 	return out
 }
 

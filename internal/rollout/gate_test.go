@@ -418,3 +418,37 @@ func TestParseUndo(t *testing.T) {
 		}
 	}
 }
+
+func TestOnFailureRollback(t *testing.T) {
+	pol := policy()
+	pol.OnFailure = flotillav1.RolloutRollback
+	p := start(t, pol)
+	p.run()
+	p.expect("a", flotillav1.RolloutProgressing)
+	p.clusters["a"].Failed = "admission webhook denied the request"
+	p.run()
+	p.expect("", flotillav1.RolloutRolledBack)
+	if p.out.Undo != "v1@v2" {
+		t.Errorf("undo to set on the owner %q, want v1@v2", p.out.Undo)
+	}
+	if !strings.Contains(p.out.Status.Message, "a: admission webhook denied") || !strings.Contains(p.out.Status.Message, "onFailure: Rollback") {
+		t.Errorf("message %q does not say which cluster failed and why it rolled back", p.out.Status.Message)
+	}
+	// Once the owner carries the undo, the fleet stays back, though nothing fails any more.
+	p.in.Undo = p.out.Undo
+	p.run()
+	p.expect("", flotillav1.RolloutRolledBack)
+	if p.out.Undo != "" {
+		t.Errorf("undo set again: %q", p.out.Undo)
+	}
+	// With nothing older to return to, a halt stays a halt.
+	p = start(t, pol)
+	for _, c := range p.clusters {
+		c.Runs = ""
+	}
+	p.clusters["a"].Runs, p.clusters["a"].Failed = "v2", "denied"
+	p.run()
+	if (p.out.Status != nil && p.out.Status.Phase == flotillav1.RolloutRolledBack) || p.out.Undo != "" || len(p.out.Hold) != 0 {
+		t.Errorf("no stable revision: status %+v, undo %q; want no rollback", p.out.Status, p.out.Undo)
+	}
+}

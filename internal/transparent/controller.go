@@ -268,7 +268,7 @@ func (r *Reconciler) pass(u *unstructured.Unstructured, owner render.Owner, plac
 	}
 	paused := r.fleetPaused(placement, u, rendered)
 	objs := []*unstructured.Unstructured{rendered}
-	return ownerpass.Pass{Paused: paused, Owner: r.ledgerOwner(u, owner), Placement: placement, Objects: objs, Revision: render.Revision(objs),
+	return ownerpass.Pass{Paused: paused, Owner: r.ledgerOwner(u, owner), Object: u, Placement: placement, Objects: objs, Revision: render.Revision(objs),
 		Pins: pins, Approved: u.GetAnnotations()[flotillav1.AnnotationApprove], Undo: u.GetAnnotations()[flotillav1.AnnotationUndo], DivideByDefault: true,
 		Rules: r.rules.Get(placement.Namespace+"/"+placement.Name, placement.Generation, placement.Spec.Overrides),
 		Guard: r.guard(u, owner, placement), Prune: true, Kinds: []string{render.KindString(r.GVK)},
