@@ -77,7 +77,7 @@ flotilla_rollout_clusters{kind="Propagation",state="pending"} 3
 	}
 	phases := "\n# HELP flotilla_rollouts " + help(t, "flotilla_rollouts") + "\n# TYPE flotilla_rollouts gauge\n"
 	for _, kind := range []string{"ClusterPropagation", "Propagation"} {
-		for _, phase := range []string{"Complete", "Halted", "Paused", "Progressing", "Soaking", "WaitingForApproval"} {
+		for _, phase := range []string{"Complete", "Halted", "Paused", "Progressing", "RolledBack", "Soaking", "WaitingForApproval"} {
 			n := 0
 			if kind == "Propagation" && phase == "Halted" {
 				n = 1
