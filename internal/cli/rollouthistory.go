@@ -149,13 +149,13 @@ func historyText(p *flotillav1.Propagation, kept []revisions.Revision, running m
 	}
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "REVISION\tNAME\tCLUSTERS\tNOTE")
-	undoTo, undone, _ := flotillav1.ParseUndo(p.Annotations[flotillav1.AnnotationUndo])
+	undoTo, undone, undoing := flotillav1.ParseUndo(p.Annotations[flotillav1.AnnotationUndo])
 	for _, k := range kept {
 		var note []string
 		if r := p.Status.Rollout; r != nil && r.Revision == k.Name {
 			note = append(note, "latest ("+string(r.Phase)+")")
 		}
-		if k.Name == undoTo && p.Status.Rollout != nil && p.Status.Rollout.Revision == undone {
+		if undoing && k.Name == undoTo && p.Status.Rollout != nil && p.Status.Rollout.Revision == undone {
 			note = append(note, "undo target")
 		}
 		_, _ = fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", k.Number, k.Name, running[k.Name], strings.Join(note, ", "))

@@ -1,6 +1,7 @@
 package deliver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -21,11 +22,13 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/membership"
 )
 
-// spokeApplier sends server-side applies to one engaged cluster and drops the answers unread:
-// Flotilla learns the result from its spoke watch, so decoding every returned object (a
-// thousand per bulk delivery, per cluster) would only cost CPU and garbage. The one answer it
-// reads is that of a dry run asking what the cluster would store (serverform.go), made only
-// when an object looks drifted. It shares the cluster's HTTP transport.
+// spokeApplier sends server-side applies to one engaged cluster and does not decode the
+// answers: Flotilla learns the result from its spoke watch, so decoding every returned object
+// (a thousand per bulk delivery, per cluster) would only cost CPU and garbage. Of an apply's
+// answer it reads the resourceVersion alone (resourceVersionOf: the first fields of the JSON);
+// the one answer it reads whole is that of a dry run asking what the cluster would store
+// (serverform.go), made only when an object looks drifted. It shares the cluster's HTTP
+// transport.
 type spokeApplier struct {
 	cl     cluster.Cluster
 	rest   rest.Interface
@@ -68,13 +71,44 @@ func (a *spokeApplier) apply(ctx context.Context, obj *unstructured.Unstructured
 		return "", err
 	}
 	raw, _ := res.Raw()
-	var stored struct {
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
+	return resourceVersionOf(raw), nil
+}
+
+// resourceVersionOf reads metadata.resourceVersion of an object's JSON as an API server writes
+// it (metadata near the start, resourceVersion among its first fields), reading no further
+// than that; "" when it is not there.
+func resourceVersionOf(raw []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
 	}
-	_ = json.Unmarshal(raw, &stored)
-	return stored.Metadata.ResourceVersion, nil
+	inMetadata := false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		key, _ := t.(string)
+		switch {
+		case !inMetadata && key == "metadata":
+			if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+				return ""
+			}
+			inMetadata = true
+			continue
+		case inMetadata && key == "resourceVersion":
+			var rv string
+			if dec.Decode(&rv) != nil {
+				return ""
+			}
+			return rv
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // applyStatus server-side applies obj's status to its status subresource as Flotilla's field

@@ -238,12 +238,13 @@ func TestSafetyEveryOwnerKind(t *testing.T) {
 
 				// A move from c to a (half of the clusters the change touches: within the
 				// budget): made on a before c's copy is removed.
+				moved := time.Now()
 				s.choose("a")
 				s.on(true, "a")
 				s.on(false, "c")
 				s.deletes(map[string]int{"a": 1, "b": 1, "c": 1})
 				if !k.breaksFirst {
-					s.madeBeforeBroken("a", "c")
+					s.madeBeforeBroken("a", "c", moved)
 				}
 
 				// The Placement chooses nothing.
@@ -340,28 +341,29 @@ func (s safetyRun) confirmWith(token string) {
 	}
 }
 
-// madeBeforeBroken checks from the audit logs that the owner's object was last written on to
-// before it was last deleted on from.
-func (s safetyRun) madeBeforeBroken(to, from string) {
+// madeBeforeBroken checks from the audit logs that, since a move began, the owner's object
+// was first written on to before it was deleted on from.
+func (s safetyRun) madeBeforeBroken(to, from string, since time.Time) {
 	s.t.Helper()
-	last := func(plane string, write bool) (at time.Time) {
+	first := func(plane string, write bool) (at time.Time) {
 		events, err := s.fleet.Plane(plane).AuditEvents()
 		if err != nil {
 			s.t.Fatal(err)
 		}
 		obj := s.k.delivered()
 		for _, ev := range events {
-			if ev.ObjectRef.Resource != s.k.resource || ev.ObjectRef.Name != obj.GetName() || ev.ObjectRef.Namespace != s.k.deliveredNamespace ||
-				ev.ResponseStatus.Code >= 300 || strings.Contains(ev.RequestURI, "dryRun=") {
+			if ev.ObjectRef.Resource != s.k.resource || strings.Contains(ev.RequestURI, "/status") || ev.ObjectRef.Name != obj.GetName() ||
+				ev.ObjectRef.Namespace != s.k.deliveredNamespace || ev.ResponseStatus.Code >= 300 ||
+				strings.Contains(ev.RequestURI, "dryRun=") || !ev.StageTimestamp.After(since) {
 				continue
 			}
 			if (write && ev.Mutating() && ev.Verb != "delete") || (!write && ev.Verb == "delete") {
-				at = ev.StageTimestamp
+				return ev.StageTimestamp
 			}
 		}
 		return at
 	}
-	made, broken := last(to, true), last(from, false)
+	made, broken := first(to, true), first(from, false)
 	if made.IsZero() || broken.IsZero() || !made.Before(broken) {
 		s.t.Errorf("%s: written on %s at %s, deleted on %s at %s: want the write first", s.k.name, to, made.Format(time.StampMicro), from, broken.Format(time.StampMicro))
 	}

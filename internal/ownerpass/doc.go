@@ -1,8 +1,9 @@
 // Package ownerpass runs one pass of an owner that delivers objects, the same for every owner
 // kind that does (Propagations, ClusterPropagations, transparent-mode hub objects): the
-// owner's records, its latest revision kept, the rollout gate, the per-cluster computation
-// (package percluster), the fleet-wide holds (package holds) and the fan-out (package fanout),
-// in this order, and the same `flotilla plan` computes with Plan.
+// owner's records, the fleet-wide holds that stop a pass (package holds), its latest revision
+// kept, the rollout gate (and a rollback it sets on the owner), the per-cluster computation
+// (package percluster), the fleet-wide holds again over the clusters that get objects, and the
+// fan-out (package fanout), in this order; Plan computes the same for `flotilla plan`.
 //
 // An owner kind is an adapter around it: it loads its owner, handles its deletion, selects
 // and renders its objects, says its policy (a Pass: Placement, strategy, pins, override rules,

@@ -22,7 +22,15 @@ type remembered struct {
 	phase    flotillav1.RolloutPhase
 	revision string
 	seen     bool
+	// undo is the flotilla.dev/undo the runner set on the owner (onFailure: Rollback) at
+	// undoAt, until the owner read shows it.
+	undo   string
+	undoAt time.Time
 }
+
+// undoLag is how long an undo the runner set is trusted over an owner read that does not show
+// it yet (the hub cache lags behind the write).
+const undoLag = 30 * time.Second
 
 // gate asks the rollout gate (package rollout) which chosen clusters may take the owner's
 // latest revision now, when its Placement rolls revisions out, and returns the pins that hold
@@ -42,16 +50,30 @@ func (r *Runner) gate(ctx context.Context, p Pass, in percluster.Input, running 
 			unkept = "too large to keep"
 		}
 	}
-	last := r.remembered(owner)
+	last, now := r.remembered(owner), time.Now()
+	undo := p.Undo
+	if _, revision, ok := flotillav1.ParseUndo(undo); ok && revision != latest {
+		// Spent: the owner changed since. Taken off, so that the same content coming back
+		// later (the same revision) is rolled out, not undone at once.
+		res.Err = errors.Join(res.Err, r.setUndo(ctx, p, ""))
+		undo = ""
+	}
+	if _, revision, _ := flotillav1.ParseUndo(last.undo); revision == latest && undo != last.undo && now.Sub(last.undoAt) < undoLag {
+		undo = last.undo // set moments ago: the owner as read may not show it yet
+	}
 	in.Pins = p.Pins
-	pins, out := fanout.Gate(in, rollout.Input{Policy: policyOf(p), Latest: latest, Unkept: unkept, Approved: p.Approved, Undo: p.Undo,
-		Now: time.Now(), Memory: last.memory}, running)
-	if out.Undo != "" && out.Undo != p.Undo {
+	pins, out := fanout.Gate(in, rollout.Input{Policy: policyOf(p), Latest: latest, Unkept: unkept, Approved: p.Approved, Undo: undo,
+		Now: now, Memory: last.memory}, running)
+	next := remembered{memory: out.Memory, seen: true}
+	switch {
+	case out.Undo != "" && out.Undo != undo:
 		// onFailure: Rollback. Held in this pass already; the annotation keeps it held, in
 		// sight of whoever reads the owner, after a restart too.
 		res.Err = errors.Join(res.Err, r.setUndo(ctx, p, out.Undo))
+		next.undo, next.undoAt = out.Undo, now
+	case undo == last.undo && p.Undo != last.undo:
+		next.undo, next.undoAt = last.undo, last.undoAt
 	}
-	next := remembered{memory: out.Memory, seen: true}
 	if s := out.Status; s != nil {
 		next.phase, next.revision = s.Phase, s.Revision
 		// A rollout found complete with nothing remembered (after a restart) was reported before.
@@ -70,14 +92,17 @@ func (r *Runner) gate(ctx context.Context, p Pass, in percluster.Input, running 
 	return pins
 }
 
-// setUndo sets flotilla.dev/undo on the owner object.
+// setUndo sets flotilla.dev/undo on the owner object, or takes it off ("").
 func (r *Runner) setUndo(ctx context.Context, p Pass, value string) error {
 	if p.Object == nil {
 		return nil
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, flotillav1.AnnotationUndo, value)
+	if value == "" {
+		patch = fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, flotillav1.AnnotationUndo)
+	}
 	if err := r.Hub.Patch(ctx, p.Object, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-		return fmt.Errorf("roll back %s (onFailure: Rollback): set %s=%s: %w", p.Owner.Owner, flotillav1.AnnotationUndo, value, err)
+		return fmt.Errorf("set %s=%q on %s: %w", flotillav1.AnnotationUndo, value, p.Owner.Owner, err)
 	}
 	return nil
 }

@@ -1,9 +1,14 @@
 package ownerpass
 
 import (
+	"context"
 	"testing"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/override"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // TestAnOwnerPausesItsOwnRolloutOnly: an owner that pauses its rollout (a Deployment paused on
@@ -21,5 +26,47 @@ func TestAnOwnerPausesItsOwnRolloutOnly(t *testing.T) {
 	p.Placement.Spec.Rollout = nil
 	if got := policyOf(p); got != nil {
 		t.Errorf("no rollout: policy %+v, want none", got)
+	}
+}
+
+// TestARollbackHoldsWhileTheOwnerReadLags: onFailure: Rollback sets flotilla.dev/undo on the
+// owner; a pass that reads the owner before the hub cache shows it must not roll the bad
+// revision out again. Once the owner shows it, it is the annotation's: taken away, the
+// revision rolls out again. An undo of a revision that is no longer the latest undoes nothing.
+func TestARollbackHoldsWhileTheOwnerReadLags(t *testing.T) {
+	owner := render.Owner{Kind: "Propagation", Namespace: "team", Name: "settings"}
+	r := &Runner{}
+	p := Pass{Placement: &flotillav1.Placement{Spec: flotillav1.PlacementSpec{Rollout: &flotillav1.RolloutPolicy{
+		OnFailure: flotillav1.RolloutRollback, Stages: []flotillav1.RolloutStage{{Name: "canary", ClusterNames: []string{"a"}}}}}}}
+	in := percluster.Input{Owner: owner, Placement: p.Placement, Chosen: []string{"a", "b"}, LatestName: "v2",
+		Latest: percluster.Revision{Name: "v2"}, Facts: map[string]override.Cluster{"a": {Name: "a"}, "b": {Name: "b"}}}
+	pass := func(running map[string]fanout.Running) (Result, []flotillav1.RevisionPin) {
+		var res Result
+		pins := r.gate(context.Background(), p, in, running, &res)
+		return res, pins
+	}
+	heldAt := func(pins []flotillav1.RevisionPin, rev string) bool {
+		return flotillav1.PinOf(pins, "a") == rev && flotillav1.PinOf(pins, "b") == rev
+	}
+	res, pins := pass(map[string]fanout.Running{"a": {Revision: "v2", Failed: "denied"}, "b": {Revision: "v1", Ready: true}})
+	if res.Rollout == nil || res.Rollout.Phase != flotillav1.RolloutRolledBack || !heldAt(pins, "v1") {
+		t.Fatalf("canary failed: rollout %+v, pins %v; want rolled back, every cluster at v1", res.Rollout, pins)
+	}
+	back := map[string]fanout.Running{"a": {Revision: "v1", Ready: true}, "b": {Revision: "v1", Ready: true}}
+	res, pins = pass(back) // the owner as read does not show the undo yet
+	if res.Rollout.Phase != flotillav1.RolloutRolledBack || !heldAt(pins, "v1") {
+		t.Fatalf("a lagging read: rollout %+v, pins %v; want still rolled back", res.Rollout, pins)
+	}
+	p.Undo = "v1@v2"
+	if res, _ = pass(back); res.Rollout.Phase != flotillav1.RolloutRolledBack {
+		t.Fatalf("the owner shows the undo: rollout %+v", res.Rollout)
+	}
+	p.Undo = "" // a person took it away: v2 rolls out again
+	if res, pins = pass(back); res.Rollout.Phase != flotillav1.RolloutProgressing || flotillav1.PinOf(pins, "a") != "" {
+		t.Fatalf("undo taken away: rollout %+v, pins %v; want the canary let through again", res.Rollout, pins)
+	}
+	p.Undo = "v0@v1" // of an earlier latest: spent
+	if res, _ = pass(back); res.Rollout.Phase == flotillav1.RolloutRolledBack {
+		t.Fatalf("a spent undo rolled back: %+v", res.Rollout)
 	}
 }

@@ -77,6 +77,9 @@ type Result struct {
 	RolloutChanged bool
 	// Pins are the pins the pass honoured: the owner's, then the rollout's.
 	Pins []flotillav1.RevisionPin
+	// Unmade says why no cluster's objects could be computed (an admission that failed): each
+	// is in Computed.Failed with it, and keeps what it has.
+	Unmade error
 	// Computed is what each chosen cluster gets (package percluster); Chosen the clusters
 	// delivered to (the Placement's, but those withheld).
 	Computed percluster.Outcome
@@ -85,8 +88,8 @@ type Result struct {
 	Synced fanout.Outcome
 	// Recheck is when to look again though no watched event comes (0: no need).
 	Recheck time.Duration
-	// Err joins what failed but is retried (an admission, a record write): the owner kind
-	// returns it from its reconcile.
+	// Err joins what failed but is retried (an admission, a record write, setting or taking
+	// off a rollout's undo): the owner kind returns it from its reconcile.
 	Err error
 }
 

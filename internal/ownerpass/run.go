@@ -80,11 +80,13 @@ func (r *Runner) Run(ctx context.Context, p Pass) (Result, error) {
 	}
 	res.Computed, err = r.Fanout.Wants(ctx, in)
 	if err != nil {
+		// Every cluster keeps what it has, and stays chosen (a cluster in neither Want nor
+		// Failed would leave); the pass is retried.
 		res.Computed.Failed = map[string]string{}
 		for _, c := range decisions {
-			res.Computed.Failed[c] = err.Error() // every cluster keeps what it has
+			res.Computed.Failed[c] = err.Error()
 		}
-		res.Err = err
+		res.Unmade, res.Err = err, err
 	}
 	// An HPA withheld where its workload has no share leaves those clusters: they are not
 	// chosen, and the holds see them leave.

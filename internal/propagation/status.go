@@ -57,7 +57,8 @@ type statusInput struct {
 	unplaced []string
 	// divisions say how each divided workload is divided (nil when none is).
 	divisions map[string]division.Report
-	// recordErr joins the Delivery record writes that failed; the pass is retried.
+	// recordErr joins what failed and is retried with the pass: Delivery record writes, an
+	// admission, a rollout's undo set on the owner (ownerpass.Result.Err).
 	recordErr error
 	// noHistory says why the latest revision is not kept ("" when it is).
 	noHistory string

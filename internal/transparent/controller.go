@@ -201,7 +201,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.reportFailure(u, owner, h.Reason, h.Message)
 		return reconcile.Result{}, nil
 	}
-	rendered, err := render.Render(u, owner)
+	rendered, paused, err := r.render(u, owner, placement)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -216,7 +216,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 	}
-	pass, err := r.pass(u, owner, placement, rendered)
+	pass, err := r.pass(u, owner, placement, rendered, paused)
 	if err != nil {
 		// Nothing changes anywhere: a pin that cannot be read must not let its cluster move on.
 		r.reportFailure(u, owner, flotillav1.ReasonInvalidSpec, err.Error())
@@ -261,12 +261,12 @@ func behind(pass ownerpass.Pass, res ownerpass.Result) map[string]bool {
 // rendered, the pins its flotilla.dev/revision-pins annotation sets (an error when it cannot be
 // read), its Placement's override rules, and what only transparent mode adds to the
 // per-cluster input (gather).
-func (r *Reconciler) pass(u *unstructured.Unstructured, owner render.Owner, placement *flotillav1.Placement, rendered *unstructured.Unstructured) (ownerpass.Pass, error) {
+func (r *Reconciler) pass(u *unstructured.Unstructured, owner render.Owner, placement *flotillav1.Placement, rendered *unstructured.Unstructured,
+	paused bool) (ownerpass.Pass, error) {
 	pins, err := flotillav1.ParseRevisionPins(u.GetAnnotations()[flotillav1.AnnotationRevisionPins])
 	if err != nil {
 		return ownerpass.Pass{}, err
 	}
-	paused := r.fleetPaused(placement, u, rendered)
 	objs := []*unstructured.Unstructured{rendered}
 	return ownerpass.Pass{Paused: paused, Owner: r.ledgerOwner(u, owner), Object: u, Placement: placement, Objects: objs, Revision: render.Revision(objs),
 		Pins: pins, Approved: u.GetAnnotations()[flotillav1.AnnotationApprove], Undo: u.GetAnnotations()[flotillav1.AnnotationUndo], DivideByDefault: true,
@@ -281,18 +281,22 @@ func (r *Reconciler) pass(u *unstructured.Unstructured, owner render.Owner, plac
 // deploymentKind is the one kind kubectl rollout pause steers fleet-wide.
 var deploymentKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
 
-// fleetPaused reports whether a Deployment whose Placement rolls its revisions out is paused on
-// the hub (spec.paused: `kubectl rollout pause deployment/NAME`), and takes spec.paused off its
-// copies: on the hub it pauses the fleet's rollout (no further cluster is reached), while
-// each cluster's own rollout of the revision it was given goes on. Without a rollout, spec.paused
-// is delivered as it is.
-func (r *Reconciler) fleetPaused(placement *flotillav1.Placement, u, rendered *unstructured.Unstructured) bool {
-	if placement.Spec.Rollout == nil || r.GVK.GroupKind() != deploymentKind {
-		return false
+// render renders the object for its clusters. A Deployment whose Placement rolls its revisions
+// out and that is paused on the hub (spec.paused: `kubectl rollout pause deployment/NAME`)
+// pauses the fleet's rollout (paused): spec.paused is left out of its copies, before they are
+// rendered, so pausing makes no new revision, and each cluster's own rollout of the revision it
+// was given goes on. Without a rollout, spec.paused is delivered as it is.
+func (r *Reconciler) render(u *unstructured.Unstructured, owner render.Owner, placement *flotillav1.Placement) (rendered *unstructured.Unstructured, paused bool, err error) {
+	src := u
+	if placement.Spec.Rollout != nil && r.GVK.GroupKind() == deploymentKind {
+		if _, set, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "paused"); set {
+			paused, _, _ = unstructured.NestedBool(u.Object, "spec", "paused")
+			src = u.DeepCopy()
+			unstructured.RemoveNestedField(src.Object, "spec", "paused")
+		}
 	}
-	paused, _, _ := unstructured.NestedBool(u.Object, "spec", "paused")
-	unstructured.RemoveNestedField(rendered.Object, "spec", "paused")
-	return paused
+	rendered, err = render.Render(src, owner)
+	return rendered, paused, err
 }
 
 // failure is the reason and message of the Warning a pass of the object calls for ("" when
@@ -301,8 +305,11 @@ func (r *Reconciler) fleetPaused(placement *flotillav1.Placement, u, rendered *u
 // waiting for a confirmation, a move waiting for readiness, replicas without a cluster.
 func (r *Reconciler) failure(placement *flotillav1.Placement, res ownerpass.Result, key string) (reason, message string) {
 	var failure string
+	if res.Unmade != nil {
+		failure = res.Unmade.Error()
+	}
 	for _, c := range res.Chosen {
-		if msg, failed := res.Computed.Failed[c]; failed {
+		if msg, failed := res.Computed.Failed[c]; failed && failure == "" {
 			failure = c + ": Placement " + placement.Name + ": " + msg
 			if pin := flotillav1.PinOf(res.Pins, c); pin != "" && pin != res.LatestName {
 				failure = c + ": " + msg

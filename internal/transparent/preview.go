@@ -53,11 +53,11 @@ func Preview(ctx context.Context, hub client.Client, u *unstructured.Unstructure
 		d.Holds = []string{holds.Check(guard).Message}
 		return d, nil
 	}
-	rendered, err := render.Render(u, owner)
+	rendered, paused, err := r.render(u, owner, placement)
 	if err != nil {
 		return nil, err
 	}
-	pass, err := r.pass(u, owner, placement, rendered)
+	pass, err := r.pass(u, owner, placement, rendered, paused)
 	if err != nil {
 		return nil, err
 	}

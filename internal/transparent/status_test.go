@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 func deploymentCopy(cluster string, generation, observed, ready int64, available string) spokeCopy {
@@ -122,35 +123,47 @@ func TestACopyARolloutHasNotReachedIsNotUpdated(t *testing.T) {
 }
 
 // TestPausedOnTheHubPausesTheFleetRollout: `kubectl rollout pause` of a Deployment whose
-// Placement rolls revisions out pauses the fleet's rollout and is not delivered (the
-// clusters' own rollouts go on); without a rollout, spec.paused is delivered as it is.
+// Placement rolls revisions out pauses the fleet's rollout, makes no new revision and is not
+// delivered (the clusters' own rollouts go on); without a rollout, spec.paused is delivered as
+// it is.
 func TestPausedOnTheHubPausesTheFleetRollout(t *testing.T) {
 	r := &Reconciler{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment")}
+	owner := render.Owner{Kind: r.OwnerKind(), Namespace: "shop", Name: "web"}
+	deployment := func(paused bool) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "web", "namespace": "shop"}, "spec": map[string]any{"replicas": int64(2)}}}
+		if paused {
+			_ = unstructured.SetNestedField(u.Object, true, "spec", "paused")
+		}
+		return u
+	}
 	for _, tc := range []struct {
-		name            string
-		rollout, paused bool
-		wantPaused      bool
-		wantDelivered   bool
+		name                      string
+		rollout                   bool
+		wantPaused, wantDelivered bool
+		sameRevision              bool
 	}{
-		{"paused under a rollout", true, true, true, false},
-		{"not paused under a rollout", true, false, false, false},
-		{"paused without a rollout", false, true, false, true},
+		{"under a rollout", true, true, false, true},
+		{"without a rollout", false, false, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
-				"metadata": map[string]any{"name": "web"}, "spec": map[string]any{"replicas": int64(2)}}}
-			if tc.paused {
-				_ = unstructured.SetNestedField(u.Object, true, "spec", "paused")
-			}
 			placement := &flotillav1.Placement{}
 			if tc.rollout {
 				placement.Spec.Rollout = &flotillav1.RolloutPolicy{}
 			}
-			rendered := u.DeepCopy()
-			got := r.fleetPaused(placement, u, rendered)
+			running, _, err := r.render(deployment(false), owner, placement)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rendered, paused, err := r.render(deployment(true), owner, placement)
+			if err != nil {
+				t.Fatal(err)
+			}
 			_, delivered, _ := unstructured.NestedBool(rendered.Object, "spec", "paused")
-			if got != tc.wantPaused || delivered != tc.wantDelivered {
-				t.Errorf("fleet paused %v, spec.paused delivered %v; want %v, %v", got, delivered, tc.wantPaused, tc.wantDelivered)
+			same := render.Revision([]*unstructured.Unstructured{running}) == render.Revision([]*unstructured.Unstructured{rendered})
+			if paused != tc.wantPaused || delivered != tc.wantDelivered || same != tc.sameRevision {
+				t.Errorf("fleet paused %v, spec.paused delivered %v, same revision %v; want %v, %v, %v",
+					paused, delivered, same, tc.wantPaused, tc.wantDelivered, tc.sameRevision)
 			}
 		})
 	}

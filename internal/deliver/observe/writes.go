@@ -74,8 +74,11 @@ func newer(a, b string) bool {
 	if errA != nil {
 		return false
 	}
+	if b == "" {
+		return true
+	}
 	y, errB := strconv.ParseUint(b, 10, 64)
-	return errB != nil || x > y
+	return errB == nil && x > y
 }
 
 // Wrote records that owner just wrote an object with this hash, stored at resourceVersion rv
@@ -88,9 +91,6 @@ func newer(a, b string) bool {
 func (c *Cluster) Wrote(key, hash string, owner render.Owner, rv string) (other render.Owner, raced bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.writes == nil {
-		c.writes = map[string]write{}
-	}
 	now := time.Now()
 	if r, ok := c.writes[key]; ok && r.owner != owner && r.owner != (render.Owner{}) && now.Sub(r.at) < CacheLag {
 		other, raced = r.owner, true
@@ -99,19 +99,31 @@ func (c *Cluster) Wrote(key, hash string, owner render.Owner, rv string) (other 
 		delete(c.writes, key)
 		return other, raced
 	}
-	c.writes[key] = write{hash: hash, owner: owner, at: now}
+	c.recordLocked(key, write{hash: hash, owner: owner, at: now})
+	return other, raced
+}
+
+// recordLocked remembers a write for CacheLag.
+func (c *Cluster) recordLocked(key string, w write) {
+	if c.writes == nil {
+		c.writes = map[string]write{}
+	}
+	c.writes[key] = w
 	if !c.sweeping {
 		c.sweeping = true
 		time.AfterFunc(CacheLag, c.sweepWrites)
 	}
-	return other, raced
 }
 
 // Deleted records that the deliverer deleted the object moments ago, so that a delivery
 // reading the cache within CacheLag (one woken by the deletion, say) asks the API server
 // instead of believing a cache that still shows the object.
+// A deletion is no write Writing marked: another owner's write of the object under way keeps
+// its mark.
 func (c *Cluster) Deleted(key string) {
-	c.Wrote(key, "", render.Owner{}, "")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recordLocked(key, write{at: time.Now()})
 }
 
 // sweepWrites forgets the writes the cache has certainly caught up with, so memory holds only

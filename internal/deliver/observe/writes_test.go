@@ -71,7 +71,16 @@ func TestAWriteTheClusterMovedPastIsNotTrusted(t *testing.T) {
 			}
 		})
 	}
+	// Another owner's prune deleting the object meanwhile leaves the write's mark alone.
 	c := &Cluster{}
+	c.Writing(key)
+	c.Deleted(key)
+	c.Changed(owner, key, event("1"), event("11"), false, nil)
+	c.Wrote(key, "h1", owner, "10")
+	if c.WroteRecently(key, "h1") {
+		t.Error("a deletion took a write's mark: the write is trusted though the cluster moved past it")
+	}
+	c = &Cluster{}
 	c.Writing(key)
 	c.WriteFailed(key)
 	c.Changed(owner, key, event("1"), event("11"), false, nil)
