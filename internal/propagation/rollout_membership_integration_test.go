@@ -29,7 +29,7 @@ import (
 // resumes the frozen cluster gets the new revision and the rollout completes. The spokes' audit
 // logs show nothing deleted anywhere, and the frozen cluster written after it resumed.
 func TestRolloutSurvivesMembershipChanges(t *testing.T) {
-	const deadline = 10 * time.Second
+	const deadline = 15 * time.Second // ConfigMaps are Ready at once: ample on a busy machine
 	e := startEnv(t, map[string]string{"a": "eu", "b": "eu", "c": "eu", "d": "later"})
 	ctx := context.Background()
 	begun := time.Now()
