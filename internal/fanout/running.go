@@ -20,6 +20,9 @@ type Running struct {
 	// repeat (invalid, forbidden, too large; "" when it did not).
 	Ready  bool
 	Failed string
+	// Unreachable says why the deliverer could not reach the cluster at its latest delivery of
+	// Revision ("" when it could).
+	Unreachable string
 }
 
 // Running says which of owner's revisions each of clusters runs (clusters without a record
@@ -41,6 +44,9 @@ func (f *Fanout) Running(owner render.Owner, records map[string]*flotillav1.Deli
 			run.Ready = res.ReadyAt(w.Digest)
 			if res.Failed > 0 && res.Permanent {
 				run.Failed = res.Message // one the spoke repeats; a passing failure is not
+			}
+			if res.Disconnected {
+				run.Unreachable = "not connected"
 			}
 		} else if !ok {
 			run = recordedRun(records[c], w) // no delivery yet since a restart: the record says
@@ -87,7 +93,12 @@ func Gate(pc percluster.Input, in rollout.Input, running map[string]Running) ([]
 			continue // a person holds it: not the rollout's
 		}
 		run := running[c]
-		in.Clusters = append(in.Clusters, rollout.Cluster{Name: c, Labels: pc.Facts[c].Labels, Runs: run.Revision, Ready: run.Ready, Failed: run.Failed})
+		unreachable := pc.Facts[c].Unreachable
+		if unreachable == "" {
+			unreachable = run.Unreachable
+		}
+		in.Clusters = append(in.Clusters, rollout.Cluster{Name: c, Labels: pc.Facts[c].Labels, Runs: run.Revision, Ready: run.Ready, Failed: run.Failed,
+			Unreachable: unreachable})
 	}
 	out := rollout.Gate(in)
 	pins := append([]flotillav1.RevisionPin(nil), pc.Pins...)

@@ -3,6 +3,8 @@ package fanout
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -60,8 +62,23 @@ func Facts(ctx context.Context, hub client.Reader, clusters []string) map[string
 			c.Labels = cl.Labels
 			c.Allocatable = division.UsageFrom(cl.Status.Allocatable)
 			c.Limits = division.UsageFrom(cl.Spec.PlacementLimits)
+			c.Unreachable = unreachable(cl)
 		}
 		out[name] = c
 	}
 	return out
+}
+
+// unreachable says why a probed Cluster is not Ready ("" when it is, or has not been probed
+// yet: the deliverer says whether it reaches one of those).
+func unreachable(cl *flotillav1.Cluster) string {
+	cond := meta.FindStatusCondition(cl.Status.Conditions, flotillav1.ClusterReady)
+	switch {
+	case cond == nil || cond.Status == metav1.ConditionTrue:
+		return ""
+	case cond.Reason != "":
+		return "not Ready: " + cond.Reason
+	default:
+		return "not Ready"
+	}
 }

@@ -21,6 +21,10 @@ type Cluster struct {
 	// Limits are the cluster's placement limits in the same units (divisions read them; rules
 	// do not see them).
 	Limits map[string]int64
+	// Unreachable says why the cluster's Ready condition is not True ("" when it is, or when
+	// the Cluster could not be read): the rollout gate passes over such a cluster; rules and
+	// divisions do not see it.
+	Unreachable string
 }
 
 // Rule is one compiled override.

@@ -14,7 +14,10 @@
 // clusters are in flight, taken in a stable order (a hash of the cluster and the revision,
 // never the name's order). Past maxFailures the rollout halts: nothing further is let through,
 // nothing is rolled back. A cluster that joins gets the revision its stage has reached; one
-// that is not reached yet and runs nothing is held at the revision most clusters run.
+// that is not reached yet and runs nothing is held at the revision most clusters run. A cluster
+// the hub cannot reach fails nothing: not let through yet, it is passed over; let through, it
+// holds its stage up to its deadline and no further; it is let through when it returns, its
+// deadline starting again.
 //
 // What it remembers between passes (when each cluster was let through, when each stage was
 // done) is in memory: a restart starts a soak or a deadline again, and never shortens one.

@@ -28,6 +28,12 @@ type Cluster struct {
 	// says why its delivery of Runs failed ("" when it did not).
 	Ready  bool
 	Failed string
+	// Unreachable says why the hub cannot reach the cluster now ("" when it can): its Cluster
+	// is not Ready, or the deliverer is not connected to it. Such a cluster fails nothing: one
+	// not let through yet is passed over (it stays at what it runs), one let through holds its
+	// stage up to the progress deadline and no further, and either gets the revision when it
+	// returns, its deadline starting again then.
+	Unreachable string
 }
 
 // Input is one pass of an owner's rollout.
@@ -55,6 +61,9 @@ type Memory struct {
 	ReleasedIn map[string]string
 	Reached    map[string]bool
 	Done       map[string]time.Time
+	// Away are the clusters let through that were unreachable at the last pass: when one
+	// returns, its deadline starts again.
+	Away map[string]bool
 }
 
 // Outcome is what the gate decided.
@@ -86,6 +95,10 @@ type member struct {
 	Cluster
 	state state
 	why   string // why it failed
+	// away: unreachable, and not let through, or let through longer than the progress
+	// deadline ago. It holds nothing up (its stage can finish, it takes no room in flight)
+	// and fails nothing.
+	away bool
 }
 
 // Gate decides which clusters may take the latest revision now.
@@ -109,7 +122,7 @@ func Gate(in Input) Outcome {
 	}
 	// Copies: the caller's memory stays as it was.
 	mem.Released, mem.Done = cloned(mem.Released), cloned(mem.Done)
-	mem.Reached, mem.ReleasedIn = cloned(mem.Reached), cloned(mem.ReleasedIn)
+	mem.Reached, mem.ReleasedIn, mem.Away = cloned(mem.Reached), cloned(mem.ReleasedIn), cloned(mem.Away)
 	if stable == "" && len(mem.Released) == 0 {
 		// Nothing runs an older revision: a first delivery, or a rollout long done.
 		return Outcome{Memory: mem, Status: completeOrNothing(in)}
@@ -130,17 +143,30 @@ func Gate(in Input) Outcome {
 				mem.Released[m.Name], mem.ReleasedIn[m.Name] = in.Now, st.name
 			}
 			released, at := mem.Released[m.Name]
+			if at && m.Unreachable == "" && mem.Away[m.Name] {
+				// Back: the time it was away is not held against it.
+				released, mem.Released[m.Name] = in.Now, in.Now
+				delete(mem.Away, m.Name)
+			}
 			switch {
 			case m.Runs == in.Latest && m.Ready:
 				m.state = done
 				mem.Reached[m.Name] = true
+				delete(mem.Away, m.Name)
 			case m.Runs == in.Latest && m.Failed != "":
 				m.state, m.why = failed, m.Failed
+			case (m.Runs == in.Latest || at) && m.Unreachable != "":
+				m.state, m.away = inFlight, !at || in.Now.Sub(released) > deadline
+				if at && !mem.Reached[m.Name] {
+					mem.Away[m.Name] = true
+				}
 			case m.Runs == in.Latest || at:
 				m.state = inFlight
 				if at && !mem.Reached[m.Name] && in.Now.Sub(released) > deadline {
 					m.state, m.why = failed, fmt.Sprintf("not Ready within %s", deadline)
 				}
+			default:
+				m.away = m.Unreachable != "" // pending
 			}
 			if m.state == failed {
 				failures++
@@ -198,10 +224,14 @@ func Gate(in Input) Outcome {
 				st.name, soak, doneAt.Add(soak).UTC().Format(time.RFC3339)))
 		}
 	}
+	var away []string
 	for _, st := range stages {
 		for _, m := range st.members {
-			if released, at := mem.Released[m.Name]; at && m.state == inFlight {
+			if released, at := mem.Released[m.Name]; at && m.state == inFlight && !m.away {
 				out.Next = earliest(out.Next, deadline-in.Now.Sub(released))
+			}
+			if m.away {
+				away = append(away, m.Name+" ("+m.Unreachable+")")
 			}
 		}
 	}
@@ -212,6 +242,11 @@ func Gate(in Input) Outcome {
 		out.Undo = stable + "@" + in.Latest
 		return out
 	}
+	sort.Strings(away)
+	passedOver := ""
+	if len(away) > 0 {
+		passedOver = fmt.Sprintf("; unreachable, passed over until they return (then they get it): %s", strings.Join(away, ", "))
+	}
 	switch {
 	case halted:
 		sort.Strings(failedWhy)
@@ -221,8 +256,12 @@ func Gate(in Input) Outcome {
 		setPhase(status, flotillav1.RolloutPaused, "paused (the Placement's spec.rollout.paused, or kubectl rollout pause of the owner): clusters in flight finish, no other is reached")
 	case allDone(stages):
 		setPhase(status, flotillav1.RolloutComplete, "every cluster runs revision "+in.Latest)
+	case status.Phase == "" && allFinished(stages):
+		setPhase(status, flotillav1.RolloutProgressing, "every reachable cluster runs revision "+in.Latest+passedOver)
 	case status.Phase == "":
-		setPhase(status, flotillav1.RolloutProgressing, "rolling out revision "+in.Latest)
+		setPhase(status, flotillav1.RolloutProgressing, "rolling out revision "+in.Latest+passedOver)
+	default:
+		setPhase(status, status.Phase, status.Message+passedOver)
 	}
 	out.Status, out.Memory = status, mem
 	return out
@@ -332,7 +371,7 @@ func order(cluster, revision string) uint32 {
 func (st *stage) release(in Input, mem *Memory) {
 	room := maxInFlight(st.maxUnavailable, len(st.members))
 	for _, m := range st.members {
-		if m.state == inFlight {
+		if m.state == inFlight && !m.away {
 			room--
 		}
 	}
@@ -341,8 +380,8 @@ func (st *stage) release(in Input, mem *Memory) {
 		if room <= 0 {
 			return
 		}
-		if m.state != pending {
-			continue
+		if m.state != pending || m.away {
+			continue // an unreachable cluster is let through when it returns
 		}
 		m.state = inFlight
 		if _, at := mem.Released[m.Name]; !at {
@@ -367,10 +406,19 @@ func (st *stage) started(mem Memory) bool {
 	return false
 }
 
-// finished reports whether every member is done or failed.
+// finished reports whether every member is done, failed or away.
 func (st *stage) finished() bool {
 	for _, m := range st.members {
-		if m.state == pending || m.state == inFlight {
+		if (m.state == pending || m.state == inFlight) && !m.away {
+			return false
+		}
+	}
+	return true
+}
+
+func allFinished(stages []*stage) bool {
+	for _, st := range stages {
+		if !st.finished() {
 			return false
 		}
 	}

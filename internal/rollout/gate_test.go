@@ -255,6 +255,99 @@ func TestAReachedClusterIsNotFailedByTheDeadline(t *testing.T) {
 	}
 }
 
+// A cluster the hub cannot reach fails nothing. One not let through yet is passed over: it stays
+// at what it runs and takes no room in flight. One let through holds its stage up to the
+// progress deadline and no further. Either gets the revision when it returns, its deadline
+// starting again then, and the rollout completes once it is Ready.
+func TestAnUnreachableClusterFailsNothing(t *testing.T) {
+	const deadline = time.Minute
+	for _, tc := range []struct {
+		name     string
+		inFlight bool // it becomes unreachable after it was let through
+	}{
+		{"before its turn", false},
+		{"in flight", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pol := policy()
+			pol.Stages[0].Soak, pol.Stages[1].Approval = nil, flotillav1.ApprovalNone
+			pol.ProgressDeadline = &metav1.Duration{Duration: deadline}
+			p := start(t, pol)
+			// x is the prod cluster let through first (maxUnavailable 25%: one at a time), y the other.
+			x, y := "b", "c"
+			if order("c", "v2") < order("b", "v2") {
+				x, y = "c", "b"
+			}
+			p.run()
+			p.ready("a")
+			if tc.inFlight {
+				p.run()
+				p.expect("a,"+x, flotillav1.RolloutProgressing)
+				p.clusters[x].Unreachable = "not Ready: ProbeTimeout"
+				p.in.Now = t0.Add(deadline - time.Second)
+				p.run()
+				p.expect("a,"+x, flotillav1.RolloutProgressing) // it holds its stage up to the deadline
+				if p.out.Next != time.Second {
+					t.Errorf("look again in %s, want when its deadline ends (1s)", p.out.Next)
+				}
+				p.in.Now = t0.Add(deadline + time.Second)
+				p.run()
+				p.expect("a,"+x+","+y, flotillav1.RolloutProgressing) // and no further
+			} else {
+				p.clusters[x].Unreachable = "not Ready: ProbeTimeout"
+				p.run()
+				p.expect("a,"+y, flotillav1.RolloutProgressing)
+				if p.out.Hold[x] != "v1" {
+					t.Errorf("holds %v, want %s at v1 while it is unreachable", p.out.Hold, x)
+				}
+			}
+			p.ready(y)
+			p.run()
+			p.ready("d")
+			p.run()
+			p.in.Now = p.in.Now.Add(time.Hour)
+			p.run()
+			// The rest is done: x runs v2 only if it was let through before it went away.
+			done := strings.Replace("a,b,c,d", ","+x, "", 1)
+			if tc.inFlight {
+				done = "a,b,c,d"
+			}
+			p.expect(done, flotillav1.RolloutProgressing)
+			if msg := p.out.Status.Message; !strings.Contains(msg, "every reachable cluster runs revision v2") || !strings.Contains(msg, x+" (not Ready: ProbeTimeout)") {
+				t.Errorf("message %q does not say the rollout is done but for %s, unreachable", msg, x)
+			}
+			if p.out.Next != 0 {
+				t.Errorf("look again in %s, want nothing on the clock", p.out.Next)
+			}
+			// Back: its deadline starts again; it is not failed for the time it was away.
+			p.clusters[x].Unreachable = ""
+			p.run()
+			p.in.Now = p.in.Now.Add(deadline - time.Second)
+			p.run()
+			p.expect("a,b,c,d", flotillav1.RolloutProgressing)
+			p.ready(x)
+			p.run()
+			p.expect("a,b,c,d", flotillav1.RolloutComplete)
+		})
+	}
+	// Back and not Ready within the deadline from its return, it fails as any other would.
+	pol := policy()
+	pol.Stages[0].Soak = nil
+	pol.ProgressDeadline = &metav1.Duration{Duration: deadline}
+	p := start(t, pol)
+	p.run()
+	p.clusters["a"].Unreachable = "not connected"
+	p.in.Now = t0.Add(time.Hour)
+	p.run()
+	p.expect("a", flotillav1.RolloutWaitingForApproval)
+	p.clusters["a"].Unreachable = ""
+	p.run()
+	p.expect("a", flotillav1.RolloutProgressing)
+	p.in.Now = p.in.Now.Add(deadline + time.Second)
+	p.run()
+	p.expect("a", flotillav1.RolloutHalted)
+}
+
 // A latest revision that is not kept goes to no cluster that runs another: they are held, and
 // the rollout halts saying why.
 func TestAnUnkeptRevisionGoesNowhere(t *testing.T) {
@@ -291,13 +384,15 @@ func TestNothingToRollOut(t *testing.T) {
 }
 
 // The invariants: stages go in order (no cluster of a later stage takes the revision while one
-// of an earlier stage has not finished), a stage never has more in flight than maxUnavailable
-// lets through, a halted or paused rollout lets nothing new through, and only clusters that do
+// of an earlier stage has not finished, but for one unreachable and not let through), a stage
+// never has more in flight than maxUnavailable lets through, a halted or paused rollout lets
+// nothing new through, an unreachable cluster is never let through, and only clusters that do
 // not run the latest revision are held.
 func FuzzGate(f *testing.F) {
-	f.Add(uint8(3), uint16(0x0f0f), uint8(0), uint8(1), false)
-	f.Add(uint8(9), uint16(0xffff), uint8(2), uint8(0), true)
-	f.Fuzz(func(t *testing.T, n uint8, state uint16, maxFail, unavailable uint8, paused bool) {
+	f.Add(uint8(3), uint16(0x0f0f), uint8(0), uint8(1), false, uint8(0))
+	f.Add(uint8(9), uint16(0xffff), uint8(2), uint8(0), true, uint8(0x21))
+	f.Add(uint8(7), uint16(0x0000), uint8(0), uint8(0), false, uint8(0x09))
+	f.Fuzz(func(t *testing.T, n uint8, state uint16, maxFail, unavailable uint8, paused bool, unreachable uint8) {
 		size := int(n%8) + 1
 		mu := intstr.FromInt32(int32(unavailable%3) + 1)
 		mf := intstr.FromInt32(int32(maxFail % 3))
@@ -317,6 +412,9 @@ func FuzzGate(f *testing.F) {
 			case 3:
 				c.Runs, c.Ready, c.Failed = "v2", false, "failed"
 			}
+			if unreachable&(1<<(i%8)) != 0 {
+				c.Unreachable = "not Ready"
+			}
 			stageOf[c.Name] = i % 3
 			clusters = append(clusters, c)
 		}
@@ -330,6 +428,9 @@ func FuzzGate(f *testing.F) {
 			}
 			if !held && c.Runs != "v2" {
 				released[c.Name] = true
+				if c.Unreachable != "" {
+					t.Fatalf("%s is unreachable and let through", c.Name)
+				}
 			}
 			if !held && !(c.Runs == "v2" && (c.Ready || c.Failed != "")) {
 				inFlight[stageOf[c.Name]]++
@@ -346,7 +447,10 @@ func FuzzGate(f *testing.F) {
 		}
 		for name := range released {
 			for _, c := range clusters {
-				if stageOf[c.Name] < stageOf[name] && !(c.Runs == "v2" && (c.Ready || c.Failed != "")) {
+				// Unreachable and not let through, it holds nothing up (nothing is remembered: one let
+				// through has all of its deadline left).
+				away := c.Unreachable != "" && c.Runs != "v2"
+				if stageOf[c.Name] < stageOf[name] && !(c.Runs == "v2" && (c.Ready || c.Failed != "")) && !away {
 					t.Fatalf("%s (stage %d) let through while %s (stage %d) has not finished", name, stageOf[name], c.Name, stageOf[c.Name])
 				}
 			}

@@ -150,8 +150,8 @@ func (r *Reconciler) Notify(owner render.Owner) {
 // OwnerKind is the owner kind of r's objects.
 func (r *Reconciler) OwnerKind() string { return ownerKind(r.GVK) }
 
-// usersOfCluster maps a Cluster to the objects of the Placements whose overrides or division
-// may depend on it.
+// usersOfCluster maps a Cluster to the objects of the Placements whose overrides, division or
+// rollout may depend on it.
 func (r *Reconciler) usersOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
 	cl, _ := obj.(*flotillav1.Cluster)
 	var placements flotillav1.PlacementList
@@ -160,7 +160,7 @@ func (r *Reconciler) usersOfCluster(ctx context.Context, obj client.Object) []re
 	}
 	var reqs []reconcile.Request
 	for i := range placements.Items {
-		if len(placements.Items[i].Spec.Overrides) > 0 || division.FollowsCluster(placements.Items[i].Spec, true, cl) {
+		if len(placements.Items[i].Spec.Overrides) > 0 || division.FollowsCluster(placements.Items[i].Spec, true, cl) || placements.Items[i].Spec.Rollout != nil {
 			reqs = append(reqs, r.usersOfPlacement(ctx, &placements.Items[i])...)
 		}
 	}
