@@ -88,16 +88,11 @@ type Reconciler struct {
 // themselves.
 const workers = 4
 
-// Reads of caches in a reconcile have deadlines of their own, well within the reconcile's: a
-// cache that cannot sync (a spoke engaged again while unreachable) costs that read, not the
-// whole pass of every object.
-const (
-	// hubReadTimeout bounds a read of the hub cache (Clusters, for overrides).
-	hubReadTimeout = 10 * time.Second
-	// spokeReadTimeout bounds a read of a spoke cache for status; a spoke that does not answer
-	// within it adds nothing to the status this time.
-	spokeReadTimeout = 5 * time.Second
-)
+// spokeReadTimeout bounds a read of a spoke cache for status, well within the reconcile's
+// deadline: a spoke that does not answer within it (its cache cannot sync) adds nothing to the
+// status this time, and costs that read, not the whole pass of every object. Reads of the hub
+// cache are bounded by package ownerpass.
+const spokeReadTimeout = 5 * time.Second
 
 // SetupWithManager registers the controller for r.GVK.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
@@ -470,14 +465,6 @@ func (r *Reconciler) spokeCopy(ctx context.Context, clusterName string, key clie
 		return nil, false
 	}
 	return live, true
-}
-
-// factsOf reads what override rules and the division see of each cluster from the hub cache,
-// once per pass, within hubReadTimeout.
-func (r *Reconciler) factsOf(ctx context.Context, clusters []string) map[string]override.Cluster {
-	ctx, cancel := context.WithTimeout(ctx, hubReadTimeout)
-	defer cancel()
-	return fanout.Facts(ctx, r.Hub, clusters)
 }
 
 // RecordDrift emits an Event on the hub object whose copy on a cluster drifted, as for every
