@@ -16,12 +16,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	flotillahub "github.com/flotilla-dev/flotilla/internal/hub"
 	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/kro"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/membership"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // wait bounds each step of the safety suite.
@@ -48,6 +51,12 @@ type ownerCase struct {
 	// goes (a fleet API's CRD: see docs/architecture.md); every other kind makes before it
 	// breaks.
 	breaksFirst bool
+	// For the kinds that pin clusters to revisions through the one owner pass: owner names
+	// the owner's records, edit changes what it delivers (the hub ConfigMap's data.k), pin
+	// holds a cluster at a revision ("": no pin).
+	owner render.Owner
+	edit  func(ctx context.Context, hub client.Client, value string) error
+	pin   func(ctx context.Context, hub client.Client, cluster, revision string) error
 }
 
 // tallyRGD is a fleet API whose CRD the suite's APIPropagation serves.
@@ -87,6 +96,11 @@ func ownerCases(t *testing.T) []ownerCase {
 	}
 	configMap := func(namespace, name string, labels map[string]string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels}, Data: map[string]string{"k": "v"}}
+	}
+	editData := func(obj client.Object) func(ctx context.Context, hub client.Client, value string) error {
+		return func(ctx context.Context, hub client.Client, value string) error {
+			return hub.Patch(ctx, obj, client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"data":{"k":%q}}`, value)))
+		}
 	}
 	eventMessages := func(namespace, name string) func(ctx context.Context, hub client.Client) ([]string, error) {
 		return func(ctx context.Context, hub client.Client) ([]string, error) {
@@ -128,6 +142,16 @@ func ownerCases(t *testing.T) []ownerCase {
 				return nil, nil
 			},
 			confirm: annotate(&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team-p", Name: "web"}}),
+			owner:   render.Owner{Kind: "Propagation", Namespace: "team-p", Name: "web"},
+			edit:    editData(configMap("team-p", "by-propagation", nil)),
+			pin: func(ctx context.Context, hub client.Client, cluster, revision string) error {
+				pins := "null"
+				if revision != "" {
+					pins = fmt.Sprintf(`[{"cluster":%q,"revision":%q}]`, cluster, revision)
+				}
+				return hub.Patch(ctx, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team-p", Name: "web"}},
+					client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"revisionPins":%s}}`, pins)))
+			},
 		},
 		{
 			name:      "transparent ConfigMap",
@@ -140,6 +164,16 @@ func ownerCases(t *testing.T) []ownerCase {
 			deliveredNamespace: "team-t",
 			blocked:            eventMessages("team-t", "transparent"),
 			confirm:            annotate(configMap("team-t", "transparent", nil)),
+			owner:              render.Owner{Kind: "ConfigMap", Namespace: "team-t", Name: "transparent"},
+			edit:               editData(configMap("team-t", "transparent", nil)),
+			pin: func(ctx context.Context, hub client.Client, cluster, revision string) error {
+				value := "null"
+				if revision != "" {
+					value = fmt.Sprintf("%q", cluster+"="+revision)
+				}
+				return hub.Patch(ctx, configMap("team-t", "transparent", nil),
+					client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, flotillav1.AnnotationRevisionPins, value)))
+			},
 		},
 		{
 			name:      "APIPropagation",
@@ -226,6 +260,24 @@ func TestSafetyEveryOwnerKind(t *testing.T) {
 					t.Fatal(err)
 				}
 				s.on(true, spokes...)
+
+				// A pinned cluster keeps its revision, written nowhere, while the others take the
+				// owner's change; unpinned, it takes it too.
+				if k.pin != nil {
+					if err := k.pin(ctx, hub, "a", s.runs("a")); err != nil {
+						t.Fatal(err)
+					}
+					edited := time.Now()
+					if err := k.edit(ctx, hub, "v2"); err != nil {
+						t.Fatal(err)
+					}
+					s.holds(map[string]string{"a": "v", "b": "v2", "c": "v2"})
+					s.writes("a", edited, 0)
+					if err := k.pin(ctx, hub, "a", ""); err != nil {
+						t.Fatal(err)
+					}
+					s.holds(map[string]string{"a": "v2"})
+				}
 
 				// Removal from most clusters: two of three leave.
 				s.choose("c")
@@ -339,6 +391,64 @@ func (s safetyRun) confirmWith(token string) {
 	if err := s.k.confirm(s.ctx, s.hub, token); err != nil {
 		s.t.Fatal(err)
 	}
+}
+
+// runs is the revision the owner's record for a cluster says it runs (spec.work).
+func (s safetyRun) runs(cluster string) string {
+	s.t.Helper()
+	var revision string
+	fleettest.Eventually(s.t, wait, fmt.Sprintf("%s: the record of %s names a revision", s.k.name, cluster), func() error {
+		records, err := (&ledger.Ledger{Hub: s.hub, Owners: flotillahub.RecordOwners()}).Records(s.ctx, s.k.owner)
+		if err != nil {
+			return err
+		}
+		if rec := records[cluster]; rec != nil && rec.Spec.Work != nil && rec.Spec.Work.Revision != "" {
+			revision = rec.Spec.Work.Revision
+			return nil
+		}
+		return fmt.Errorf("records %v", records)
+	})
+	return revision
+}
+
+// holds waits until each cluster's copy holds data.k as want says.
+func (s safetyRun) holds(want map[string]string) {
+	s.t.Helper()
+	fleettest.Eventually(s.t, wait, fmt.Sprintf("%s: copies %v", s.k.name, want), func() error {
+		for c, v := range want {
+			cm := &corev1.ConfigMap{}
+			if err := s.spokes[c].Get(s.ctx, client.ObjectKeyFromObject(s.k.delivered()), cm); err != nil {
+				return err
+			}
+			if cm.Data["k"] != v {
+				return fmt.Errorf("%s holds %q", c, cm.Data["k"])
+			}
+		}
+		return nil
+	})
+}
+
+// writes checks, for a few seconds, that a spoke's audit log shows n writes of the owner's
+// object since a time.
+func (s safetyRun) writes(cluster string, since time.Time, n int) {
+	s.t.Helper()
+	fleettest.Consistently(s.t, 2*time.Second, fmt.Sprintf("%s: %d writes on %s", s.k.name, n, cluster), func() error {
+		events, err := s.fleet.Plane(cluster).AuditEvents()
+		if err != nil {
+			return err
+		}
+		got, obj := 0, s.k.delivered()
+		for _, ev := range events {
+			if ev.Mutating() && ev.ObjectRef.Resource == s.k.resource && ev.ObjectRef.Name == obj.GetName() && ev.ObjectRef.Namespace == s.k.deliveredNamespace &&
+				ev.ResponseStatus.Code < 300 && !strings.Contains(ev.RequestURI, "dryRun=") && ev.StageTimestamp.After(since) {
+				got++
+			}
+		}
+		if got != n {
+			return fmt.Errorf("%d writes", got)
+		}
+		return nil
+	})
 }
 
 // madeBeforeBroken checks from the audit logs that, since a move began, the owner's object
