@@ -83,8 +83,7 @@ const reconcileTimeout = 2 * time.Minute
 
 // Run runs the hub controller against the hub API server until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
-	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = UserAgent
+	cfg = restConfig(cfg)
 	scheme := install.Scheme()
 	var deliverer *deliver.Deliverer
 	owning := newControllers(opts)
