@@ -83,7 +83,8 @@ const reconcileTimeout = 2 * time.Minute
 
 // Run runs the hub controller against the hub API server until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
-	cfg = restConfig(cfg)
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = UserAgent
 	scheme := install.Scheme()
 	var deliverer *deliver.Deliverer
 	owning := newControllers(opts)
@@ -209,7 +210,11 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 	if err := mgr.Add(fleetAPIs); err != nil {
 		return nil, err
 	}
-	records := &ledger.Ledger{Hub: local.GetClient(), Owners: kinds.RecordOwners(install.Scheme())}
+	ahead, err := aheadWriter(local)
+	if err != nil {
+		return nil, err
+	}
+	records := &ledger.Ledger{Hub: local.GetClient(), Ahead: ahead, Owners: kinds.RecordOwners(install.Scheme())}
 	if err := local.Add(records); err != nil {
 		return nil, err
 	}

@@ -24,26 +24,22 @@ func rateLimiterOf(t *testing.T, cfg *rest.Config) flowcontrol.RateLimiter {
 	return c.GetRateLimiter()
 }
 
-func TestHubRequestsHaveNoClientSideRateLimit(t *testing.T) {
+func TestWritesAheadHaveNoClientSideRateLimit(t *testing.T) {
 	if rateLimiterOf(t, &rest.Config{}) == nil {
 		t.Fatal("client-go no longer gives a config without a rate a token bucket: this test checks nothing")
 	}
-	cfg := restConfig(&rest.Config{})
-	if l := rateLimiterOf(t, cfg); l != nil {
-		t.Errorf("the hub controller's clients are rate limited on the client side (%T, %v requests a second)", l, l.QPS())
-	}
-	if cfg.UserAgent != UserAgent {
-		t.Errorf("user agent %q, want %q", cfg.UserAgent, UserAgent)
+	if l := rateLimiterOf(t, unthrottled(&rest.Config{})); l != nil {
+		t.Errorf("the hub writes a delivery waits for are rate limited on the client side (%T, %v requests a second)", l, l.QPS())
 	}
 }
 
-func TestHubRequestsKeepARateTheCallerSets(t *testing.T) {
-	cfg := restConfig(&rest.Config{QPS: 50, Burst: 100})
+func TestWritesAheadKeepARateTheCallerSets(t *testing.T) {
+	cfg := unthrottled(&rest.Config{QPS: 50, Burst: 100})
 	if l := rateLimiterOf(t, cfg); l == nil || l.QPS() != 50 {
 		t.Errorf("a caller's rate of 50 requests a second is not kept: %v", l)
 	}
 	limiter := flowcontrol.NewTokenBucketRateLimiter(7, 7)
-	if l := rateLimiterOf(t, restConfig(&rest.Config{RateLimiter: limiter})); l != limiter {
+	if l := rateLimiterOf(t, unthrottled(&rest.Config{RateLimiter: limiter})); l != limiter {
 		t.Errorf("a caller's rate limiter is not kept: %v", l)
 	}
 }
