@@ -210,7 +210,11 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 	if err := mgr.Add(fleetAPIs); err != nil {
 		return nil, err
 	}
-	records := &ledger.Ledger{Hub: local.GetClient(), Owners: kinds.RecordOwners(install.Scheme())}
+	ahead, err := aheadWriter(local)
+	if err != nil {
+		return nil, err
+	}
+	records := &ledger.Ledger{Hub: local.GetClient(), Ahead: ahead, Owners: kinds.RecordOwners(install.Scheme())}
 	if err := local.Add(records); err != nil {
 		return nil, err
 	}

@@ -9,7 +9,10 @@
 //
 // A record also says what its cluster must run (spec.work, RecordWork): the owner's revision
 // and the cluster's changes to it (package work). Like the result, it is written aside by the
-// ledger's own workers, under a field manager of its own, never ahead of a delivery.
+// ledger's own workers, under a field manager of its own; only a rollout writes it ahead of
+// the delivery (WriteWork). The writes a delivery waits for (Prepare, WriteWork) go through a
+// client of their own when the caller gives one (Ledger.Ahead), so that they never queue
+// behind the writes aside for a client-side rate limit.
 //
 // Writes are bounded: a record is written when the kinds it lists grow, what its cluster must
 // run changes or the delivery's result changes, never in steady state. The ledger reads records from the hub cache and

@@ -56,6 +56,12 @@ type Ledger struct {
 	// without them no other owner's record is, and an owner's own are when they reference an
 	// owner of its kind and name, whatever its UID.
 	Owners Owners
+	// Ahead, when set, makes the writes a delivery waits for: a record prepared (Prepare) and
+	// spec.work written ahead of a rollout's delivery (WriteWork). The hub controller gives it
+	// a client of its own with no client-side rate limit, so that they never wait in line
+	// behind the writes aside (the records' status, spec.work aside), which Hub's rate limit
+	// paces. Nil: Hub makes them.
+	Ahead client.Writer
 
 	mu      sync.Mutex
 	written map[pair]ownWrite
@@ -92,6 +98,14 @@ type ownWrite struct {
 }
 
 func (l *Ledger) trust() Trust { return Trust{Hub: l.Hub, Owners: l.Owners} }
+
+// writer is the client of a write: ahead says a delivery waits for it.
+func (l *Ledger) writer(ahead bool) client.Writer {
+	if ahead && l.Ahead != nil {
+		return l.Ahead
+	}
+	return l.Hub
+}
 
 // NamespaceOf returns where owner's records live: its own namespace, or Flotilla's for a
 // cluster-scoped owner.

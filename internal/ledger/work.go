@@ -32,23 +32,23 @@ func (l *Ledger) RecordWork(owner render.Owner, cluster string, work flotillav1.
 // WriteWork is RecordWork written now, before what it says is delivered (a rollout's): the
 // error says why the record could not say it.
 func (l *Ledger) WriteWork(ctx context.Context, owner render.Owner, cluster string, work flotillav1.DeliveryWork) error {
-	return l.writeWork(ctx, pair{owner, cluster}, work)
+	return l.writeWork(ctx, pair{owner, cluster}, work, true)
 }
 
 func (l *Ledger) workQueue() *coalesce.Queue[pair, flotillav1.DeliveryWork] {
 	l.workOnce.Do(func() {
 		l.works = &coalesce.Queue[pair, flotillav1.DeliveryWork]{Name: "ledger-work", Workers: reportWorkers,
 			Handle: func(ctx context.Context, p pair, work flotillav1.DeliveryWork) error {
-				return l.writeWork(ctx, p, work)
+				return l.writeWork(ctx, p, work, false)
 			}}
 	})
 	return l.works
 }
 
-// writeWork applies work into p's record, unless the record holds it already. A record the
-// ledger does not know of (removed, or never prepared) is left alone; one it prepared moments
-// ago is written even if the cache does not show it yet.
-func (l *Ledger) writeWork(ctx context.Context, p pair, work flotillav1.DeliveryWork) error {
+// writeWork applies work into p's record, unless the record holds it already; ahead says a
+// delivery waits for it. A record the ledger does not know of (removed, or never prepared) is
+// left alone; one it prepared moments ago is written even if the cache does not show it yet.
+func (l *Ledger) writeWork(ctx context.Context, p pair, work flotillav1.DeliveryWork, ahead bool) error {
 	if _, exists, err := l.known(ctx, p.owner, p.cluster); err != nil || !exists {
 		return err
 	}
@@ -73,7 +73,7 @@ func (l *Ledger) writeWork(ctx context.Context, p pair, work flotillav1.Delivery
 		}
 		u.Object["spec"] = map[string]any{"work": spec}
 	}
-	if err := l.Hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(workFieldManager), client.ForceOwnership); err != nil {
+	if err := l.writer(ahead).Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(workFieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("record what cluster %s must run of %s (Delivery %s): %w", p.cluster, p.owner, key, err)
 	}
 	l.remember(p, func(w *ownWrite) { w.work = &work })

@@ -59,7 +59,7 @@ func (l *Ledger) Prepare(ctx context.Context, owner Owner, cluster string, kinds
 		}}
 	}
 	u.Object["spec"] = spec
-	if err := l.Hub.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
+	if err := l.writer(true).Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("record the delivery of %s to cluster %s (Delivery %s): %w", owner, cluster, key, err)
 	}
 	l.remember(pair{owner.Owner, cluster}, func(w *ownWrite) {
