@@ -106,12 +106,12 @@ func (r *Reconciler) planOn(ctx context.Context, spoke spokeView, newest rgdRevi
 	}
 	target := newest
 	if pin != "" && pin != newest.name {
+		p.pinned = pin
 		if target, err = r.loadRevision(ctx, owner, pin); err != nil {
 			p.row.Phase, p.row.Reason = flotillav1.APIFailed, flotillav1.ReasonRevisionNotKept
 			p.row.Message = limit(fmt.Sprintf("pinned to revision %s (spec.revisionPins, or the rollout): %v", pin, err))
 			return r.hold(ctx, p, owner, view, "")
 		}
-		p.pinned = pin
 	}
 	rgd := target.rgd
 	compiled, err := r.compile(rgd, view)

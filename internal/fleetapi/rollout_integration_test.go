@@ -10,10 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/fleetapi"
+	"github.com/flotilla-dev/flotilla/internal/hub"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
@@ -93,6 +96,25 @@ func TestRGDRevisionsRollOut(t *testing.T) {
 		}
 		return fmt.Errorf("none among %d Events", len(events.Items))
 	})
+	// `flotilla plan rgd/NAME` shows the same holds.
+	d, err := fleetapi.PreviewRGD(ctx, e.hub, webapp.Name, func(_ context.Context, c string) (client.Client, *rest.Config, error) {
+		return e.spokes[c], e.fleet.Plane(c).RESTConfig(), nil
+	}, hub.RecordOwners())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cd := range d.Clusters {
+		want := first
+		if cd.Cluster == "spoke-a" {
+			want = ""
+		}
+		if cd.Pinned != want || cd.Err != nil {
+			t.Errorf("plan of %s: pinned %q (%v), want %q", cd.Cluster, cd.Pinned, cd.Err, want)
+		}
+	}
+	if len(d.Clusters) != 3 || len(d.Holds) != 1 || !strings.Contains(d.Holds[0], string(flotillav1.RolloutWaitingForApproval)) {
+		t.Errorf("plan: %d clusters, holds %q; want 3, the rollout waiting for approval", len(d.Clusters), d.Holds)
+	}
 	crdWrites := func(ev localfleet.AuditEvent) bool {
 		return ev.ObjectRef.Resource == "customresourcedefinitions" && ev.ObjectRef.Name == crdName
 	}
@@ -105,7 +127,7 @@ func TestRGDRevisionsRollOut(t *testing.T) {
 		}
 	}
 
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		rgd := &kro.ResourceGraphDefinition{}
 		if err := e.hub.Get(ctx, client.ObjectKey{Name: webapp.Name}, rgd); err != nil {
 			return err
