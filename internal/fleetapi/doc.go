@@ -53,7 +53,9 @@
 //
 // `flotilla plan rgd/NAME` and `plan apipropagation/NAME` (Preview, preview.go) plan each
 // chosen cluster with the controller's planOn, reading the cluster through a client of the
-// CLI's instead of the controller's engagement (spokeView), compiling against its schemas.
+// CLI's instead of the controller's engagement (spokeView), compiling against its schemas;
+// under a rollout, with the holds the gate gives from what the clusters' CRDs name
+// (fanout.PlannedGateOf, nothing remembered).
 //
 // A released RGD (unchosen, deleted, or its APIPropagation deleted) has its records removed and
 // its deliveries forgotten; its CRDs are deleted only when its APIPropagation's removal is
