@@ -126,6 +126,8 @@ func TestRGDRevisionsRollOut(t *testing.T) {
 			t.Errorf("%s serves revision %s, want %s", s, got, first)
 		}
 	}
+	// A held cluster's instances keep expanding, with the graph of the revision it serves.
+	e.instanceExpanded(t, "spoke-b", webapp, "held", nil)
 
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		rgd := &kro.ResourceGraphDefinition{}
