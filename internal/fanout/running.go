@@ -115,11 +115,17 @@ func Gate(pc percluster.Input, in rollout.Input, running map[string]Running) ([]
 // shows its soak as just begun); controls carries the owner's approval and undo. hold says
 // where a rollout under way stands ("" when none is).
 func PlannedGate(pc percluster.Input, controls rollout.Input, records map[string]*flotillav1.Delivery) (pins []flotillav1.RevisionPin, hold string) {
+	return PlannedGateOf(pc, controls, RecordedRunning(records, pc.Chosen))
+}
+
+// PlannedGateOf is PlannedGate with what each cluster runs read by the owner kind (fleet APIs
+// read it from the CRD each cluster serves).
+func PlannedGateOf(pc percluster.Input, controls rollout.Input, running map[string]Running) (pins []flotillav1.RevisionPin, hold string) {
 	if pc.Placement.Spec.Rollout == nil {
 		return pc.Pins, ""
 	}
 	controls.Latest, controls.Now = pc.LatestName, time.Now()
-	pins, out := Gate(pc, controls, RecordedRunning(records, pc.Chosen))
+	pins, out := Gate(pc, controls, running)
 	if s := out.Status; s != nil && s.Phase != flotillav1.RolloutComplete {
 		hold = fmt.Sprintf("rollout of revision %s: %s: %s", s.Revision, s.Phase, s.Message)
 	}

@@ -43,8 +43,9 @@ type clusterPlan struct {
 	// the revision it should get does not compile there or is refused (nil when it serves
 	// none, or the revision cannot be compiled again): its instances are expanded with it.
 	held *kro.Compiled
-	// pinned is the revision the APIPropagation pins the cluster to, when that is not the newest.
-	pinned string
+	// pinned is the revision the cluster is pinned to, when that is not the newest: by the
+	// APIPropagation, or by the rollout (rolloutHeld, the same revision).
+	pinned, rolloutHeld string
 	// served is the revision the cluster's CRD names ("" when it names none): it stays in the
 	// history while the cluster serves it.
 	served string
@@ -105,12 +106,12 @@ func (r *Reconciler) planOn(ctx context.Context, spoke spokeView, newest rgdRevi
 	}
 	target := newest
 	if pin != "" && pin != newest.name {
+		p.pinned = pin
 		if target, err = r.loadRevision(ctx, owner, pin); err != nil {
 			p.row.Phase, p.row.Reason = flotillav1.APIFailed, flotillav1.ReasonRevisionNotKept
-			p.row.Message = limit(fmt.Sprintf("spec.revisionPins pins revision %s: %v", pin, err))
+			p.row.Message = limit(fmt.Sprintf("pinned to revision %s (spec.revisionPins, or the rollout): %v", pin, err))
 			return r.hold(ctx, p, owner, view, "")
 		}
-		p.pinned = pin
 	}
 	rgd := target.rgd
 	compiled, err := r.compile(rgd, view)

@@ -31,6 +31,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
+	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
@@ -92,7 +93,9 @@ type Reconciler struct {
 	// change.
 	Instances InstanceCounter
 
-	fanout   *fanout.Fanout
+	fanout *fanout.Fanout
+	// rollouts runs the rollout gate of RGDs whose Placement rolls revisions out (rollout.go).
+	rollouts *ownerpass.Runner
 	schemas  *snapshots
 	compiles *compiles
 	states   *states
@@ -130,6 +133,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	r.Hub = mgr.GetClient()
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
+	r.rollouts = &ownerpass.Runner{Hub: r.Hub} // the gate alone: it uses neither Fanout nor Revisions
 	// core/v1 Events: events.k8s.io would fold drift Events that differ only in their message.
 	//lint:ignore SA1019 core/v1 Events on purpose, for the reason above.
 	r.drift = ownerkinds.DriftEvents{Recorder: mgr.GetEventRecorderFor("flotilla-fleetapi"), Object: r.servingPropagation}
@@ -285,21 +289,33 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		return reconcile.Result{}, err
 	}
 	plans := map[string]clusterPlan{}
-	want := map[string]fanout.Want{}
 	for _, c := range st.targets {
-		p := r.planCluster(ctx, newest, owner, c, placer.Spec.PinOf(rgd.Name, c))
-		plans[c] = p
-		if p.want != nil {
-			want[c] = *p.want
-		}
+		plans[c] = r.planCluster(ctx, newest, owner, c, placer.Spec.PinOf(rgd.Name, c))
 	}
 	keep, err := r.revisionsInUse(ctx, owner, plans, pinsOf(placer, rgd.Name))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if target, _, ok := flotillav1.ParseUndo(rgd.Annotations[flotillav1.AnnotationUndo]); ok {
+		keep[target] = true // a rollout undone holds clusters at it
+	}
 	// The newest revision is kept before a CRD naming it is delivered.
-	if err := r.saveRevision(ctx, ledgerOwner, hash, kept, keep); err != nil {
+	notKept, err := r.saveRevision(ctx, ledgerOwner, hash, kept, keep)
+	if err != nil {
 		return reconcile.Result{}, err
+	}
+	var gated ownerpass.Result
+	if placement.Spec.Rollout != nil {
+		// The clusters the rollout holds keep the revision they serve (what revisionsInUse kept).
+		gated = r.gateRollout(ctx, rgd, placer, placement, ledgerOwner, newest, notKept, st.targets, plans)
+	} else {
+		r.rollouts.Forget(owner)
+	}
+	want := map[string]fanout.Want{}
+	for c, p := range plans {
+		if p.want != nil {
+			want[c] = *p.want
+		}
 	}
 	// The clusters that left are released on their own, not after the chosen ones are Ready
 	// (the fan-out's make-before-break is for workloads that move; an API does not move: its
@@ -325,7 +341,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		delete(leaving, c)
 	}
 	pending, err := r.fanout.Cleanup(ctx, owner, leaving, strategy)
-	err = errors.Join(out.Err, err)
+	err = errors.Join(out.Err, err, gated.Err)
 
 	retry, connecting := false, false
 	for _, c := range st.targets {
@@ -337,7 +353,11 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		case p.want != nil:
 			res, ok := out.Results[c]
 			row = settle(row, p.want, res, ok, p.generation)
-			if p.pinned != "" && row.Phase == flotillav1.APIServing {
+			switch {
+			case row.Phase != flotillav1.APIServing:
+			case p.rolloutHeld != "":
+				row.Message = fmt.Sprintf("held by the rollout at revision %s (generation %d)", p.rolloutHeld, p.generation)
+			case p.pinned != "":
 				row.Message = fmt.Sprintf("pinned by spec.revisionPins to revision %s (generation %d)", p.pinned, p.generation)
 			}
 		}
@@ -365,13 +385,21 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	sort.SliceStable(st.rows, func(i, j int) bool { return st.rows[i].Cluster < st.rows[j].Cluster })
 
 	if r.settling(rgd.Name, st.targets, want, out.Results, connecting) {
-		return reconcile.Result{RequeueAfter: time.Second}, err
+		return reconcile.Result{RequeueAfter: sooner(time.Second, gated.Recheck)}, err
 	}
 	r.publish(rgd.Name, st)
 	if retry || len(pending) > 0 || len(waiting) > 0 {
-		return reconcile.Result{RequeueAfter: retryInterval}, err
+		return reconcile.Result{RequeueAfter: sooner(retryInterval, gated.Recheck)}, err
 	}
-	return reconcile.Result{RequeueAfter: resync}, err
+	return reconcile.Result{RequeueAfter: sooner(resync, gated.Recheck)}, err
+}
+
+// sooner is the sooner of a wait and a recheck (0: none).
+func sooner(wait, recheck time.Duration) time.Duration {
+	if recheck > 0 && recheck < wait {
+		return recheck
+	}
+	return wait
 }
 
 // release stops serving an RGD that no APIPropagation serves any more, or that is being
@@ -403,6 +431,7 @@ func (r *Reconciler) release(ctx context.Context, rgd *kro.ResourceGraphDefiniti
 		return reconcile.Result{RequeueAfter: retryInterval}, err
 	}
 	r.Deliverer.ForgetEverywhere(owner)
+	r.rollouts.Forget(owner)
 	if err := keepFinalizer(ctx, r.Hub, rgd, false); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -418,6 +447,7 @@ func (r *Reconciler) release(ctx context.Context, rgd *kro.ResourceGraphDefiniti
 func (r *Reconciler) gone(name string) {
 	r.Deliverer.ForgetEverywhere(ownerOf(name))
 	r.lastServed.forget(name)
+	r.rollouts.Forget(ownerOf(name))
 	if st, ok := r.states.get(name); ok {
 		r.compiles.forget(st.uid)
 		r.unserveGraphs(st.kind)

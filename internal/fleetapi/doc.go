@@ -6,8 +6,9 @@
 // The user API is kro's RGD, unchanged, plus a cluster-scoped flotilla.dev APIPropagation that
 // chooses RGDs (by name or label) and names a Placement in an admin namespace. The RGD is only
 // read: Flotilla writes neither its spec nor its status, so a kro controller running on the hub
-// is never fought; its only write to an RGD is the cleanup finalizer while the RGD's
-// APIPropagation says removal: Delete. Where each API stands is in the APIPropagation's status.
+// is never fought; its only writes to an RGD are the cleanup finalizer while the RGD's
+// APIPropagation says removal: Delete, and flotilla.dev/undo when its rollout rolls back by
+// itself (onFailure: Rollback). Where each API stands is in the APIPropagation's status.
 //
 // One pass over one RGD (controller.go):
 //
@@ -32,6 +33,14 @@
 //     An unchanged CRD is not written again, so a steady fleet sees no writes. A CRD changed on
 //     a cluster is corrected, and the drift is an Event on the APIPropagation serving the RGD
 //     (drift.go, the same Events as every owner kind's: ownerkinds.DriftEvents).
+//   - When the Placement rolls revisions out (spec.rollout; rollout.go), the first plans (the
+//     newest revision, or the one spec.revisionPins pins) go through the rollout gate every
+//     owner kind's revisions go through (ownerpass.Runner.Gate: the same memory, undo and
+//     pause): what each cluster runs is the revision its CRD names, or the one just delivered
+//     once the deliverer's result is of it; each cluster the gate holds at another revision is
+//     planned again pinned to it, so its CRD is not written and its instances keep expanding
+//     with the revision it serves. The approval and undo are annotations of the RGD; phase
+//     changes are Events on it, and its rows say "held by the rollout".
 //   - Clusters that left the Placement are released at once (an API does not move, so there
 //     is no make-before-break): with removal Orphan (default) the CRD stays there, unmanaged,
 //     as kro keeps CRDs; with Delete it is deleted, and one that still has instances waits for
@@ -44,7 +53,9 @@
 //
 // `flotilla plan rgd/NAME` and `plan apipropagation/NAME` (Preview, preview.go) plan each
 // chosen cluster with the controller's planOn, reading the cluster through a client of the
-// CLI's instead of the controller's engagement (spokeView), compiling against its schemas.
+// CLI's instead of the controller's engagement (spokeView), compiling against its schemas;
+// under a rollout, with the holds the gate gives from what the clusters' CRDs name
+// (fanout.PlannedGateOf, nothing remembered).
 //
 // A released RGD (unchosen, deleted, or its APIPropagation deleted) has its records removed and
 // its deliveries forgotten; its CRDs are deleted only when its APIPropagation's removal is

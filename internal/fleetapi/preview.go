@@ -13,12 +13,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/plan"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
+	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
 // SpokeFunc reaches a cluster for a plan: a client, and the config its schemas are read with.
@@ -109,15 +113,14 @@ func Preview(ctx context.Context, hub client.Client, rgd *kro.ResourceGraphDefin
 	if err != nil {
 		return nil, err
 	}
+	plans, views, unreached := map[string]clusterPlan{}, map[string]spokeView{}, map[string]error{}
 	for _, c := range guard.Chosen {
-		cd := plan.ClusterDesired{Cluster: c, Delivered: plan.DeliveredKeys(records[c])}
 		cl, cfg, err := spokes(ctx, c)
 		if err != nil {
-			cd.Err = err
-			d.Clusters = append(d.Clusters, cd)
+			unreached[c] = err
 			continue
 		}
-		view := spokeView{name: c, delivered: managedOnly{cl}, live: cl, schemas: func() (*snapshot, error) {
+		views[c] = spokeView{name: c, delivered: managedOnly{cl}, live: cl, schemas: func() (*snapshot, error) {
 			sn, err := newSnapshot(cfg, time.Now())
 			if err != nil {
 				return nil, err
@@ -125,15 +128,34 @@ func Preview(ctx context.Context, hub client.Client, rgd *kro.ResourceGraphDefin
 			sn.once.Do(sn.readRoot)
 			return sn, sn.err
 		}}
-		pin := placer.Spec.PinOf(rgd.Name, c)
-		if pin != newest.name {
-			cd.Pinned = pin
+		plans[c] = r.planOn(ctx, views[c], newest, owner, placer.Spec.PinOf(rgd.Name, c))
+	}
+	if placement.Spec.Rollout != nil && newest.name != "" {
+		// Where the rollout holds each cluster, as what the clusters' CRDs name says (nothing
+		// remembered: a soak under way shows as just begun).
+		pc := percluster.Input{Owner: owner, Placement: placement, Chosen: guard.Chosen, Pins: pinsFor(placer, rgd.Name, guard.Chosen),
+			Latest: percluster.Revision{Name: newest.name}, LatestName: newest.name, Facts: fanout.Facts(ctx, hub, guard.Chosen)}
+		controls := rollout.Input{Approved: rgd.Annotations[flotillav1.AnnotationApprove], Undo: rgd.Annotations[flotillav1.AnnotationUndo]}
+		running := servedRunning(plans, newest.name, func(string) (deliver.Result, bool) { return deliver.Result{}, false })
+		pins, hold := fanout.PlannedGateOf(pc, controls, running)
+		if hold != "" {
+			d.Holds = append(d.Holds, hold)
 		}
-		switch p := r.planOn(ctx, view, newest, owner, pin); {
-		case p.want == nil:
-			cd.Err = fmt.Errorf("%s (%s): %s", p.row.Phase, p.row.Reason, p.row.Message)
-		default:
-			cd.Objects, cd.Revision = p.want.Objects, p.want.Revision
+		for c, p := range plans {
+			if held := flotillav1.PinOf(pins, c); held != "" && held != plannedWith(p, newest.name) {
+				plans[c] = r.planOn(ctx, views[c], newest, owner, held)
+			}
+		}
+	}
+	for _, c := range guard.Chosen {
+		cd := plan.ClusterDesired{Cluster: c, Delivered: plan.DeliveredKeys(records[c]), Err: unreached[c]}
+		if p, ok := plans[c]; ok {
+			cd.Pinned = p.pinned
+			if p.want == nil {
+				cd.Err = fmt.Errorf("%s (%s): %s", p.row.Phase, p.row.Reason, p.row.Message)
+			} else {
+				cd.Objects, cd.Revision = p.want.Objects, p.want.Revision
+			}
 		}
 		d.Clusters = append(d.Clusters, cd)
 	}

@@ -63,17 +63,18 @@ func revisionObject(rgd *kro.ResourceGraphDefinition) (*unstructured.Unstructure
 	return &unstructured.Unstructured{Object: obj}, hash, nil
 }
 
-// saveRevision keeps the newest revision, with every revision in keep. A revision too large to
-// keep is not an error: the RGD is served without history, as any owner is.
-func (r *Reconciler) saveRevision(ctx context.Context, owner ledger.Owner, hash string, obj *unstructured.Unstructured, keep map[string]bool) error {
+// saveRevision keeps the newest revision, with every revision in keep, and says why it is not
+// kept ("" when it is). A revision too large to keep is not an error: the RGD is served without
+// history, as any owner is (and its rollout halts).
+func (r *Reconciler) saveRevision(ctx context.Context, owner ledger.Owner, hash string, obj *unstructured.Unstructured, keep map[string]bool) (string, error) {
 	if r.Revisions == nil {
-		return nil
+		return "this hub keeps no revisions", nil
 	}
 	_, err := r.Revisions.Save(ctx, owner, hash, []*unstructured.Unstructured{obj}, nil, keep)
 	if errors.Is(err, revisions.ErrTooLarge) {
-		return nil
+		return err.Error(), nil
 	}
-	return err
+	return "", err
 }
 
 // revisionsInUse are the revisions the history must not prune: those the clusters serve, pins

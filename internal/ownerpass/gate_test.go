@@ -70,3 +70,33 @@ func TestARollbackHoldsWhileTheOwnerReadLags(t *testing.T) {
 		t.Fatalf("a spent undo rolled back: %+v", res.Rollout)
 	}
 }
+
+// TestGateAlone: the gate as an owner kind that delivers itself runs it (fleet APIs): a
+// person's pin first, the rollout's holds after; a latest revision that is not kept halts the
+// rollout, holding every cluster at what it runs.
+func TestGateAlone(t *testing.T) {
+	owner := render.Owner{Kind: "ResourceGraphDefinition.kro.run", Name: "webapp"}
+	r := &Runner{}
+	p := Pass{Placement: &flotillav1.Placement{Spec: flotillav1.PlacementSpec{Rollout: &flotillav1.RolloutPolicy{
+		Stages: []flotillav1.RolloutStage{{Name: "canary", ClusterNames: []string{"a"}}}}}},
+		Pins: []flotillav1.RevisionPin{{Cluster: "c", Revision: "v0"}}}
+	in := percluster.Input{Owner: owner, Placement: p.Placement, Chosen: []string{"a", "b", "c"}, LatestName: "v2", Pins: p.Pins,
+		Latest: percluster.Revision{Name: "v2"}, Facts: map[string]override.Cluster{"a": {Name: "a"}, "b": {Name: "b"}, "c": {Name: "c"}}}
+	running := map[string]fanout.Running{"a": {Revision: "v1", Ready: true}, "b": {Revision: "v1", Ready: true}, "c": {Revision: "v0", Ready: true}}
+	pins, res := r.Gate(context.Background(), p, in, running, "")
+	if len(pins) == 0 || pins[0] != p.Pins[0] || flotillav1.PinOf(pins, "a") != "" || flotillav1.PinOf(pins, "b") != "v1" {
+		t.Fatalf("pins %v; want c's pin first, the canary let through, b held at v1", pins)
+	}
+	if res.Rollout == nil || res.Rollout.Revision != "v2" || !res.RolloutChanged || res.Kept != "v2" {
+		t.Fatalf("result %+v; want the rollout of v2 reported", res)
+	}
+	in.Latest.Name = ""
+	pins, res = r.Gate(context.Background(), p, in, running, "too large to keep")
+	if res.Rollout == nil || res.Rollout.Phase != flotillav1.RolloutHalted || flotillav1.PinOf(pins, "a") != "v1" || flotillav1.PinOf(pins, "b") != "v1" {
+		t.Fatalf("an unkept latest: rollout %+v, pins %v; want halted, every cluster at v1", res.Rollout, pins)
+	}
+	r.Forget(owner)
+	if _, ok := r.rollouts[owner]; ok {
+		t.Error("the owner is still remembered after Forget")
+	}
+}

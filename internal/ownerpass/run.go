@@ -39,6 +39,9 @@ type Runner struct {
 
 // Forget drops what the runner remembers of an owner that is gone.
 func (r *Runner) Forget(owner render.Owner) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	delete(r.rollouts, owner)
 	r.mu.Unlock()
