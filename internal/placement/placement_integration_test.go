@@ -70,6 +70,40 @@ func TestPlacementFollowsTheFleet(t *testing.T) {
 
 	t.Run("a cordon keeps what a cluster has", func(t *testing.T) {
 		patchCluster(t, c, "a", func(cl *flotillav1.Cluster) { cl.Spec.Unschedulable = true })
+		// A Placement scheduled from a cache that does not show the cordon yet would choose a
+		// and keep it (a cordon keeps what a cluster has): probes, each scheduled once and
+		// deleted, show when the controller sees it.
+		var probe *flotillav1.Placement
+		probes := 0
+		fleettest.Eventually(t, 20*time.Second, "the controller sees a cordoned", func() error {
+			if probe == nil {
+				probes++
+				probe = &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("probe-%d", probes), Namespace: "default"}, Spec: eu.Spec}
+				if err := c.Create(ctx, probe); err != nil {
+					probe = nil
+					return err
+				}
+				return fmt.Errorf("probe %s created", probe.Name)
+			}
+			got := &flotillav1.Placement{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(probe), got); err != nil {
+				return err
+			}
+			if got.Status.ObservedGeneration != got.Generation {
+				return fmt.Errorf("probe %s not scheduled yet", probe.Name)
+			}
+			if err := c.Delete(ctx, probe); err != nil {
+				return err
+			}
+			name := probe.Name
+			probe = nil
+			for _, d := range got.Status.Decisions {
+				if d.ClusterName == "a" {
+					return fmt.Errorf("probe %s chose a", name)
+				}
+			}
+			return nil
+		})
 		fresh := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "fresh", Namespace: "default"}, Spec: eu.Spec}
 		if err := c.Create(ctx, fresh); err != nil {
 			t.Fatal(err)
