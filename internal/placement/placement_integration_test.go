@@ -240,6 +240,7 @@ func TestAPIValidation(t *testing.T) {
 		{withRollout("bad-rollout-deadline", flotillav1.RolloutPolicy{ProgressDeadline: &metav1.Duration{Duration: -time.Minute}}),
 			"progressDeadline must be positive"},
 		{withRollout("bad-failures", flotillav1.RolloutPolicy{MaxFailures: ptrTo(intstr.FromString("150%"))}), "spec.rollout.maxFailures"},
+		{withRollout("bad-on-failure", flotillav1.RolloutPolicy{OnFailure: "Retry"}), "spec.rollout.onFailure"},
 	} {
 		err := c.Create(ctx, tt.obj)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
