@@ -42,9 +42,8 @@ func Plan(ctx context.Context, hub client.Reader, book *ledger.Ledger, p Pass, d
 			return nil
 		}
 	}
-	in := percluster.Input{Owner: owner, Placement: p.Placement, Chosen: decisions, DivideByDefault: p.DivideByDefault,
-		Latest: percluster.Revision{Digest: p.Revision, Objects: p.Objects}, LatestName: revisions.Name(owner, p.Revision),
-		Pins: p.Pins, Rules: p.Rules, Facts: fanout.Facts(ctx, hub, decisions)}
+	in := p.input(decisions, fanout.Facts(ctx, hub, decisions))
+	in.Pins = p.Pins
 	var hold string
 	if in.Pins, hold = fanout.PlannedGate(in, rollout.Input{Policy: policyOf(p), Approved: p.Approved, Undo: p.Undo}, records); hold != "" {
 		d.Holds = append(d.Holds, hold)

@@ -68,9 +68,7 @@ func (r *Runner) Run(ctx context.Context, p Pass) (Result, error) {
 		res.Hold = h
 		return res, nil
 	}
-	in := percluster.Input{Owner: owner, Placement: p.Placement, Chosen: decisions, DivideByDefault: p.DivideByDefault,
-		LatestName: revisions.Name(owner, p.Revision), Rules: p.Rules, Facts: r.facts(ctx, decisions),
-		Latest: percluster.Revision{Digest: p.Revision, Objects: p.Objects}}
+	in := p.input(decisions, r.facts(ctx, decisions))
 	running := r.Fanout.Running(owner, records, decisions)
 	if in.Latest.Name, res.NoHistory, err = r.keep(p, running); err != nil {
 		return res, err
@@ -172,4 +170,13 @@ func (r *Runner) gather(ctx context.Context, p Pass, in *percluster.Input, res *
 		res.Recheck = earliest(res.Recheck, recheck)
 	}
 	return nil
+}
+
+// input is the per-cluster computation's input as the pass itself says it, over the chosen
+// clusters with their facts; pins, what clusters run and fit are gathered after.
+func (p Pass) input(decisions []string, facts map[string]override.Cluster) percluster.Input {
+	owner := p.Owner.Owner
+	return percluster.Input{Owner: owner, Placement: p.Placement, Chosen: decisions, DivideByDefault: p.DivideByDefault,
+		Latest: percluster.Revision{Digest: p.Revision, Objects: p.Objects}, LatestName: revisions.Name(owner, p.Revision),
+		Rules: p.Rules, Facts: facts}
 }

@@ -38,28 +38,15 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
 	e.create(t, placement)
 	e.create(t, configMap("settings", nil, "blue"))
-	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "team"},
-		Spec: flotillav1.PropagationSpec{ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "settings"}},
-			PlacementRef: flotillav1.PlacementRef{Name: "all"}}})
-	values := func(want map[string]string) {
-		t.Helper()
-		fleettest.Eventually(t, wait, fmt.Sprintf("the spokes have %v", want), func() error {
-			for spoke, v := range want {
-				if got, err := e.valueOnSpoke(spoke, "settings"); err != nil || got != v {
-					return fmt.Errorf("%s has %q (%v)", spoke, got, err)
-				}
-			}
-			return nil
-		})
-	}
+	e.create(t, settingsPropagation())
 	// The first delivery is not staged: nothing runs an older revision.
-	values(map[string]string{"a": "blue", "b": "blue", "c": "blue"})
+	e.values(t, map[string]string{"a": "blue", "b": "blue", "c": "blue"})
 
 	changed := time.Now()
 	e.setValue(t, "settings", "green")
-	values(map[string]string{"a": "green"})
+	e.values(t, map[string]string{"a": "green"})
 	status := e.rolloutPhase(t, flotillav1.RolloutWaitingForApproval)
-	values(map[string]string{"b": "blue", "c": "blue"})
+	e.values(t, map[string]string{"b": "blue", "c": "blue"})
 	// A cluster not reached yet is still kept true: to the revision it runs, not the new one.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cm := &corev1.ConfigMap{}
@@ -72,7 +59,7 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	values(map[string]string{"b": "blue"})
+	e.values(t, map[string]string{"b": "blue"})
 	// flotilla plan shows the same: b and c held at the revision they run, a at the new one.
 	p := &flotillav1.Propagation{}
 	if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "settings"}, p); err != nil {
@@ -89,7 +76,7 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	}
 	approved := time.Now()
 	e.annotate(t, flotillav1.AnnotationApprove, "prod@"+status.Revision)
-	values(map[string]string{"b": "green", "c": "green"})
+	e.values(t, map[string]string{"b": "green", "c": "green"})
 	e.rolloutPhase(t, flotillav1.RolloutComplete)
 	last := map[string]time.Time{}
 	for _, spoke := range []string{"a", "b", "c"} {
@@ -122,7 +109,7 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 			t.Errorf("%s written %d times after the canary refused the revision", spoke, writes)
 		}
 	}
-	values(map[string]string{"a": "green", "b": "green", "c": "green"})
+	e.values(t, map[string]string{"a": "green", "b": "green", "c": "green"})
 
 	// Undone to the first revision (blue): every cluster returns to it while red stays the
 	// latest, and the status says so.
@@ -131,7 +118,7 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 		t.Fatalf("kept revisions %+v (%v), want blue, green and red (%s)", kept, err, status.Revision)
 	}
 	e.annotate(t, flotillav1.AnnotationUndo, kept[0].Name+"@"+status.Revision)
-	values(map[string]string{"a": "blue", "b": "blue", "c": "blue"})
+	e.values(t, map[string]string{"a": "blue", "b": "blue", "c": "blue"})
 	if undone := e.rolloutPhase(t, flotillav1.RolloutRolledBack); !strings.Contains(undone.Message, "3 of 3 clusters run "+kept[0].Name) {
 		t.Errorf("rolled back: %q does not say every cluster runs %s", undone.Message, kept[0].Name)
 	}
@@ -167,12 +154,32 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 		}
 		return nil
 	})
-	values(map[string]string{"a": "blue", "b": "blue", "c": "blue"})
+	e.values(t, map[string]string{"a": "blue", "b": "blue", "c": "blue"})
 	for _, spoke := range []string{"b", "c"} {
 		if writes, _ := e.configMapWrites(t, spoke, "settings", again); writes != 0 {
 			t.Errorf("%s written %d times while red rolled out again and back", spoke, writes)
 		}
 	}
+}
+
+// settingsPropagation delivers the hub ConfigMap team/settings where Placement all says.
+func settingsPropagation() *flotillav1.Propagation {
+	return &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "team"},
+		Spec: flotillav1.PropagationSpec{ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "settings"}},
+			PlacementRef: flotillav1.PlacementRef{Name: "all"}}}
+}
+
+// values waits until data.v of each spoke's copy of team/settings is as want says.
+func (e *env) values(t *testing.T, want map[string]string) {
+	t.Helper()
+	fleettest.Eventually(t, wait, fmt.Sprintf("the spokes have %v", want), func() error {
+		for spoke, v := range want {
+			if got, err := e.valueOnSpoke(spoke, "settings"); err != nil || got != v {
+				return fmt.Errorf("%s has %q (%v)", spoke, got, err)
+			}
+		}
+		return nil
+	})
 }
 
 // refuse makes a spoke refuse ConfigMaps whose data.v is value, as a policy of its own would:

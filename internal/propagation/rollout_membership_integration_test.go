@@ -41,25 +41,12 @@ func TestRolloutSurvivesMembershipChanges(t *testing.T) {
 				{Name: "fleet", ClusterSelector: &metav1.LabelSelector{}, Approval: flotillav1.ApprovalRequired},
 			}}}})
 	e.create(t, configMap("settings", nil, "blue"))
-	e.create(t, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "team"},
-		Spec: flotillav1.PropagationSpec{ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", Name: "settings"}},
-			PlacementRef: flotillav1.PlacementRef{Name: "all"}}})
-	values := func(want map[string]string) {
-		t.Helper()
-		fleettest.Eventually(t, wait, fmt.Sprintf("the spokes have %v", want), func() error {
-			for spoke, v := range want {
-				if got, err := e.valueOnSpoke(spoke, "settings"); err != nil || got != v {
-					return fmt.Errorf("%s has %q (%v)", spoke, got, err)
-				}
-			}
-			return nil
-		})
-	}
-	values(map[string]string{"a": "blue", "b": "blue", "c": "blue"})
+	e.create(t, settingsPropagation())
+	e.values(t, map[string]string{"a": "blue", "b": "blue", "c": "blue"})
 	phases := e.watchRolloutPhases(t, "settings")
 
 	e.setValue(t, "settings", "green")
-	values(map[string]string{"a": "green"})
+	e.values(t, map[string]string{"a": "green"})
 	status := e.rolloutPhase(t, flotillav1.RolloutWaitingForApproval)
 
 	// Mid-rollout: b's API server freezes, and d is labelled into the Placement.
@@ -94,11 +81,11 @@ func TestRolloutSurvivesMembershipChanges(t *testing.T) {
 	d := &flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "d"}}
 	e.updateHub(t, d, func() { d.Labels["region"] = "eu" })
 	// Its stage waits for approval: d gets the revision most clusters run.
-	values(map[string]string{"d": "blue"})
+	e.values(t, map[string]string{"d": "blue"})
 
 	approved := time.Now()
 	e.annotate(t, flotillav1.AnnotationApprove, "fleet@"+status.Revision)
-	values(map[string]string{"c": "green", "d": "green"})
+	e.values(t, map[string]string{"c": "green", "d": "green"})
 	fleettest.Eventually(t, wait, "the rollout names b as unreachable", func() error {
 		s := e.rollout(t)
 		if s.Phase != flotillav1.RolloutProgressing || !strings.Contains(s.Message, "b (") {
@@ -118,7 +105,7 @@ func TestRolloutSurvivesMembershipChanges(t *testing.T) {
 
 	resume()
 	back := time.Now()
-	values(map[string]string{"a": "green", "b": "green", "c": "green", "d": "green"})
+	e.values(t, map[string]string{"a": "green", "b": "green", "c": "green", "d": "green"})
 	e.rolloutPhase(t, flotillav1.RolloutComplete)
 
 	seen := phases()
