@@ -57,6 +57,11 @@ type ownerCase struct {
 	owner render.Owner
 	edit  func(ctx context.Context, hub client.Client, value string) error
 	pin   func(ctx context.Context, hub client.Client, cluster, revision string) error
+	// selects makes the owner select what it delivers, or nothing (a Propagation's selector,
+	// a transparent object's placement label, an APIPropagation's RGD names); deselected
+	// succeeds once the owner says it selects nothing.
+	selects    func(ctx context.Context, hub client.Client, on bool) error
+	deselected func(ctx context.Context, hub client.Client) error
 }
 
 // tallyRGD is a fleet API whose CRD the suite's APIPropagation serves.
@@ -152,6 +157,24 @@ func ownerCases(t *testing.T) []ownerCase {
 				return hub.Patch(ctx, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team-p", Name: "web"}},
 					client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"revisionPins":%s}}`, pins)))
 			},
+			selects: func(ctx context.Context, hub client.Client, on bool) error {
+				name := "by-propagation"
+				if !on {
+					name = "nothing"
+				}
+				return hub.Patch(ctx, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team-p", Name: "web"}},
+					client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"resourceSelectors":[{"apiVersion":"v1","kind":"ConfigMap","name":%q}]}}`, name)))
+			},
+			deselected: func(ctx context.Context, hub client.Client) error {
+				o := &flotillav1.Propagation{}
+				if err := hub.Get(ctx, client.ObjectKey{Namespace: "team-p", Name: "web"}, o); err != nil {
+					return err
+				}
+				if c := meta.FindStatusCondition(o.Status.Conditions, flotillav1.PropagationApplied); c == nil || c.Reason != flotillav1.ReasonNothingSelected || c.ObservedGeneration != o.Generation {
+					return fmt.Errorf("conditions %v", o.Status.Conditions)
+				}
+				return nil
+			},
 		},
 		{
 			name:      "transparent ConfigMap",
@@ -173,6 +196,23 @@ func ownerCases(t *testing.T) []ownerCase {
 				}
 				return hub.Patch(ctx, configMap("team-t", "transparent", nil),
 					client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, flotillav1.AnnotationRevisionPins, value)))
+			},
+			selects: func(ctx context.Context, hub client.Client, on bool) error {
+				value := "null"
+				if on {
+					value = `"t"`
+				}
+				return hub.Patch(ctx, configMap("team-t", "transparent", nil),
+					client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{%q:%s}}}`, flotillav1.LabelPlacement, value)))
+			},
+			deselected: func(ctx context.Context, hub client.Client) error {
+				msgs, err := eventMessages("team-t", "transparent")(ctx, hub)
+				for _, m := range msgs {
+					if strings.Contains(m, "label "+flotillav1.LabelPlacement+" was removed") {
+						return err
+					}
+				}
+				return fmt.Errorf("messages %q (%v)", msgs, err)
 			},
 		},
 		{
@@ -204,6 +244,24 @@ func ownerCases(t *testing.T) []ownerCase {
 				return out, nil
 			},
 			confirm: annotate(&flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "platform"}}),
+			selects: func(ctx context.Context, hub client.Client, on bool) error {
+				name := rgd.Name
+				if !on {
+					name = "nothing"
+				}
+				return hub.Patch(ctx, &flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "platform"}},
+					client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"resourceGraphDefinitions":{"names":[%q]}}}`, name)))
+			},
+			deselected: func(ctx context.Context, hub client.Client) error {
+				o := &flotillav1.APIPropagation{}
+				if err := hub.Get(ctx, client.ObjectKey{Name: "platform"}, o); err != nil {
+					return err
+				}
+				if c := meta.FindStatusCondition(o.Status.Conditions, flotillav1.APIPropagationAccepted); c == nil || c.Reason != flotillav1.ReasonNothingSelected || c.ObservedGeneration != o.Generation {
+					return fmt.Errorf("conditions %v", o.Status.Conditions)
+				}
+				return nil
+			},
 		},
 	}
 }
@@ -249,12 +307,13 @@ func TestSafetyEveryOwnerKind(t *testing.T) {
 	if err := createAll(ctx, hub, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-p"}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-t"}}); err != nil {
 		t.Fatal(err)
 	}
+	suite := freezePlacements(t, fleet, hub)
 
 	t.Run("kinds", func(t *testing.T) {
 		for _, k := range ownerCases(t) {
 			t.Run(k.name, func(t *testing.T) {
 				t.Parallel()
-				s := safetyRun{t: t, ctx: ctx, hub: hub, fleet: fleet, spokes: spokeClients, k: k}
+				s := safetyRun{t: t, ctx: ctx, hub: hub, suite: suite, fleet: fleet, spokes: spokeClients, k: k}
 				s.choose(spokes...)
 				if err := k.create(ctx, hub); err != nil {
 					t.Fatal(err)
@@ -278,6 +337,29 @@ func TestSafetyEveryOwnerKind(t *testing.T) {
 					}
 					s.holds(map[string]string{"a": "v2"})
 				}
+
+				// A Placement whose status lags its spec: it says, for the generation before, that
+				// it chooses b and c (a removal from a alone, within the budget). Nothing is
+				// removed until the scheduler has caught up, and then nothing at all: the spec
+				// chooses all three.
+				release := s.lagging("b", "c")
+				s.deletes(map[string]int{"a": 0, "b": 0, "c": 0})
+				release()
+				s.deletes(map[string]int{"a": 0, "b": 0, "c": 0})
+
+				// The owner selects nothing: nothing is removed (a Propagation keeps what it
+				// delivered until it selects again, a transparent object asks for a confirmation,
+				// an APIPropagation orphans its APIs), and selecting again changes nothing.
+				if err := k.selects(ctx, hub, false); err != nil {
+					t.Fatal(err)
+				}
+				fleettest.Eventually(t, wait, k.name+" says it selects nothing", func() error { return k.deselected(ctx, hub) })
+				s.deletes(map[string]int{"a": 0, "b": 0, "c": 0})
+				if err := k.selects(ctx, hub, true); err != nil {
+					t.Fatal(err)
+				}
+				s.on(true, spokes...)
+				s.deletes(map[string]int{"a": 0, "b": 0, "c": 0})
 
 				// Removal from most clusters: two of three leave.
 				s.choose("c")
@@ -321,9 +403,12 @@ func TestSafetyEveryOwnerKind(t *testing.T) {
 
 // safetyRun drives one owner kind through the suite.
 type safetyRun struct {
-	t      *testing.T
-	ctx    context.Context
-	hub    client.Client
+	t   *testing.T
+	ctx context.Context
+	hub client.Client
+	// suite writes Placement statuses past the admission policy that refuses the
+	// scheduler's writes of frozen Placements (freezePlacements).
+	suite  client.Client
 	fleet  *localfleet.Fleet
 	spokes map[string]client.Client
 	k      ownerCase
