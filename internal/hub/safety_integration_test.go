@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	flotillahub "github.com/flotilla-dev/flotilla/internal/hub"
 	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
+	"github.com/flotilla-dev/flotilla/internal/fleetapi"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
@@ -25,6 +27,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/membership"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // wait bounds each step of the safety suite.
@@ -54,9 +57,13 @@ type ownerCase struct {
 	// For the kinds that pin clusters to revisions through the one owner pass: owner names
 	// the owner's records, edit changes what it delivers (the hub ConfigMap's data.k), pin
 	// holds a cluster at a revision ("": no pin).
-	owner render.Owner
-	edit  func(ctx context.Context, hub client.Client, value string) error
-	pin   func(ctx context.Context, hub client.Client, cluster, revision string) error
+	// running, when set, says which revision a cluster runs (else its record's spec.work);
+	// valueOf reads what a delivered copy holds (else the ConfigMap's data.k).
+	owner   render.Owner
+	edit    func(ctx context.Context, hub client.Client, value string) error
+	pin     func(ctx context.Context, hub client.Client, cluster, revision string) error
+	running func(ctx context.Context, hub client.Client, cluster string) (string, error)
+	valueOf func(obj client.Object) string
 	// selects makes the owner select what it delivers, or nothing (a Propagation's selector,
 	// a transparent object's placement label, an APIPropagation's RGD names); deselected
 	// succeeds once the owner says it selects nothing.
@@ -76,6 +83,7 @@ spec:
     kind: Tally
     spec:
       count: integer | default=1
+      release: string | default="v"
   resources:
   - id: config
     template:
@@ -244,6 +252,41 @@ func ownerCases(t *testing.T) []ownerCase {
 				return out, nil
 			},
 			confirm: annotate(&flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "platform"}}),
+			owner:   render.Owner{Kind: fleetapi.OwnerKind, Name: rgd.Name},
+			edit: func(ctx context.Context, hub client.Client, value string) error {
+				return hub.Patch(ctx, &kro.ResourceGraphDefinition{ObjectMeta: metav1.ObjectMeta{Name: rgd.Name}},
+					client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"schema":{"spec":{"release":"string | default=\"%s\""}}}}`, value)))
+			},
+			pin: func(ctx context.Context, hub client.Client, cluster, revision string) error {
+				pins := "null"
+				if revision != "" {
+					pins = fmt.Sprintf(`[{"resourceGraphDefinition":%q,"cluster":%q,"revision":%q}]`, rgd.Name, cluster, revision)
+				}
+				return hub.Patch(ctx, &flotillav1.APIPropagation{ObjectMeta: metav1.ObjectMeta{Name: "platform"}},
+					client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"revisionPins":%s}}`, pins)))
+			},
+			running: func(ctx context.Context, hub client.Client, _ string) (string, error) {
+				// Every cluster serves the RGD's one revision so far.
+				kept, err := (&revisions.Store{Metadata: hub, Reader: hub}).List(ctx, render.Owner{Kind: fleetapi.OwnerKind, Name: rgd.Name})
+				if err != nil || len(kept) != 1 {
+					return "", fmt.Errorf("revisions %v (%v)", kept, err)
+				}
+				return kept[0].Name, nil
+			},
+			valueOf: func(obj client.Object) string {
+				crd := obj.(*extv1.CustomResourceDefinition)
+				for _, v := range crd.Spec.Versions {
+					if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+						continue
+					}
+					if def := v.Schema.OpenAPIV3Schema.Properties["spec"].Properties["release"].Default; def != nil {
+						var release string
+						_ = json.Unmarshal(def.Raw, &release)
+						return release
+					}
+				}
+				return ""
+			},
 			selects: func(ctx context.Context, hub client.Client, on bool) error {
 				name := rgd.Name
 				if !on {
@@ -478,11 +521,17 @@ func (s safetyRun) confirmWith(token string) {
 	}
 }
 
-// runs is the revision the owner's record for a cluster says it runs (spec.work).
+// runs is the revision a cluster runs of the owner: as the kind says, or as its record says
+// (spec.work).
 func (s safetyRun) runs(cluster string) string {
 	s.t.Helper()
 	var revision string
-	fleettest.Eventually(s.t, wait, fmt.Sprintf("%s: the record of %s names a revision", s.k.name, cluster), func() error {
+	fleettest.Eventually(s.t, wait, fmt.Sprintf("%s: the revision %s runs", s.k.name, cluster), func() error {
+		if s.k.running != nil {
+			var err error
+			revision, err = s.k.running(s.ctx, s.hub, cluster)
+			return err
+		}
 		records, err := (&ledger.Ledger{Hub: s.hub, Owners: flotillahub.RecordOwners()}).Records(s.ctx, s.k.owner)
 		if err != nil {
 			return err
@@ -501,12 +550,18 @@ func (s safetyRun) holds(want map[string]string) {
 	s.t.Helper()
 	fleettest.Eventually(s.t, wait, fmt.Sprintf("%s: copies %v", s.k.name, want), func() error {
 		for c, v := range want {
-			cm := &corev1.ConfigMap{}
-			if err := s.spokes[c].Get(s.ctx, client.ObjectKeyFromObject(s.k.delivered()), cm); err != nil {
+			obj := s.k.delivered()
+			if err := s.spokes[c].Get(s.ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 				return err
 			}
-			if cm.Data["k"] != v {
-				return fmt.Errorf("%s holds %q", c, cm.Data["k"])
+			got := ""
+			if s.k.valueOf != nil {
+				got = s.k.valueOf(obj)
+			} else {
+				got = obj.(*corev1.ConfigMap).Data["k"]
+			}
+			if got != v {
+				return fmt.Errorf("%s holds %q", c, got)
 			}
 		}
 		return nil
