@@ -93,6 +93,9 @@ func (h *Handler) authorize(r *http.Request, cluster string) (int, string) {
 	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
 		return http.StatusUnauthorized, "no bearer token: the work of a cluster is served to its agent's token"
 	}
+	// The audience a token must have is asked for in the request's context: without it the
+	// review is for the hub API server's own audiences.
+	r = r.WithContext(authenticator.WithAudiences(r.Context(), authenticator.Audiences{Audience}))
 	res, ok, err := h.Authenticator.AuthenticateRequest(r)
 	if err != nil || !ok {
 		return http.StatusUnauthorized, fmt.Sprintf("the hub does not accept this token for audience %s", Audience)
