@@ -286,6 +286,22 @@ func TestAgentsReadTheirOwnWork(t *testing.T) {
 		}
 	})
 
+	t.Run("a revoked agent is refused", func(t *testing.T) {
+		if revoked, err := membership.RevokeAgent(ctx, hubc, "b"); err != nil || !revoked {
+			t.Fatalf("RevokeAgent: %v, %v", revoked, err)
+		}
+		// Within the endpoint's memory of the hub's answer.
+		fleettest.Eventually(t, clusterwork.CacheTTL+wait/4, "b's agent refused", func() error {
+			if res, _ := get("b", agentB, ""); res.StatusCode != http.StatusUnauthorized {
+				return fmt.Errorf("status %d", res.StatusCode)
+			}
+			return nil
+		})
+		if res, _ := get("a", agentA, ""); res.StatusCode != http.StatusOK {
+			t.Errorf("a's agent after b's was revoked: status %d", res.StatusCode)
+		}
+	})
+
 	if strings.Contains(logs.String(), canary) || strings.Contains(logs.String(), encoded(canary)) {
 		t.Error("the Secret's data is in the hub controller's logs")
 	}
