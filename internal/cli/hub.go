@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/flotilla-dev/flotilla/internal/clusterwork"
 	"github.com/flotilla-dev/flotilla/internal/hub"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 )
@@ -78,6 +79,9 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "namespace of the leader election Lease")
 	f.StringSliceVar(&opts.AdminNamespaces, "admin-namespace", []string{"flotilla-system"}, "namespaces whose Placements ClusterPropagations may use (repeat or separate with commas); whoever may edit a Placement steers where the objects using it go, so these must be namespaces only cluster administrators write to")
 	f.StringVar(&dashboardAddr, "dashboard-bind-address", "", "address of the fleet dashboard, where each request acts with its caller's bearer token (checked with TokenReview, every object shown with SubjectAccessReview) and sees what the caller may read on the hub; serve it behind TLS; empty disables it")
+	f.StringVar(&opts.WorkAddr, "work-bind-address", "", "address where pull-mode agents read their cluster's work (GET /clusters/NAME/work), each with a token of its cluster's ServiceAccount flotilla-system/agent-NAME for audience "+clusterwork.Audience+"; the responses carry Secret data, so without --work-cert-file only a loopback address is accepted (development); empty disables it")
+	f.StringVar(&opts.WorkCertFile, "work-cert-file", "", "TLS certificate of the work endpoint (PEM; reloaded when it changes)")
+	f.StringVar(&opts.WorkKeyFile, "work-key-file", "", "TLS private key of the work endpoint (PEM)")
 	f.StringVar(&logFormat, "log-format", logFormat, "log format: json (one JSON object a line, with the keys cluster and owner where a line is about one) or text; the --zap-* flags tune the rest")
 	f.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's pprof profiles (/debug/pprof/), e.g. 127.0.0.1:6060; empty disables them")
 	f.DurationVar(&opts.VerifyInterval, "verify-interval", 10*time.Minute, "how often every delivered object is compared with the spoke caches, a backstop to the spoke watches that writes only what differs; negative disables it")

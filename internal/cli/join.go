@@ -132,9 +132,10 @@ func newUnjoinCommand(hf *hubFlags) *cobra.Command {
 		Use:     "unjoin NAME",
 		Short:   "Remove a spoke cluster from the fleet, leaving its workloads alone",
 		GroupID: groupFleet,
-		Long: `Remove the Cluster NAME and its credentials Secret from the hub, and from the spoke what
-` + "`flotilla join`" + ` created there from this hub: the ServiceAccount (which revokes every token
-issued for it), the Secrets its tokens are bound to, its ClusterRoleBinding, flotilla-delivery
+		Long: `Remove the Cluster NAME, its credentials Secret and its pull-mode agent's identity (the
+ServiceAccount flotilla-system/agent-NAME, which revokes the agent's tokens) from the hub, and
+from the spoke what ` + "`flotilla join`" + ` created there from this hub: the ServiceAccount (which
+revokes every token issued for it), the Secrets its tokens are bound to, its ClusterRoleBinding, flotilla-delivery
 and flotilla-self, and the RoleBindings flotilla-namespace that granted the namespace
 identities. An object of join's names that join from this hub did not create (it lacks this
 hub's flotilla.dev/hub label) is left in place. Nothing else on the spoke is touched:

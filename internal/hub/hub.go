@@ -58,6 +58,13 @@ type Options struct {
 	// Graphs says which fleet APIs each spoke serves; their instances there are expanded on
 	// that spoke (internal/instances). Nil: what the APIPropagations serve (internal/fleetapi).
 	Graphs instances.Graphs
+	// WorkAddr serves pull-mode agents their clusters' work (package clusterwork; "" or "0"
+	// disables it): over TLS with WorkCertFile and WorkKeyFile, else as plain HTTP on a
+	// loopback address only (development: the responses carry Secret data).
+	WorkAddr                  string
+	WorkCertFile, WorkKeyFile string
+	// WorkReady, when set, is told the work endpoint's URL once it listens.
+	WorkReady func(url string)
 
 	// newCache builds the hub cache (nil: controller-runtime's); this package's tests wrap it to
 	// see what the controller asks the cache to hold.
@@ -146,6 +153,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return fmt.Errorf("set up placement scheduling: %w", err)
 	}
 	if deliverer, err = setupDelivery(ctx, mgr, provider, owning, kinds, known, opts); err != nil {
+		return err
+	}
+	if err := serveWork(mgr.GetLocalManager(), cfg, owning.propagation.Revisions, recordOwners, opts); err != nil {
 		return err
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {

@@ -54,7 +54,7 @@ var untrustedRecords = prometheus.NewCounterVec(prometheus.CounterOpts{
 func init() {
 	metrics.Registry.MustRegister(untrustedRecords)
 	// Every reader starts at 0, so that rate() and alerts see its first ignored record.
-	for _, reader := range []string{ReaderPlacement, ReaderAdmission, ReaderInventory, ReaderOwner} {
+	for _, reader := range []string{ReaderPlacement, ReaderAdmission, ReaderInventory, ReaderOwner, ReaderAgent} {
 		untrustedRecords.WithLabelValues(reader)
 	}
 }
@@ -65,6 +65,8 @@ const (
 	ReaderAdmission = "admission"
 	ReaderInventory = "inventory"
 	ReaderOwner     = "owner"
+	// ReaderAgent is the hub's work endpoint, serving a pull-mode agent its cluster's work.
+	ReaderAgent = "agent"
 )
 
 // Ignored is a record a reader did not believe, and why.

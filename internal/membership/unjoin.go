@@ -29,7 +29,8 @@ type UnjoinOptions struct {
 var ErrNotJoined = errors.New("no such cluster")
 
 // Unjoin removes from the spoke what join created there from this hub (see removeFromSpoke),
-// which revokes Flotilla's tokens, and the Cluster and its credentials from the hub. It never
+// which revokes Flotilla's tokens, and the Cluster, its credentials and its pull-mode agent's
+// identity (RevokeAgent) from the hub. It never
 // touches workloads, nor a spoke object of join's names that join from this hub did not create.
 // When the spoke cannot be reached, the hub side is still removed and the returned error says
 // what to delete on the spoke by hand.
@@ -93,6 +94,12 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 			return fmt.Errorf("delete secret %s/%s on the hub: %w", secret.Namespace, secret.Name, err)
 		}
 		progress(fmt.Sprintf("hub: secret %s/%s deleted", secret.Namespace, secret.Name))
+	}
+	// A pull-mode agent's identity goes too, which revokes every token issued for it.
+	if revoked, err := RevokeAgent(ctx, hub, c.Name); err != nil {
+		return err
+	} else if revoked {
+		progress(fmt.Sprintf("hub: serviceaccount %s/%s deleted (every token of the cluster's agent revoked)", Namespace, AgentServiceAccount(c.Name)))
 	}
 	if spokeErr != nil {
 		return fmt.Errorf("cluster %s removed from the hub, but Flotilla's objects could not all be removed from the spoke (%w); "+

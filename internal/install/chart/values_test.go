@@ -134,3 +134,44 @@ func TestGrafanaDashboard(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkEndpoint: work.enabled serves pull-mode agents over TLS from the Secret
+// work.tlsSecret (mounted read-only), as the Service port work; without a Secret the chart
+// refuses to render, since the endpoint would serve Secret data as plain HTTP.
+func TestWorkEndpoint(t *testing.T) {
+	r := render(t, "", set(t, "work.enabled=true", "work.port=9443", "work.tlsSecret=work-tls"))
+	d := &appsv1.Deployment{}
+	typed(t, find(t, r, "Deployment", "flotilla-hub"), d)
+	c := d.Spec.Template.Spec.Containers[0]
+	for _, want := range []string{"--work-bind-address=:9443", "--work-cert-file=/etc/flotilla/work-tls/tls.crt", "--work-key-file=/etc/flotilla/work-tls/tls.key"} {
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("the controller's args lack %s: %v", want, c.Args)
+		}
+	}
+	vols := d.Spec.Template.Spec.Volumes
+	if len(vols) != 1 || vols[0].Secret == nil || vols[0].Secret.SecretName != "work-tls" ||
+		len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != vols[0].Name || !c.VolumeMounts[0].ReadOnly {
+		t.Errorf("volumes %+v, mounts %+v; want the Secret work-tls mounted read-only", vols, c.VolumeMounts)
+	}
+	svc := &corev1.Service{}
+	typed(t, find(t, r, "Service", "flotilla-hub"), svc)
+	var ports []string
+	for _, p := range svc.Spec.Ports {
+		ports = append(ports, p.Name+":"+p.TargetPort.String())
+	}
+	if !slices.Equal(ports, []string{"metrics:metrics", "work:work"}) {
+		t.Errorf("Service ports %v; want metrics and work", ports)
+	}
+	chrt, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Render(chrt, Options{Values: set(t, "work.enabled=true")}); err == nil || !strings.Contains(err.Error(), "work.tlsSecret") {
+		t.Errorf("work.enabled without work.tlsSecret: %v; want it refused", err)
+	}
+	d = &appsv1.Deployment{}
+	typed(t, find(t, render(t, "", set(t)), "Deployment", "flotilla-hub"), d)
+	if c := d.Spec.Template.Spec.Containers[0]; len(d.Spec.Template.Spec.Volumes) != 0 || slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--work-") }) {
+		t.Errorf("the work endpoint is on by default: %v", c.Args)
+	}
+}

@@ -1,0 +1,32 @@
+// Package clusterwork serves a pull-mode agent its cluster's work: the hub side of pull mode.
+//
+// A cluster the hub cannot reach runs an agent that reads what the cluster must run from the
+// hub. RBAC cannot grant that read: Delivery records and the revisions they name live in their
+// owners' namespaces, with every other cluster's. So the hub serves it (flotilla hub
+// --work-bind-address), and the ledger stays the only writer of records.
+//
+// GET /clusters/{cluster}/work
+//
+//   - authenticates the bearer token with a TokenReview against the hub, for the audience
+//     Audience (a token for the hub API server itself is refused), answers remembered for
+//     CacheTTL; no token or a token the hub refuses: 401;
+//   - serves only cluster's agent, the ServiceAccount membership.AgentServiceAccount(cluster)
+//     in flotilla-system (membership.GrantAgent); anyone else, whatever they may read on the
+//     hub: 403. A cluster name that is not a DNS-1123 label: 400;
+//   - lists the cluster's Delivery records (label flotilla.dev/cluster, every namespace) from
+//     the hub cache, keeps those the ledger wrote for a live owner (ledger.Trust, counted as
+//     reader "agent" when ignored), and returns, per record, its owner, revision, digest and
+//     strategy and the objects revisions.Store.Work resolves (Secrets with their data, read
+//     again from their sources). A record with no spec.work yet, or whose work cannot be
+//     resolved now, is listed with the reason (Pending), not dropped;
+//   - answers with an ETag over the trusted records' UIDs and generations (spec changes, not
+//     status writes) and honours If-None-Match with 304 Not Modified, so an idle agent costs
+//     one small request and no revision read per poll. A response with an unresolved record
+//     carries no ETag: the next poll resolves again.
+//
+// The response holds Secret data and goes to the authorized agent only (Cache-Control:
+// no-store); objects are never logged. Without TLS the endpoint is for a loopback address and
+// development only (the hub refuses anything else).
+//
+// Not built yet: the agent itself, and the endpoint that takes its results for the ledger.
+package clusterwork

@@ -1,0 +1,182 @@
+package clusterwork
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/membership"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
+)
+
+// Handler serves GET /clusters/{cluster}/work (see the package documentation).
+type Handler struct {
+	// Hub reads Delivery records and their owners: the hub cache.
+	Hub client.Reader
+	// Owners are the kinds records may belong to (ledger.Trust).
+	Owners ledger.Owners
+	// Revisions resolves a record's work into objects.
+	Revisions *revisions.Store
+	// Authenticator says who a request comes from (NewAuthenticator).
+	Authenticator authenticator.Request
+	// Log gets one line per request: cluster, caller, status and counts, never objects.
+	Log logr.Logger
+}
+
+// Routes returns the endpoint's routes.
+func (h *Handler) Routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /clusters/{cluster}/work", h.work)
+	return mux
+}
+
+func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
+	cluster := r.PathValue("cluster")
+	log := h.Log.WithValues("cluster", cluster)
+	if errs := validation.IsDNS1123Label(cluster); len(errs) > 0 {
+		refuse(w, log, http.StatusBadRequest, fmt.Sprintf("%q is not a cluster name (a DNS-1123 label): %s", cluster, strings.Join(errs, "; ")))
+		return
+	}
+	if status, msg := h.authorize(r, cluster); status != http.StatusOK {
+		refuse(w, log, status, msg)
+		return
+	}
+	ctx := r.Context()
+	records, err := h.records(ctx, cluster)
+	if err != nil {
+		log.Error(err, "Cannot list the cluster's work")
+		http.Error(w, "the hub cannot list the cluster's work now; retry", http.StatusServiceUnavailable)
+		return
+	}
+	etag := etagOf(cluster, records)
+	w.Header().Set("Cache-Control", "no-store")
+	if matches(r.Header.Get("If-None-Match"), etag) {
+		w.Header().Set("ETag", etag)
+		w.WriteHeader(http.StatusNotModified)
+		log.V(1).Info("Work not modified", "records", len(records))
+		return
+	}
+	out := Work{Cluster: cluster, Items: make([]Item, 0, len(records))}
+	resolved := true
+	for i := range records {
+		item := h.item(ctx, &records[i])
+		resolved = resolved && (item.Pending == "" || records[i].Spec.Work == nil)
+		out.Items = append(out.Items, item)
+	}
+	if resolved {
+		w.Header().Set("ETag", etag)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(out); err != nil {
+		log.V(1).Info("Work not sent whole", "reason", err.Error())
+		return
+	}
+	log.V(1).Info("Work served", "records", len(records), "resolved", resolved)
+}
+
+// authorize returns http.StatusOK when r comes from cluster's agent, else the status and
+// message to refuse it with.
+func (h *Handler) authorize(r *http.Request, cluster string) (int, string) {
+	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+		return http.StatusUnauthorized, "no bearer token: the work of a cluster is served to its agent's token"
+	}
+	// The audience a token must have is asked for in the request's context: without it the
+	// review is for the hub API server's own audiences.
+	r = r.WithContext(authenticator.WithAudiences(r.Context(), authenticator.Audiences{Audience}))
+	res, ok, err := h.Authenticator.AuthenticateRequest(r)
+	if err != nil || !ok {
+		return http.StatusUnauthorized, fmt.Sprintf("the hub does not accept this token for audience %s", Audience)
+	}
+	if user, want := res.User.GetName(), membership.AgentUser(cluster); user != want {
+		return http.StatusForbidden, fmt.Sprintf("%s may not read the work of cluster %s: it is served to the cluster's agent (%s) alone", user, cluster, want)
+	}
+	return http.StatusOK, ""
+}
+
+// records returns cluster's Delivery records that the ledger wrote for a live owner, by
+// namespace and name.
+func (h *Handler) records(ctx context.Context, cluster string) ([]flotillav1.Delivery, error) {
+	var list flotillav1.DeliveryList
+	// The label is the cluster's name, which fits a label value (a DNS-1123 label).
+	if err := h.Hub.List(ctx, &list, client.MatchingLabels{flotillav1.LabelCluster: cluster}); err != nil {
+		return nil, err
+	}
+	mine := list.Items[:0]
+	for _, rec := range list.Items {
+		if rec.Spec.Cluster == cluster {
+			mine = append(mine, rec)
+		}
+	}
+	trusted, ignored, err := ledger.Trust{Hub: h.Hub, Owners: h.Owners}.Owned(ctx, ledger.ReaderAgent, mine)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range ignored {
+		h.Log.V(1).Info("Delivery record ignored", "cluster", cluster, "record", i.Record.String(), "reason", i.Reason)
+	}
+	sort.Slice(trusted, func(i, j int) bool {
+		return trusted[i].Namespace+"/"+trusted[i].Name < trusted[j].Namespace+"/"+trusted[j].Name
+	})
+	return trusted, nil
+}
+
+// item is one record's work, resolved into objects.
+func (h *Handler) item(ctx context.Context, rec *flotillav1.Delivery) Item {
+	item := Item{Owner: rec.Spec.Owner, Record: rec.Namespace + "/" + rec.Name}
+	wk := rec.Spec.Work
+	if wk == nil {
+		item.Pending = "the hub has not recorded this cluster's work for the owner yet (the record has no spec.work; fleet APIs keep none yet)"
+		return item
+	}
+	item.Revision, item.Digest, item.Strategy = wk.Revision, wk.Digest, wk.Strategy.DeepCopy()
+	objs, err := h.Revisions.Work(ctx, ledger.OwnerOf(rec.Spec.Owner), *wk)
+	if err != nil {
+		// Errors of the revision store name objects and revisions, never Secret values.
+		item.Pending = fmt.Sprintf("revision %s cannot be resolved now: %v", wk.Revision, err)
+		return item
+	}
+	item.Objects = objs
+	return item
+}
+
+// etagOf is a strong entity tag over the records served: their identities and generations,
+// which change with their specs (spec.work among them) and not with their status.
+func etagOf(cluster string, records []flotillav1.Delivery) string {
+	h := sha256.New()
+	h.Write([]byte(cluster))
+	for _, rec := range records {
+		h.Write([]byte("\x00" + string(rec.UID) + "\x00" + strconv.FormatInt(rec.Generation, 10)))
+	}
+	return `"` + hex.EncodeToString(h.Sum(nil))[:32] + `"`
+}
+
+// matches tells whether an If-None-Match header names etag (or is "*"), comparing weakly as
+// RFC 9110 says for If-None-Match.
+func matches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == etag || t == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+// refuse answers with status and msg, which names no object's content.
+func refuse(w http.ResponseWriter, log logr.Logger, status int, msg string) {
+	log.V(1).Info("Work refused", "status", status, "reason", msg)
+	http.Error(w, msg, status)
+}

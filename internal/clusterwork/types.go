@@ -1,0 +1,33 @@
+package clusterwork
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+// Work is what GET /clusters/{cluster}/work returns: every owner's work on the cluster.
+type Work struct {
+	Cluster string `json:"cluster"`
+	// Items are one per trusted Delivery record of the cluster, by record namespace and name.
+	Items []Item `json:"items"`
+}
+
+// Item is one owner's work on the cluster, as its Delivery record says.
+type Item struct {
+	Owner flotillav1.DeliveryOwner `json:"owner"`
+	// Record is the Delivery record, namespace/name.
+	Record string `json:"record"`
+	// Revision, Digest and Strategy are the record's spec.work: the owner's revision the
+	// cluster runs, the digest of the objects as the cluster runs them (what the record's
+	// status.revision reports once they are delivered), and how to apply them.
+	Revision string                          `json:"revision,omitempty"`
+	Digest   string                          `json:"digest,omitempty"`
+	Strategy *flotillav1.PropagationStrategy `json:"strategy,omitempty"`
+	// Objects are what the cluster must run of the owner: the revision's objects with the
+	// cluster's changes, Secrets with their data.
+	Objects []*unstructured.Unstructured `json:"objects,omitempty"`
+	// Pending says why Objects are absent: the record has no work yet, or its work cannot be
+	// resolved now. The agent keeps what it runs of this owner.
+	Pending string `json:"pending,omitempty"`
+}

@@ -1,0 +1,36 @@
+package hub
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/flotilla-dev/flotilla/internal/clusterwork"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
+)
+
+// serveWork serves pull-mode agents their clusters' work on opts.WorkAddr, from the hub cache
+// and the revision store the owner controllers use. Plain HTTP (no certificate) is refused on
+// anything but a loopback address: the responses carry Secret data.
+func serveWork(mgr manager.Manager, cfg *rest.Config, store *revisions.Store, owners ledger.Owners, opts Options) error {
+	if opts.WorkAddr == "" || opts.WorkAddr == "0" {
+		return nil
+	}
+	if (opts.WorkCertFile == "") != (opts.WorkKeyFile == "") {
+		return fmt.Errorf("the work endpoint needs both a certificate and a key file, or neither")
+	}
+	if opts.WorkCertFile == "" && !loopback(opts.WorkAddr) {
+		return fmt.Errorf("the work endpoint serves Secret data: without a certificate (--work-cert-file, --work-key-file) it is served on a loopback address only (127.0.0.1:PORT, [::1]:PORT, localhost:PORT), not %q", opts.WorkAddr)
+	}
+	authn, err := clusterwork.NewAuthenticator(cfg)
+	if err != nil {
+		return err
+	}
+	h := &clusterwork.Handler{Hub: mgr.GetClient(), Owners: owners, Revisions: store, Authenticator: authn,
+		Log: ctrl.Log.WithName("clusterwork")}
+	return mgr.Add(&clusterwork.Server{Addr: opts.WorkAddr, CertFile: opts.WorkCertFile, KeyFile: opts.WorkKeyFile,
+		Handler: h.Routes(), Ready: opts.WorkReady})
+}
