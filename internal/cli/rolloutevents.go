@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -63,7 +62,7 @@ func rolloutFromEvents(ctx context.Context, hub client.Reader, obj client.Object
 	}
 	rev, msg, _ := strings.Cut(strings.TrimPrefix(latest.Message, "revision "), ": ")
 	return rolloutReport{rollout: &flotillav1.RolloutStatus{Revision: rev, Phase: phase, Message: msg},
-		source: fmt.Sprintf("its latest %s Event, %s ago", latest.Reason, duration.HumanDuration(time.Since(eventTime(latest))))}, nil
+		source: fmt.Sprintf("its latest %s Event, at %s", latest.Reason, eventTime(latest).UTC().Format(time.RFC3339))}, nil
 }
 
 func eventPhase(reason string) (flotillav1.RolloutPhase, bool) {
