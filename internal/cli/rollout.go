@@ -15,16 +15,20 @@ import (
 )
 
 // rolloutKinds is how `flotilla rollout` names the owners it takes, for help and errors.
-const rolloutKinds = `  NAME, propagation/NAME           a Propagation (status.rollout; pause: its Placement's spec.rollout.paused)
-  clusterpropagation/NAME, fcprop/NAME   a ClusterPropagation (the same)
-  deployment/NAME, configmap/NAME, ...   a transparent-mode object on the hub, resolved as flotilla plan
-                                   does (status: its Rollout* Events, and a Deployment's fleet status
-                                   fields; pause: a Deployment's own spec.paused, as kubectl rollout
-                                   pause; any other kind its Placement's)
-  rgd/NAME, resourcegraphdefinition/NAME   an RGD under the APIPropagation serving it (status: its
-                                   Rollout* Events; approve and undo annotate the RGD; pause: the
-                                   APIPropagation's Placement)
-  placement/NAME                   pause and resume only: every owner using the Placement`
+const rolloutKinds = `  NAME, propagation/NAME
+      a Propagation: status.rollout; pause sets its Placement's spec.rollout.paused
+  clusterpropagation/NAME, fcprop/NAME
+      a ClusterPropagation: the same
+  deployment/NAME, configmap/NAME, statefulset/NAME, ... (-n NAMESPACE)
+      a transparent-mode object on the hub, named as flotilla plan names it: status from its
+      Rollout* Events (a Deployment's with its fleet status fields); approve and undo annotate
+      it; pause sets a Deployment's own spec.paused (as kubectl rollout pause does), any other
+      kind's Placement's spec.rollout.paused
+  rgd/NAME, resourcegraphdefinition/NAME
+      an RGD under the APIPropagation that serves it: status from its Rollout* Events; approve
+      and undo annotate the RGD; pause sets the APIPropagation's Placement's spec.rollout.paused
+  placement/NAME
+      pause and resume only: every owner using the Placement`
 
 // newRolloutCommand is `flotilla rollout`: where an owner's rollout stands, and the controls a
 // person has over it, for every owner kind.
@@ -82,6 +86,7 @@ transparent-mode object, an RGD) its latest Rollout* Event, with a hub Deploymen
 fields. --watch prints each change until the rollout completes (exit 0) or halts or is undone
 (exit 1).
 
+Owners:
 ` + rolloutKinds,
 		Example: `  flotilla rollout status settings -n team --watch
   flotilla rollout status clusterpropagation/crds
@@ -158,6 +163,7 @@ func newRolloutApproveCommand(hf *hubFlags, namespace *string) *cobra.Command {
 the same as kubectl annotate KIND NAME flotilla.dev/approve=<stage>@<revision> on the owner (an
 RGD's rollout: on the RGD).
 
+Owners:
 ` + rolloutKinds,
 		Example: `  flotilla rollout approve settings -n team
   flotilla rollout approve settings -n team --stage prod
@@ -212,6 +218,7 @@ spec.rollout.paused of its Placement, which pauses every owner using it; for a t
 Deployment it sets the hub Deployment's own spec.paused (as kubectl rollout pause does), which
 pauses its fleet rollout alone. resume undoes it.
 
+Owners:
 ` + rolloutKinds
 	if !pause {
 		use, short = "resume", "Go on with a paused rollout"

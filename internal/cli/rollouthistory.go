@@ -32,6 +32,7 @@ on the owner (an RGD's rollout: on the RGD). Nothing on the hub changes but that
 remove it to roll the latest revision out again (from its first stage); the owner's next change
 rolls out as usual.
 
+Owners:
 ` + rolloutKinds,
 		Example: `  flotilla rollout undo settings -n team
   flotilla rollout undo settings -n team --to-revision 3
@@ -110,6 +111,7 @@ admin namespace), how many clusters run each as their Delivery records say, and 
 rolling out. A kept revision is what flotilla rollout undo --to-revision and spec.revisionPins
 name.
 
+Owners:
 ` + rolloutKinds,
 		Example: `  flotilla rollout history settings -n team
   flotilla rollout history clusterpropagation/crds
