@@ -100,7 +100,9 @@ func TestRolloutCommandsOfATransparentDeployment(t *testing.T) {
 	defer cancel()
 	var watched syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- cli(watchCtx, &watched, "rollout", "status", "deployment/web", "-n", "shop", "--watch") }()
+	go func() {
+		done <- cli(watchCtx, &watched, "rollout", "status", "deployment/web", "-n", "shop", "--watch")
+	}()
 	waitFor(t, &watched, "WaitingForApproval: stage second waits for approval", 1)
 	images(map[string]string{"b": "nginx"})
 
