@@ -34,6 +34,7 @@ func TestRolloutHaltsOnARevisionNeverReady(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
+	start := time.Now()
 	zero := intstr.FromInt32(0)
 	e.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
 	e.create(t, &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "team"},
@@ -63,6 +64,9 @@ func TestRolloutHaltsOnARevisionNeverReady(t *testing.T) {
 	available("the canary runs the first revision, Available")
 	e.onSpoke(t, "later", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}, false, nil)
 	fleettest.MarkAvailable(t, e.spokes["later"], key)
+	if writes := e.writesOf(t, "later", "deployments", "web", start); writes == 0 {
+		t.Fatal("later's audit log shows no write of the Deployment by Flotilla, not even its first delivery")
+	}
 
 	changed := time.Now()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {

@@ -103,6 +103,7 @@ func TestRolloutOfATransparentObject(t *testing.T) {
 func TestRolloutOfATransparentDeployment(t *testing.T) {
 	ctx := context.Background()
 	fleet, c, spokes := startAudited(t, "a", "b")
+	start := time.Now()
 	web := deployment("web", 2, map[string]string{flotillav1.LabelPlacement: "staged"})
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}},
@@ -185,6 +186,9 @@ func TestRolloutOfATransparentDeployment(t *testing.T) {
 	}
 	images(map[string]string{"a": "nginx", "b": "nginx"})
 	hubStatus(2, 2)
+	if n := deploymentWrites(t, fleet, "b", start); n == 0 {
+		t.Fatal("b's audit log shows no write of the copy by Flotilla, not even its first delivery")
+	}
 
 	// Paused on the hub, the new template reaches no cluster.
 	edit(func(d *appsv1.Deployment) { d.Spec.Paused = true })
