@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,31 +14,61 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
-// newRolloutCommand is `flotilla rollout`: where a Propagation's rollout stands, and the
-// controls a person has over it.
+// rolloutKinds is how `flotilla rollout` names the owners it takes, for help and errors.
+const rolloutKinds = `  NAME, propagation/NAME
+      a Propagation: status.rollout; pause sets its Placement's spec.rollout.paused
+  clusterpropagation/NAME, fcprop/NAME
+      a ClusterPropagation: the same
+  deployment/NAME, configmap/NAME, statefulset/NAME, ... (-n NAMESPACE)
+      a transparent-mode object on the hub, named as flotilla plan names it: status from its
+      Rollout* Events (a Deployment's with its fleet status fields); approve and undo annotate
+      it; pause sets a Deployment's own spec.paused (as kubectl rollout pause does), any other
+      kind's Placement's spec.rollout.paused
+  rgd/NAME, resourcegraphdefinition/NAME
+      an RGD under the APIPropagation that serves it: status from its Rollout* Events; approve
+      and undo annotate the RGD; pause sets the APIPropagation's Placement's spec.rollout.paused
+  placement/NAME
+      pause and resume only: every owner using the Placement`
+
+// newRolloutCommand is `flotilla rollout`: where an owner's rollout stands, and the controls a
+// person has over it, for every owner kind.
 func newRolloutCommand(hf *hubFlags) *cobra.Command {
 	namespace := "default"
 	cmd := &cobra.Command{
 		Use:     "rollout",
-		Short:   "Follow and steer the stage-by-stage rollout of a Propagation's new revision",
+		Short:   "Follow and steer the stage-by-stage rollout of an owner's new revision",
 		GroupID: groupFleet,
-		Long: `A Placement with spec.rollout takes each new revision of the Propagations that use it to
-its clusters stage by stage: a stage starts once the one before is done (every cluster Ready at
-the new revision) and soaked, and, when it asks for approval, approved.
+		Long: `A Placement with spec.rollout takes each new revision of the owners that use it (Propagations,
+ClusterPropagations, transparent-mode objects, the RGDs an APIPropagation serves) to its
+clusters stage by stage: a stage starts once the one before is done (every cluster Ready at the
+new revision) and soaked, and, when it asks for approval, approved.
 
   status   where the rollout stands, stage by stage (--watch: until it completes or halts)
-  approve  let the stage that waits for approval start
-  undo     return every cluster to the revision before (or --to-revision N)
+  approve  let the stage that waits for approval start (flotilla.dev/approve on the owner)
+  undo     return every cluster to the revision before, or --to-revision N (flotilla.dev/undo)
   history  the kept revisions, and how many clusters run each
-  pause    reach no further cluster (the Placement's spec.rollout.paused); resume undoes it`,
-		Example: `  flotilla rollout status settings -n team --watch
+  pause    reach no further cluster; resume undoes it
+
+Owners:
+` + rolloutKinds,
+		Example: `  # A Propagation (a bare NAME), or a ClusterPropagation
+  flotilla rollout status settings -n team --watch
   flotilla rollout approve settings -n team
-  flotilla rollout undo settings -n team
+  flotilla rollout status clusterpropagation/crds
+
+  # A transparent-mode Deployment on the hub (kubectl rollout status deployment/web works too)
+  flotilla rollout status deployment/web -n shop
+  flotilla rollout pause deployment/web -n shop
+
+  # An RGD's rollout under its APIPropagation
+  flotilla rollout approve rgd/webapp
+  flotilla rollout undo rgd/webapp
+
   flotilla rollout history settings -n team
   flotilla rollout pause placement/all -n team
   flotilla rollout resume placement/all -n team`,
 	}
-	cmd.PersistentFlags().StringVarP(&namespace, "namespace", "n", namespace, "namespace of the Propagation or Placement")
+	cmd.PersistentFlags().StringVarP(&namespace, "namespace", "n", namespace, "namespace of the owner or Placement")
 	cmd.AddCommand(newRolloutStatusCommand(hf, &namespace), newRolloutApproveCommand(hf, &namespace),
 		newRolloutUndoCommand(hf, &namespace), newRolloutHistoryCommand(hf, &namespace),
 		newRolloutPauseCommand(hf, &namespace, true), newRolloutPauseCommand(hf, &namespace, false))
@@ -49,33 +78,49 @@ the new revision) and soaked, and, when it asks for approval, approved.
 func newRolloutStatusCommand(hf *hubFlags, namespace *string) *cobra.Command {
 	var watch bool
 	cmd := &cobra.Command{
-		Use:   "status [propagation/]NAME",
-		Short: "Show where a Propagation's rollout stands; exits 1 when it halted or was undone",
-		Args:  cobra.ExactArgs(1),
+		Use:   "status [KIND/]NAME",
+		Short: "Show where an owner's rollout stands; exits 1 when it halted or was undone",
+		Long: `Show where an owner's rollout stands, stage by stage, and where that was read: a Propagation's
+or ClusterPropagation's status.rollout, or for an owner without a status of Flotilla's (a
+transparent-mode object, an RGD) its latest Rollout* Event, with a hub Deployment's fleet status
+fields. --watch prints each change until the rollout completes (exit 0) or halts or is undone
+(exit 1).
+
+Owners:
+` + rolloutKinds,
+		Example: `  flotilla rollout status settings -n team --watch
+  flotilla rollout status clusterpropagation/crds
+  flotilla rollout status deployment/web -n shop
+  flotilla rollout status rgd/webapp`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			hub, p, err := rolloutOwner(cmd.Context(), hf, *namespace, args[0])
+			hub, o, err := rolloutOwnerOf(cmd.Context(), hf, *namespace, args[0])
 			if err != nil {
 				return err
 			}
 			ctx, w := cmd.Context(), cmd.OutOrStdout()
 			var last string
 			for {
-				if shown := rolloutText(p); shown != last {
+				rep, err := o.readStatus(ctx, hub)
+				if err != nil {
+					return err
+				}
+				if shown := rolloutText(o, rep); shown != last {
 					_, _ = fmt.Fprint(w, shown)
 					last = shown
 				}
-				r := p.Status.Rollout
+				r := rep.rollout
 				switch {
 				case r != nil && (r.Phase == flotillav1.RolloutHalted || r.Phase == flotillav1.RolloutRolledBack):
 					return ExitError{Code: 1}
 				case !watch || (r != nil && r.Phase == flotillav1.RolloutComplete) || r == nil:
 					return nil
 				}
-				if err := waitForChange(ctx, hub, p); err != nil {
+				if err := waitForChange(ctx, hub, o); err != nil {
 					return err
 				}
-				if err := hub.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
-					return notFoundHint(err, "propagation", client.ObjectKeyFromObject(p))
+				if err := reload(ctx, hub, o); err != nil {
+					return fmt.Errorf("read %s again: %w", o.what(), err)
 				}
 			}
 		},
@@ -84,14 +129,22 @@ func newRolloutStatusCommand(hf *hubFlags, namespace *string) *cobra.Command {
 	return cmd
 }
 
-// rolloutText is what status prints of a Propagation's rollout.
-func rolloutText(p *flotillav1.Propagation) string {
-	r := p.Status.Rollout
-	if r == nil {
-		return fmt.Sprintf("Propagation %s/%s: no rollout (its Placement sets no spec.rollout, or nothing has rolled out yet)\n", p.Namespace, p.Name)
-	}
+// rolloutText is what status prints of an owner's rollout.
+func rolloutText(o rolloutOwner, rep rolloutReport) string {
 	var b strings.Builder
-	_, _ = fmt.Fprintf(&b, "Propagation %s/%s: revision %s %s: %s\n", p.Namespace, p.Name, r.Revision, r.Phase, r.Message)
+	r := rep.rollout
+	if r == nil {
+		_, _ = fmt.Fprintf(&b, "%s: no rollout (its Placement sets no spec.rollout, or nothing has rolled out yet; read from %s)\n", o.what(), rep.source)
+	} else {
+		_, _ = fmt.Fprintf(&b, "%s: revision %s %s: %s\n", o.what(), r.Revision, r.Phase, r.Message)
+		_, _ = fmt.Fprintf(&b, "(from %s)\n", rep.source)
+	}
+	for _, line := range rep.extra {
+		_, _ = fmt.Fprintln(&b, line)
+	}
+	if r == nil || len(r.Stages) == 0 {
+		return b.String()
+	}
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "STAGE\tCLUSTERS\tDONE\tIN-FLIGHT\tFAILED\tPENDING")
 	for _, s := range r.Stages {
@@ -101,61 +154,49 @@ func rolloutText(p *flotillav1.Propagation) string {
 	return b.String()
 }
 
-// waitForChange returns once the object changes on the hub (or after a minute, to look again).
-func waitForChange(ctx context.Context, hub client.WithWatch, p *flotillav1.Propagation) error {
-	list := &flotillav1.PropagationList{}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	w, err := hub.Watch(ctx, list, client.InNamespace(p.Namespace), client.MatchingFields{"metadata.name": p.Name})
-	if err != nil {
-		return fmt.Errorf("watch propagation %s/%s: %w", p.Namespace, p.Name, err)
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil
-			}
-			if obj, isProp := ev.Object.(*flotillav1.Propagation); isProp && obj.ResourceVersion != p.ResourceVersion {
-				return nil
-			}
-		}
-	}
-}
-
 func newRolloutApproveCommand(hf *hubFlags, namespace *string) *cobra.Command {
 	var stage string
 	cmd := &cobra.Command{
-		Use:   "approve [propagation/]NAME",
+		Use:   "approve [KIND/]NAME",
 		Short: "Let the rollout stage that waits for approval start",
-		Long: `Approve the stage the Propagation's rollout waits for (or --stage), for the revision rolling
-out: the same as kubectl annotate propagation NAME flotilla.dev/approve=<stage>@<revision>.`,
+		Long: `Approve the stage the owner's rollout waits for (or --stage), for the revision rolling out:
+the same as kubectl annotate KIND NAME flotilla.dev/approve=<stage>@<revision> on the owner (an
+RGD's rollout: on the RGD).
+
+Owners:
+` + rolloutKinds,
+		Example: `  flotilla rollout approve settings -n team
+  flotilla rollout approve settings -n team --stage prod
+  flotilla rollout approve deployment/web -n shop
+  flotilla rollout approve rgd/webapp`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			hub, p, err := rolloutOwner(cmd.Context(), hf, *namespace, args[0])
+			ctx := cmd.Context()
+			hub, o, err := rolloutOwnerOf(ctx, hf, *namespace, args[0])
 			if err != nil {
 				return err
 			}
-			key, name := client.ObjectKeyFromObject(p), p.Name
-			r := p.Status.Rollout
+			rep, err := o.readStatus(ctx, hub)
+			if err != nil {
+				return err
+			}
+			r := rep.rollout
 			if r == nil || r.Revision == "" {
-				return fmt.Errorf("propagation %s has no rollout under way; flotilla rollout status %s -n %s says why", key, name, key.Namespace)
+				return fmt.Errorf("%s has no rollout under way; flotilla rollout status %s says why", o.what(), argHint(args[0], o))
 			}
 			if stage == "" {
 				if r.Phase != flotillav1.RolloutWaitingForApproval {
-					return fmt.Errorf("the rollout of %s is %s, not waiting for approval; name the stage to approve ahead with --stage", key, r.Phase)
+					return fmt.Errorf("the rollout of %s is %s, not waiting for approval; name the stage to approve ahead with --stage", o.what(), r.Phase)
 				}
-				stage = rollout.WaitingStage(r)
+				if stage = waitingStage(r, rollout.WaitingStage); stage == "" {
+					return fmt.Errorf("the rollout of %s waits for approval, but %s does not say of which stage; name it with --stage", o.what(), rep.source)
+				}
 			}
 			value := stage + "@" + r.Revision
-			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, flotillav1.AnnotationApprove, value)
-			if err := hub.Patch(cmd.Context(), p, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
-				return fmt.Errorf("approve %s: %w", key, err)
+			if err := annotate(ctx, hub, o, flotillav1.AnnotationApprove, value); err != nil {
+				return fmt.Errorf("approve %s: %w", o.what(), err)
 			}
-			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "propagation.flotilla.dev/%s approved: stage %s of revision %s\n", name, stage, r.Revision)
+			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "%s approved: stage %s of revision %s\n", o.what(), stage, r.Revision)
 			return nil
 		},
 	}
@@ -163,70 +204,77 @@ out: the same as kubectl annotate propagation NAME flotilla.dev/approve=<stage>@
 	return cmd
 }
 
+// annotate sets an annotation on the owner's object.
+func annotate(ctx context.Context, hub client.Client, o rolloutOwner, key, value string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
+	return hub.Patch(ctx, o.object(), client.RawPatch("application/merge-patch+json", []byte(patch)))
+}
+
 func newRolloutPauseCommand(hf *hubFlags, namespace *string, pause bool) *cobra.Command {
-	use, short := "pause", "Reach no further cluster in the rollouts of a Placement's owners (spec.rollout.paused)"
+	use, short := "pause", "Reach no further cluster in an owner's rollout (or every rollout of a Placement)"
+	long := `Pause a rollout: no further cluster gets the new revision; those in flight finish. For a
+Propagation, ClusterPropagation, RGD or transparent object other than a Deployment this sets
+spec.rollout.paused of its Placement, which pauses every owner using it; for a transparent
+Deployment it sets the hub Deployment's own spec.paused (as kubectl rollout pause does), which
+pauses its fleet rollout alone. resume undoes it.
+
+Owners:
+` + rolloutKinds
 	if !pause {
-		use, short = "resume", "Go on with the rollouts of a Placement's owners"
+		use, short = "resume", "Go on with a paused rollout"
 	}
 	return &cobra.Command{
-		Use:   use + " placement/NAME",
+		Use:   use + " [KIND/]NAME",
 		Short: short,
-		Args:  cobra.ExactArgs(1),
+		Long:  long,
+		Example: fmt.Sprintf(`  flotilla rollout %[1]s placement/all -n team
+  flotilla rollout %[1]s settings -n team
+  flotilla rollout %[1]s deployment/web -n shop
+  flotilla rollout %[1]s rgd/webapp`, use),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
 			hub, err := hf.client()
 			if err != nil {
 				return err
 			}
-			name, found := strings.CutPrefix(args[0], "placement/")
-			if !found {
-				return usageError(fmt.Errorf("%s takes placement/NAME (the rollout policy is the Placement's), got %q", use, args[0]))
+			var done string
+			if arg, perr := parseOwnerArg(args[0]); perr == nil && arg.kind == kindPlacement {
+				done, err = pausePlacement(ctx, hub, client.ObjectKey{Namespace: *namespace, Name: arg.name}, pause)
+			} else {
+				var o rolloutOwner
+				if o, err = resolveRolloutOwner(ctx, hub, args[0], *namespace); err == nil {
+					done, err = o.pause(ctx, hub, pause)
+				}
 			}
-			key := client.ObjectKey{Namespace: *namespace, Name: name}
-			pl := &flotillav1.Placement{}
-			if err := hub.Get(cmd.Context(), key, pl); err != nil {
-				return notFoundHint(err, "placement", key)
+			if err != nil {
+				return err
 			}
-			if pl.Spec.Rollout == nil {
-				return fmt.Errorf("placement %s has no spec.rollout: its owners' revisions go everywhere at once, there is nothing to %s", key, use)
-			}
-			patch := fmt.Sprintf(`{"spec":{"rollout":{"paused":%t}}}`, pause)
-			if err := hub.Patch(cmd.Context(), pl, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
-				return fmt.Errorf("%s %s: %w", use, key, err)
-			}
-			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "placement.flotilla.dev/%s %sd\n", name, use)
+			_, _ = fmt.Fprintln(cmd.OutOrStdout(), done)
 			return nil
 		},
 	}
 }
 
-// rolloutOwner reads from the hub the Propagation arg names (NAME or propagation/NAME).
-func rolloutOwner(ctx context.Context, hf *hubFlags, namespace, arg string) (client.WithWatch, *flotillav1.Propagation, error) {
+// rolloutOwnerOf reads from the hub the owner arg names.
+func rolloutOwnerOf(ctx context.Context, hf *hubFlags, namespace, arg string) (client.WithWatch, rolloutOwner, error) {
 	hub, err := hf.client()
 	if err != nil {
 		return nil, nil, err
 	}
-	name, err := propagationName(arg)
+	o, err := resolveRolloutOwner(ctx, hub, arg, namespace)
 	if err != nil {
 		return nil, nil, err
 	}
-	key := client.ObjectKey{Namespace: namespace, Name: name}
-	p := &flotillav1.Propagation{}
-	if err := hub.Get(ctx, key, p); err != nil {
-		return nil, nil, notFoundHint(err, "propagation", key)
-	}
-	return hub, p, nil
+	return hub, o, nil
 }
 
-// propagationName takes NAME or propagation/NAME.
-func propagationName(arg string) (string, error) {
-	kind, name, found := strings.Cut(arg, "/")
-	if !found {
-		return arg, nil
+// argHint is the owner argument with its namespace flag, for a command to suggest.
+func argHint(arg string, o rolloutOwner) string {
+	if ns := o.object().GetNamespace(); ns != "" {
+		return arg + " -n " + ns
 	}
-	if kind != "propagation" && kind != "propagations" && kind != "fprop" {
-		return "", usageError(fmt.Errorf("rollouts are of Propagations (propagation/NAME) for now, got %q", arg))
-	}
-	return name, nil
+	return arg
 }
 
 // notFoundHint says what to do when an object is not on the hub.

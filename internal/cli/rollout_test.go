@@ -19,6 +19,7 @@ import (
 
 func rolloutHub(phase flotillav1.RolloutPhase) client.WithWatch {
 	p := &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "settings"},
+		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "all"}},
 		Status: flotillav1.PropagationStatus{Rollout: &flotillav1.RolloutStatus{Revision: "propagation-settings-abc", Phase: phase, Message: "stage prod waits",
 			Stages: []flotillav1.RolloutStageStatus{{Name: "canary", Clusters: 1, Done: 1}, {Name: "prod", Clusters: 2, Pending: 2}}}}}
 	pl := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "all"},
@@ -50,8 +51,17 @@ func TestRolloutCommands(t *testing.T) {
 	if err := hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "all"}, pl); err != nil || !pl.Spec.Rollout.Paused {
 		t.Errorf("pause: %v, paused %+v", err, pl.Spec.Rollout)
 	}
+	// A bare NAME is a Propagation's: resuming it resumes its Placement.
+	if out, err := run(t, hub, "rollout", "resume", "settings", "-n", "team"); err != nil || !strings.Contains(out, "every owner using it") {
+		t.Fatalf("resume of a Propagation: %v, %q", err, out)
+	}
+	if err := hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "all"}, pl); err != nil || pl.Spec.Rollout.Paused {
+		t.Errorf("resume: %v, paused %+v", err, pl.Spec.Rollout)
+	}
 	_, err = run(t, hub, "rollout", "pause", "all", "-n", "team")
-	wantUsage(t, err, "placement/NAME")
+	wantError(t, err, "propagation all not found")
+	_, err = run(t, hub, "rollout", "status", "placement/all", "-n", "team")
+	wantUsage(t, err, "pause it with flotilla rollout pause placement/all")
 
 	_, err = run(t, rolloutHub(flotillav1.RolloutHalted), "rollout", "status", "settings", "-n", "team")
 	var exit ExitError

@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/fleetapi"
+	"github.com/flotilla-dev/flotilla/internal/kro"
+	"github.com/flotilla-dev/flotilla/internal/propagation"
+	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/transparent"
+)
+
+// rolloutOwner is an owner whose revisions roll out stage by stage, as `flotilla rollout`
+// steers it: one implementation per kind (a Propagation or ClusterPropagation, a
+// transparent-mode object, an RGD).
+type rolloutOwner interface {
+	// object is the hub object, as last read; it carries flotilla.dev/approve and
+	// flotilla.dev/undo.
+	object() client.Object
+	// what names the owner in messages ("Propagation team/settings").
+	what() string
+	// revisionsOwner owns the revisions (ControllerRevisions) and Delivery records.
+	revisionsOwner() render.Owner
+	// readStatus says where the rollout stands.
+	readStatus(ctx context.Context, hub client.Reader) (rolloutReport, error)
+	// pause sets what pausing its rollout means for this owner, and says what it changed.
+	pause(ctx context.Context, hub client.Client, paused bool) (string, error)
+}
+
+// rolloutReport is where an owner's rollout stands, and where that was read.
+type rolloutReport struct {
+	rollout *flotillav1.RolloutStatus // nil: no rollout seen
+	source  string                    // where it was read: status.rollout, an Event
+	extra   []string                  // more lines: a hub Deployment's fleet status fields
+}
+
+// resolveRolloutOwner reads from the hub the owner arg names ([KIND/]NAME, as flotilla plan
+// reads it; a bare NAME is a Propagation).
+func resolveRolloutOwner(ctx context.Context, hub client.Reader, arg, namespace string) (rolloutOwner, error) {
+	o, err := parseOwnerArg(arg)
+	if err != nil {
+		return nil, err
+	}
+	switch o.kind {
+	case kindPropagation, kindClusterPropagation:
+		obj, err := getPropagator(ctx, hub, arg, scope{namespace: namespace})
+		if err != nil {
+			return nil, err
+		}
+		return &propagatorRollout{obj: obj}, nil
+	case kindTransparent:
+		u, err := getTransparent(ctx, hub, o, namespace)
+		if err != nil {
+			return nil, err
+		}
+		if !transparent.Delivers(u) {
+			return nil, fmt.Errorf("%s %s/%s is not delivered by Flotilla (no %s label): label it with a Placement to roll it out",
+				strings.ToLower(o.gvk.Kind), namespace, o.name, flotillav1.LabelPlacement)
+		}
+		return &transparentRollout{obj: u}, nil
+	case kindRGD:
+		rgd := &kro.ResourceGraphDefinition{}
+		if err := hub.Get(ctx, client.ObjectKey{Name: o.name}, rgd); err != nil {
+			return nil, notFoundHint(err, "resourcegraphdefinition", client.ObjectKey{Name: o.name})
+		}
+		return &rgdRollout{obj: rgd}, nil
+	case kindAPIPropagation:
+		return nil, usageError(fmt.Errorf("%q: an APIPropagation rolls out each RGD it serves on its own; name one: rgd/NAME (flotilla status %s lists them)", arg, arg))
+	}
+	return nil, usageError(fmt.Errorf("%q: a Placement has no rollout of its own; name an owner that uses it (NAME or propagation/NAME, clusterpropagation/NAME, deployment/NAME, rgd/NAME), or pause it with flotilla rollout pause %s", arg, arg))
+}
+
+// reload reads the owner's object again.
+func reload(ctx context.Context, hub client.Reader, o rolloutOwner) error {
+	obj := o.object()
+	return hub.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+}
+
+// propagatorRollout is a Propagation's or ClusterPropagation's rollout: status.rollout, its
+// Placement's spec.rollout.paused.
+type propagatorRollout struct{ obj client.Object }
+
+func (p *propagatorRollout) object() client.Object { return p.obj }
+
+func (p *propagatorRollout) kind() string {
+	if _, ok := p.obj.(*flotillav1.ClusterPropagation); ok {
+		return "ClusterPropagation"
+	}
+	return "Propagation"
+}
+
+func (p *propagatorRollout) what() string {
+	if p.obj.GetNamespace() == "" {
+		return p.kind() + " " + p.obj.GetName()
+	}
+	return p.kind() + " " + p.obj.GetNamespace() + "/" + p.obj.GetName()
+}
+
+func (p *propagatorRollout) revisionsOwner() render.Owner {
+	return render.Owner{Kind: p.kind(), Namespace: p.obj.GetNamespace(), Name: p.obj.GetName()}
+}
+
+func (p *propagatorRollout) readStatus(context.Context, client.Reader) (rolloutReport, error) {
+	var status *flotillav1.PropagationStatus
+	switch o := p.obj.(type) {
+	case *flotillav1.Propagation:
+		status = &o.Status
+	case *flotillav1.ClusterPropagation:
+		status = &o.Status
+	}
+	return rolloutReport{rollout: status.Rollout, source: "status.rollout"}, nil
+}
+
+func (p *propagatorRollout) pause(ctx context.Context, hub client.Client, paused bool) (string, error) {
+	return pausePlacement(ctx, hub, propagation.PlacementOf(p.obj), paused)
+}
+
+// transparentRollout is a transparent-mode object's rollout: its Events (and for a
+// Deployment its fleet status fields); a Deployment pauses with its own spec.paused, as
+// kubectl rollout pause does, any other kind with its Placement's.
+type transparentRollout struct{ obj *unstructured.Unstructured }
+
+func (t *transparentRollout) object() client.Object { return t.obj }
+
+func (t *transparentRollout) what() string {
+	return t.obj.GetKind() + " " + t.obj.GetNamespace() + "/" + t.obj.GetName()
+}
+
+func (t *transparentRollout) revisionsOwner() render.Owner { return transparent.OwnerOf(t.obj) }
+
+func (t *transparentRollout) isDeployment() bool {
+	gvk := t.obj.GroupVersionKind()
+	return gvk.Group == "apps" && gvk.Kind == "Deployment"
+}
+
+func (t *transparentRollout) readStatus(ctx context.Context, hub client.Reader) (rolloutReport, error) {
+	r, err := rolloutFromEvents(ctx, hub, t.obj)
+	if err != nil || !t.isDeployment() {
+		return r, err
+	}
+	r.extra = append(r.extra, deploymentFleetStatus(t.obj))
+	return r, nil
+}
+
+func (t *transparentRollout) pause(ctx context.Context, hub client.Client, paused bool) (string, error) {
+	if !t.isDeployment() {
+		return pausePlacement(ctx, hub, transparent.PlacementOf(t.obj), paused)
+	}
+	patch := fmt.Sprintf(`{"spec":{"paused":%t}}`, paused)
+	if err := hub.Patch(ctx, t.obj, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		return "", fmt.Errorf("set spec.paused of %s: %w", t.what(), err)
+	}
+	return fmt.Sprintf("deployment.apps/%s spec.paused=%t: its fleet rollout %s (as kubectl rollout %s deployment/%s would)",
+		t.obj.GetName(), paused, pausedWord(paused, "reaches no further cluster", "goes on"), pausedWord(paused, "pause", "resume"), t.obj.GetName()), nil
+}
+
+// deploymentFleetStatus is the line `kubectl rollout status` reads of a hub Deployment: its
+// fleet-wide status fields, updatedReplicas counting only clusters the rollout reached.
+func deploymentFleetStatus(u *unstructured.Unstructured) string {
+	n := func(f string) int64 {
+		v, _, _ := unstructured.NestedInt64(u.Object, "status", f)
+		return v
+	}
+	want, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	if !found {
+		want = 1
+	}
+	return fmt.Sprintf("fleet status of the hub Deployment: %d/%d replicas updated (on the clusters the rollout reached), %d ready, %d available, %d in all; observed generation %d of %d",
+		n("updatedReplicas"), want, n("readyReplicas"), n("availableReplicas"), n("replicas"), n("observedGeneration"), u.GetGeneration())
+}
+
+// rgdRollout is an RGD's rollout under the APIPropagation that serves it: Events on the RGD,
+// annotations on the RGD, the APIPropagation's Placement's spec.rollout.paused.
+type rgdRollout struct{ obj *kro.ResourceGraphDefinition }
+
+func (r *rgdRollout) object() client.Object { return r.obj }
+
+func (r *rgdRollout) what() string { return "ResourceGraphDefinition " + r.obj.Name }
+
+func (r *rgdRollout) revisionsOwner() render.Owner {
+	return render.Owner{Kind: fleetapi.OwnerKind, Name: r.obj.Name}
+}
+
+func (r *rgdRollout) readStatus(ctx context.Context, hub client.Reader) (rolloutReport, error) {
+	return rolloutFromEvents(ctx, hub, r.obj)
+}
+
+func (r *rgdRollout) pause(ctx context.Context, hub client.Client, paused bool) (string, error) {
+	placer, err := fleetapi.ServedBy(ctx, hub, r.obj)
+	if err != nil {
+		return "", err
+	}
+	if placer == nil {
+		return "", fmt.Errorf("no APIPropagation serves %s, so nothing rolls it out; choose it in an APIPropagation's spec.resourceGraphDefinitions", r.what())
+	}
+	return pausePlacement(ctx, hub, fleetapi.PlacementOf(placer), paused)
+}
+
+// pausePlacement sets a Placement's spec.rollout.paused: every owner using it pauses.
+func pausePlacement(ctx context.Context, hub client.Client, key client.ObjectKey, paused bool) (string, error) {
+	use := pausedWord(paused, "pause", "resume")
+	pl := &flotillav1.Placement{}
+	if err := hub.Get(ctx, key, pl); err != nil {
+		return "", notFoundHint(err, "placement", key)
+	}
+	if pl.Spec.Rollout == nil {
+		return "", fmt.Errorf("placement %s has no spec.rollout: its owners' revisions go everywhere at once, there is nothing to %s", key, use)
+	}
+	patch := fmt.Sprintf(`{"spec":{"rollout":{"paused":%t}}}`, paused)
+	if err := hub.Patch(ctx, pl, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		return "", fmt.Errorf("%s %s: %w", use, key, err)
+	}
+	return fmt.Sprintf("placement.flotilla.dev/%s %sd (spec.rollout.paused=%t: the rollouts of every owner using it)", key.Name, use, paused), nil
+}
+
+func pausedWord(paused bool, yes, no string) string {
+	if paused {
+		return yes
+	}
+	return no
+}
