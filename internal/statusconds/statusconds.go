@@ -112,3 +112,23 @@ func APIPropagation(conds *[]metav1.Condition, generation int64) {
 		set(conds, generation, failed, serving.Reason, serving.Message)
 	}
 }
+
+// Rollout makes Reconciling and Stalled agree with the rollout of an owner's latest revision
+// (its status.rollout), after Propagation set them from its delivery: Stalled while the
+// rollout is halted (reason RolloutHalted, its message naming the failed clusters), Reconciling
+// while it progresses, soaks or waits for an approval (reason Rollout<phase>) and nothing else
+// stalls it. A paused, undone or complete rollout changes nothing.
+func Rollout(conds *[]metav1.Condition, generation int64, r *flotillav1.RolloutStatus) {
+	if r == nil {
+		return
+	}
+	halted := meta.IsStatusConditionTrue(r.Conditions, flotillav1.RolloutConditionHalted) || r.Phase == flotillav1.RolloutHalted
+	switch {
+	case halted:
+		set(conds, generation, failed, "Rollout"+string(flotillav1.RolloutHalted), r.Message)
+	case meta.FindStatusCondition(*conds, Stalled) != nil, meta.FindStatusCondition(*conds, Reconciling) != nil:
+		// The delivery's own reason says more.
+	case r.Phase == flotillav1.RolloutProgressing, r.Phase == flotillav1.RolloutSoaking, r.Phase == flotillav1.RolloutWaitingForApproval:
+		set(conds, generation, inProgress, "Rollout"+string(r.Phase), r.Message)
+	}
+}
