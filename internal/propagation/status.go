@@ -376,8 +376,7 @@ func readyCondition(applied metav1.Condition, out flotillav1.PropagationStatus, 
 // writeStatus patches the status if it changed: one write per change burst.
 func (r *Reconciler) writeStatus(ctx context.Context, p propagator, in statusInput) error {
 	want := computeStatus(in)
-	statusconds.Propagation(&want.Conditions, want.ObservedGeneration) // Reconciling or Stalled, for kstatus
-	statusconds.Rollout(&want.Conditions, want.ObservedGeneration, want.Rollout)
+	statusconds.PropagationWithRollout(&want.Conditions, want.ObservedGeneration, want.Rollout) // Reconciling or Stalled, for kstatus
 	// The stages that started or completed are said whether or not the status changes: the
 	// gate's memory, not the status, says they did, once.
 	ownerpass.ReportStages(r.recorder, p.obj, in.rolloutStages)

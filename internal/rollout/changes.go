@@ -49,11 +49,11 @@ func Changes(before, after Memory) []StageChange {
 		if c := a.At.Compare(b.At); c != 0 {
 			return c
 		}
-		if a.Complete != b.Complete {
+		if a.Complete != b.Complete { // a stage completes, then the next starts
 			if a.Complete {
-				return 1
+				return -1
 			}
-			return -1
+			return 1
 		}
 		return cmp.Compare(a.Stage, b.Stage)
 	})
