@@ -2,6 +2,7 @@ package ownerpass
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,7 +28,7 @@ func ReportStages(rec record.EventRecorder, obj runtime.Object, changes []rollou
 		if c.Complete {
 			took := ""
 			if c.Took > 0 {
-				took = fmt.Sprintf(" in %s", c.Took.Round(1e9))
+				took = fmt.Sprintf(" in %s", c.Took.Round(time.Millisecond))
 			}
 			rec.Eventf(obj, corev1.EventTypeNormal, ReasonStageComplete, "stage %s completed revision %s%s", c.Stage, c.Revision, took)
 			continue

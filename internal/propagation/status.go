@@ -18,7 +18,6 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/drift"
-	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/rollout"
 	"github.com/flotilla-dev/flotilla/internal/statusconds"
 )
@@ -377,9 +376,6 @@ func readyCondition(applied metav1.Condition, out flotillav1.PropagationStatus, 
 func (r *Reconciler) writeStatus(ctx context.Context, p propagator, in statusInput) error {
 	want := computeStatus(in)
 	statusconds.PropagationWithRollout(&want.Conditions, want.ObservedGeneration, want.Rollout) // Reconciling or Stalled, for kstatus
-	// The stages that started or completed are said whether or not the status changes: the
-	// gate's memory, not the status, says they did, once.
-	ownerpass.ReportStages(r.recorder, p.obj, in.rolloutStages)
 	if equality.Semantic.DeepEqual(want, *p.status) {
 		return nil
 	}
