@@ -296,7 +296,7 @@ type APIClusterResult struct {
 
 	// rollout is where the cluster stands in the rollout of the RGD's newest revision (its
 	// stage, state, the revision it serves or is given and since when), when the Placement
-	// rolls revisions out.
+	// rolls revisions out; absent for a cluster spec.revisionPins pins.
 	// +optional
 	Rollout *ClusterRolloutState `json:"rollout,omitempty"`
 }

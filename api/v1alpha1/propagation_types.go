@@ -465,7 +465,8 @@ type ClusterResult struct {
 	FightingObjects []DriftedObject `json:"fightingObjects,omitempty"`
 
 	// rollout is where the cluster stands in the rollout of the latest revision (its stage,
-	// state, the revision it runs and since when), when the Placement rolls revisions out.
+	// state, the revision it runs and since when), when the Placement rolls revisions out;
+	// absent for a cluster a person pins (spec.revisionPins), which the rollout leaves be.
 	// +optional
 	Rollout *ClusterRolloutState `json:"rollout,omitempty"`
 }
