@@ -293,6 +293,9 @@ func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, 
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	// The stages that started or completed are said at once, whether or not the status is
+	// written now (it waits while deliveries settle): the gate's memory says they did, once.
+	ownerpass.ReportStages(r.recorder, p.obj, in.rolloutStages)
 	if in.noHistory != "" && r.firstWarning(p.owner(), "NoRevisionHistory", in.revision) {
 		r.recorder.Event(p.obj, corev1.EventTypeWarning, "NoRevisionHistory", limit("revision "+in.revision+" is delivered but not kept: "+in.noHistory+"; clusters cannot be pinned to it", 1024))
 	}

@@ -12,7 +12,7 @@ import (
 // its replicas of the divided workloads, its override rules), the clusters that keep what
 // they have and why, and the fan-out's results.
 func (in *statusInput) report(res ownerpass.Result) {
-	in.rollout = res.Rollout
+	in.rollout, in.rolloutClusters, in.rolloutStages = res.Rollout, res.RolloutClusters, res.Stages
 	if res.Recheck > 0 && (in.retryAfter == 0 || res.Recheck < in.retryAfter) {
 		in.retryAfter = res.Recheck
 	}

@@ -224,6 +224,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if res.RolloutChanged {
 		r.reportRollout(u, res.Rollout)
 	}
+	ownerpass.ReportStages(r.recorder, u, res.Stages)
 	key := render.Key(rendered)
 	if h := res.Hold; h != nil {
 		r.reportFailure(u, owner, h.Reason, h.Message)

@@ -92,6 +92,29 @@ func TestRolloutOfATransparentObject(t *testing.T) {
 	}
 	edit(func(cm *corev1.ConfigMap) { cm.Annotations = map[string]string{flotillav1.AnnotationApprove: approval} })
 	versions(map[string]string{"a": "v2", "b": "v2"})
+	// Each stage said when it started and completed, on the hub object.
+	revision := strings.TrimPrefix(approval, "second@")
+	fleettest.Eventually(t, 30*time.Second, "Events say each stage started and completed", func() error {
+		var events corev1.EventList
+		if err := c.List(ctx, &events, client.InNamespace("shop")); err != nil {
+			return err
+		}
+		want := map[string]bool{"RolloutStageStarted/stage first started revision " + revision: false, "RolloutStageComplete/stage first completed revision " + revision: false,
+			"RolloutStageStarted/stage second started revision " + revision: false, "RolloutStageComplete/stage second completed revision " + revision: false}
+		for _, ev := range events.Items {
+			for w := range want {
+				if reason, msg, _ := strings.Cut(w, "/"); ev.InvolvedObject.Name == "release" && ev.Reason == reason && strings.HasPrefix(ev.Message, msg) {
+					want[w] = true
+				}
+			}
+		}
+		for w, seen := range want {
+			if !seen {
+				return fmt.Errorf("no Event %s", w)
+			}
+		}
+		return nil
+	})
 }
 
 // TestRolloutOfATransparentDeployment: a hub Deployment's new template rolls out stage by
