@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -142,15 +143,23 @@ func rolloutText(o rolloutOwner, rep rolloutReport) string {
 	for _, line := range rep.extra {
 		_, _ = fmt.Fprintln(&b, line)
 	}
-	if r == nil || len(r.Stages) == 0 {
-		return b.String()
+	if r != nil && len(r.Stages) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		_, _ = fmt.Fprintln(tw, "STAGE\tSTATE\tCLUSTERS\tDONE\tIN-FLIGHT\tFAILED\tPENDING")
+		for _, s := range r.Stages {
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", s.Name, orNone(string(s.State)), s.Clusters, s.Done, s.InFlight, s.Failed, s.Pending)
+		}
+		_ = tw.Flush()
 	}
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "STAGE\tCLUSTERS\tDONE\tIN-FLIGHT\tFAILED\tPENDING")
-	for _, s := range r.Stages {
-		_, _ = fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\n", s.Name, s.Clusters, s.Done, s.InFlight, s.Failed, s.Pending)
+	if len(rep.clusters) > 0 {
+		// Since is a timestamp, not an age: a watch prints again only what changed.
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		_, _ = fmt.Fprintln(tw, "CLUSTER\tSTAGE\tSTATE\tREVISION\tSINCE")
+		for _, c := range rep.clusters {
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.cluster, orNone(c.state.Stage), c.state.State, orNone(c.state.Revision), c.state.Since.UTC().Format(time.RFC3339))
+		}
+		_ = tw.Flush()
 	}
-	_ = tw.Flush()
 	return b.String()
 }
 

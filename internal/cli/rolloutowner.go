@@ -38,6 +38,15 @@ type rolloutReport struct {
 	rollout *flotillav1.RolloutStatus // nil: no rollout seen
 	source  string                    // where it was read: status.rollout, an Event
 	extra   []string                  // more lines: a hub Deployment's fleet status fields
+	// clusters are the per-cluster rows the owner's status keeps (Propagations and
+	// ClusterPropagations: status.clusterResults; RGDs: their APIPropagation's rows).
+	clusters []clusterRollout
+}
+
+// clusterRollout is one cluster's place in a rollout.
+type clusterRollout struct {
+	cluster string
+	state   flotillav1.ClusterRolloutState
 }
 
 // resolveRolloutOwner reads from the hub the owner arg names ([KIND/]NAME, as flotilla plan
@@ -114,7 +123,13 @@ func (p *propagatorRollout) readStatus(context.Context, client.Reader) (rolloutR
 	case *flotillav1.ClusterPropagation:
 		status = &o.Status
 	}
-	return rolloutReport{rollout: status.Rollout, source: "status.rollout"}, nil
+	rep := rolloutReport{rollout: status.Rollout, source: "status.rollout"}
+	for _, row := range status.ClusterResults {
+		if row.Rollout != nil {
+			rep.clusters = append(rep.clusters, clusterRollout{cluster: row.Cluster, state: *row.Rollout})
+		}
+	}
+	return rep, nil
 }
 
 func (p *propagatorRollout) pause(ctx context.Context, hub client.Client, paused bool) (string, error) {
@@ -188,7 +203,20 @@ func (r *rgdRollout) revisionsOwner() render.Owner {
 }
 
 func (r *rgdRollout) readStatus(ctx context.Context, hub client.Reader) (rolloutReport, error) {
-	return rolloutFromEvents(ctx, hub, r.obj)
+	rep, err := rolloutFromEvents(ctx, hub, r.obj)
+	if err != nil {
+		return rep, err
+	}
+	placer, err := fleetapi.ServedBy(ctx, hub, r.obj)
+	if err != nil || placer == nil {
+		return rep, err
+	}
+	for _, row := range placer.Status.ClusterResults {
+		if row.API == r.obj.Name && row.Rollout != nil {
+			rep.clusters = append(rep.clusters, clusterRollout{cluster: row.Cluster, state: *row.Rollout})
+		}
+	}
+	return rep, nil
 }
 
 func (r *rgdRollout) pause(ctx context.Context, hub client.Client, paused bool) (string, error) {
