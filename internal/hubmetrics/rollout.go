@@ -20,7 +20,14 @@ var stageDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 	Buckets: prometheus.ExponentialBuckets(1, 4, 9),
 }, []string{"kind"})
 
-func init() { ctrlmetrics.Registry.MustRegister(stageDuration) }
+func init() {
+	ctrlmetrics.Registry.MustRegister(stageDuration)
+	// The kinds every hub serves are scraped from the start, at zero, so that a rate over
+	// them is defined before a first stage completes; other kinds appear with their first.
+	for _, kind := range []string{"Propagation", "ClusterPropagation"} {
+		stageDuration.WithLabelValues(kind)
+	}
+}
 
 // ObserveRolloutStage records how long a stage of one of kind's rollouts took.
 func ObserveRolloutStage(kind string, took time.Duration) {
