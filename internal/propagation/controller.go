@@ -290,12 +290,13 @@ func (r *Reconciler) settling(owner render.Owner, revision string, in statusInpu
 // sync selects, renders and submits deliveries, then records the fleet-wide result.
 func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, error) {
 	in, err := r.plan(ctx, p)
+	// The stages that started or completed are said at once, whether or not the status is
+	// written now (it waits while deliveries settle) and though the pass failed or held
+	// after the gate: the gate's memory says they did, once.
+	ownerpass.ReportStages(r.recorder, p.obj, in.rolloutStages)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	// The stages that started or completed are said at once, whether or not the status is
-	// written now (it waits while deliveries settle): the gate's memory says they did, once.
-	ownerpass.ReportStages(r.recorder, p.obj, in.rolloutStages)
 	if in.noHistory != "" && r.firstWarning(p.owner(), "NoRevisionHistory", in.revision) {
 		r.recorder.Event(p.obj, corev1.EventTypeWarning, "NoRevisionHistory", limit("revision "+in.revision+" is delivered but not kept: "+in.noHistory+"; clusters cannot be pinned to it", 1024))
 	}
@@ -373,7 +374,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		Sources: sources, Pins: p.spec.RevisionPins, Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Undo: p.obj.GetAnnotations()[flotillav1.AnnotationUndo],
 		Rules: r.rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides), Guard: guard,
 		Prune: prune, Kinds: in.kinds, Strategy: strategyOf(p, in.revision), Ignore: ignore, Declared: p.spec.Strategy})
-	in.records, in.noHistory = res.Records, res.NoHistory
+	in.records, in.noHistory, in.rolloutStages = res.Records, res.NoHistory, res.Stages
 	if err != nil {
 		return in, err
 	}

@@ -218,13 +218,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	res, err := r.passes.Run(ctx, pass)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
+	// What the gate found is said though the pass failed after it: its memory says it was.
 	if res.RolloutChanged {
 		r.reportRollout(u, res.Rollout)
 	}
 	ownerpass.ReportStages(r.recorder, u, res.Stages)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	key := render.Key(rendered)
 	if h := res.Hold; h != nil {
 		r.reportFailure(u, owner, h.Reason, h.Message)
