@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/revisions"
 	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
@@ -22,12 +24,15 @@ const rolloutKinds = `  NAME, propagation/NAME
       a ClusterPropagation: the same
   deployment/NAME, configmap/NAME, statefulset/NAME, ... (-n NAMESPACE)
       a transparent-mode object on the hub, named as flotilla plan names it: status from its
-      Rollout* Events (a Deployment's with its fleet status fields); approve and undo annotate
-      it; pause sets a Deployment's own spec.paused (as kubectl rollout pause does), any other
-      kind's Placement's spec.rollout.paused
+      Rollout* Events of its newest kept revision, advisory (a Deployment's with its fleet status
+      fields); approve and undo annotate it, for its newest kept revision; pause sets a
+      Deployment's own spec.paused (as kubectl rollout pause does), any other kind's
+      Placement's spec.rollout.paused
   rgd/NAME, resourcegraphdefinition/NAME
-      an RGD under the APIPropagation that serves it: status from its Rollout* Events; approve
-      and undo annotate the RGD; pause sets the APIPropagation's Placement's spec.rollout.paused
+      an RGD under the APIPropagation that serves it: status from its Rollout* Events of its
+      newest kept revision, advisory, and the APIPropagation's per-cluster rows; approve and undo
+      annotate the RGD, for its newest kept revision; pause sets the APIPropagation's
+      Placement's spec.rollout.paused
   placement/NAME
       pause and resume only: every owner using the Placement`
 
@@ -83,9 +88,13 @@ func newRolloutStatusCommand(hf *hubFlags, namespace *string) *cobra.Command {
 		Short: "Show where an owner's rollout stands; exits 1 when it halted or was undone",
 		Long: `Show where an owner's rollout stands, stage by stage, and where that was read: a Propagation's
 or ClusterPropagation's status.rollout, or for an owner without a status of Flotilla's (a
-transparent-mode object, an RGD) its latest Rollout* Event, with a hub Deployment's fleet status
-fields. --watch prints each change until the rollout completes (exit 0) or halts or is undone
-(exit 1).
+transparent-mode object, an RGD) its latest Rollout* Event of its newest kept revision, with a
+hub Deployment's fleet status fields (an RGD: with its APIPropagation's per-cluster rows, which
+only Flotilla writes). Event-sourced status is advisory: anyone who may create Events in the
+namespace can write one (an RGD's are in default); Events are ordered by when the API server
+created them, and those of any other revision are ignored. --watch prints each change until the
+rollout of the owner's latest change (its newest kept revision; a Propagation's or
+ClusterPropagation's status at its generation) completes (exit 0) or halts or is undone (exit 1).
 
 Owners:
 ` + rolloutKinds,
@@ -102,22 +111,38 @@ Owners:
 			ctx, w := cmd.Context(), cmd.OutOrStdout()
 			var last string
 			for {
-				rep, err := o.readStatus(ctx, hub)
+				rep, _, latest, err := readRollout(ctx, hub, o)
 				if err != nil {
 					return err
 				}
-				if shown := rolloutText(o, rep); shown != last {
+				r := rep.rollout
+				// --watch waits for the rollout of the owner's newest kept revision, as of its
+				// latest change: not the result an earlier one left.
+				var waiting string
+				switch {
+				case rep.behind != "":
+					waiting = rep.behind
+				case r != nil && latest != "" && r.Revision != latest:
+					waiting = fmt.Sprintf("%s reports revision %s, but the newest kept revision is %s", rep.source, r.Revision, latest)
+				case r != nil && rep.unconfirmed != "":
+					waiting = rep.unconfirmed
+				}
+				shown := rolloutText(o, rep)
+				if watch && waiting != "" {
+					shown += fmt.Sprintf("waiting: %s\n", waiting)
+				}
+				if shown != last {
 					_, _ = fmt.Fprint(w, shown)
 					last = shown
 				}
-				r := rep.rollout
 				switch {
-				case r != nil && (r.Phase == flotillav1.RolloutHalted || r.Phase == flotillav1.RolloutRolledBack):
+				case watch && waiting != "":
+				case r != nil && rep.unconfirmed == "" && (r.Phase == flotillav1.RolloutHalted || r.Phase == flotillav1.RolloutRolledBack):
 					return ExitError{Code: 1}
 				case !watch || (r != nil && r.Phase == flotillav1.RolloutComplete) || r == nil:
 					return nil
 				}
-				if err := waitForChange(ctx, hub, o); err != nil {
+				if err := waitForChange(ctx, hub, o, rep.eventsVersion); err != nil {
 					return err
 				}
 				if err := reload(ctx, hub, o); err != nil {
@@ -151,6 +176,9 @@ func rolloutText(o rolloutOwner, rep rolloutReport) string {
 		}
 		_ = tw.Flush()
 	}
+	if rep.unconfirmed != "" {
+		_, _ = fmt.Fprintf(&b, "not borne out: %s\n", rep.unconfirmed)
+	}
 	if len(rep.clusters) > 0 {
 		// Since is a timestamp, not an age: a watch prints again only what changed.
 		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
@@ -170,7 +198,11 @@ func newRolloutApproveCommand(hf *hubFlags, namespace *string) *cobra.Command {
 		Short: "Let the rollout stage that waits for approval start",
 		Long: `Approve the stage the owner's rollout waits for (or --stage), for the revision rolling out:
 the same as kubectl annotate KIND NAME flotilla.dev/approve=<stage>@<revision> on the owner (an
-RGD's rollout: on the RGD).
+RGD's rollout: on the RGD). The revision is status.rollout's for a Propagation or
+ClusterPropagation, and the owner's newest kept revision (ControllerRevision) for a
+transparent-mode object or an RGD, never one an Event names. The stage must be one of its
+Placement's spec.rollout.stages with approval: Required; without --stage, the one the status
+says waits, if it is such a stage.
 
 Owners:
 ` + rolloutKinds,
@@ -185,32 +217,119 @@ Owners:
 			if err != nil {
 				return err
 			}
-			rep, err := o.readStatus(ctx, hub)
+			rep, _, latest, err := readRollout(ctx, hub, o)
 			if err != nil {
 				return err
 			}
-			r := rep.rollout
-			if r == nil || r.Revision == "" {
+			revision := rollingRevision(rep, latest)
+			if revision == "" {
 				return fmt.Errorf("%s has no rollout under way; flotilla rollout status %s says why", o.what(), argHint(args[0], o))
 			}
-			if stage == "" {
-				if r.Phase != flotillav1.RolloutWaitingForApproval {
-					return fmt.Errorf("the rollout of %s is %s, not waiting for approval; name the stage to approve ahead with --stage", o.what(), r.Phase)
+			required, where, err := approvalStages(ctx, hub, o)
+			if err != nil {
+				return err
+			}
+			if stage != "" {
+				if !required[stage] {
+					return fmt.Errorf("stage %q is not a stage of %s that requires approval (%s); name one with --stage", stage, where, stageList(required))
 				}
-				if stage = waitingStage(r, rollout.WaitingStage); stage == "" {
+			} else {
+				r := rep.rollout
+				if r == nil || r.Phase != flotillav1.RolloutWaitingForApproval {
+					phase := "not reported"
+					if r != nil {
+						phase = string(r.Phase)
+					}
+					return fmt.Errorf("the rollout of %s is %s, not waiting for approval; name the stage to approve ahead with --stage", o.what(), phase)
+				}
+				asked := waitingStage(r, rollout.WaitingStage)
+				if asked == "" {
 					return fmt.Errorf("the rollout of %s waits for approval, but %s does not say of which stage; name it with --stage", o.what(), rep.source)
 				}
+				if !required[asked] {
+					return fmt.Errorf("%s names stage %q as waiting, which is not a stage of %s that requires approval (%s); pass --stage to name the stage to approve",
+						rep.source, asked, where, stageList(required))
+				}
+				stage = asked
 			}
-			value := stage + "@" + r.Revision
+			value := stage + "@" + revision
 			if err := annotate(ctx, hub, o, flotillav1.AnnotationApprove, value); err != nil {
 				return fmt.Errorf("approve %s: %w", o.what(), err)
 			}
-			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "%s approved: stage %s of revision %s\n", o.what(), stage, r.Revision)
+			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "%s approved: stage %s of revision %s\n", o.what(), stage, revision)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&stage, "stage", "", "the stage to approve (default: the one the rollout waits for)")
 	return cmd
+}
+
+// readRollout reads where the owner's rollout stands, with its kept revisions (oldest first)
+// and the newest's name ("" when it keeps none).
+func readRollout(ctx context.Context, hub client.Reader, o rolloutOwner) (rolloutReport, []revisions.Revision, string, error) {
+	kept, err := (&revisions.Store{Metadata: hub}).List(ctx, o.revisionsOwner())
+	if err != nil {
+		return rolloutReport{}, nil, "", err
+	}
+	var latest string
+	if len(kept) > 0 {
+		latest = kept[len(kept)-1].Name
+	}
+	rep, err := o.readStatus(ctx, hub, latest)
+	return rep, kept, latest, err
+}
+
+// rollingRevision is the revision approve and undo act on: status.rollout's, which only
+// Flotilla writes, or for an owner whose rollout is read from Events its newest kept revision
+// (ControllerRevisions, which the store lists by owner label and tenants cannot write), never
+// an Event's.
+func rollingRevision(rep rolloutReport, latest string) string {
+	if rep.advisory {
+		return latest
+	}
+	if rep.rollout == nil {
+		return ""
+	}
+	return rep.rollout.Revision
+}
+
+// approvalStages are the stages of the owner's Placement's spec.rollout, true for those with
+// approval: Required; and the Placement, for messages.
+func approvalStages(ctx context.Context, hub client.Reader, o rolloutOwner) (map[string]bool, string, error) {
+	key, found, err := o.placement(ctx, hub)
+	if err != nil {
+		return nil, "", fmt.Errorf("find the Placement of %s: %w", o.what(), err)
+	}
+	if !found {
+		return nil, "", fmt.Errorf("no Placement rolls %s out, so no stage of it waits for approval", o.what())
+	}
+	pl := &flotillav1.Placement{}
+	if err := hub.Get(ctx, key, pl); err != nil {
+		return nil, "", notFoundHint(err, "placement", key)
+	}
+	where := "placement " + key.String()
+	out := map[string]bool{}
+	if pl.Spec.Rollout != nil {
+		for _, s := range pl.Spec.Rollout.Stages {
+			out[s.Name] = s.Approval == flotillav1.ApprovalRequired
+		}
+	}
+	return out, where, nil
+}
+
+// stageList names the stages that require approval, for messages.
+func stageList(required map[string]bool) string {
+	var names []string
+	for n, r := range required {
+		if r {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return "it has none"
+	}
+	sort.Strings(names)
+	return "those that do: " + strings.Join(names, ", ")
 }
 
 // annotate sets an annotation on the owner's object.

@@ -27,7 +27,8 @@ func rolloutHub(phase flotillav1.RolloutPhase) client.WithWatch {
 			ClusterResults: []flotillav1.ClusterResult{{Cluster: "eu-1", Rollout: &flotillav1.ClusterRolloutState{Stage: "prod",
 				State: flotillav1.RolloutClusterWaitingForApproval, Revision: "propagation-settings-old", Since: metav1.NewTime(time.Date(2026, 11, 27, 12, 1, 5, 0, time.UTC))}}}}}
 	pl := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "all"},
-		Spec: flotillav1.PlacementSpec{Rollout: &flotillav1.RolloutPolicy{}}}
+		Spec: flotillav1.PlacementSpec{Rollout: &flotillav1.RolloutPolicy{Stages: []flotillav1.RolloutStage{{Name: "canary"},
+			{Name: "prod", Approval: flotillav1.ApprovalRequired}}}}}
 	return fake.NewClientBuilder().WithScheme(install.Scheme()).WithObjects(p, pl).Build()
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,27 +43,72 @@ func objectEvents(ctx context.Context, hub client.Reader, obj client.Object) (*c
 }
 
 // rolloutFromEvents is where an owner without a status of Flotilla's says its rollout stands:
-// the latest of its Rollout<Phase> Events, "revision REV: MESSAGE".
-func rolloutFromEvents(ctx context.Context, hub client.Reader, obj client.Object) (rolloutReport, error) {
-	_, events, err := objectEvents(ctx, hub, obj)
+// the latest of its Rollout<Phase> Events, "revision REV: MESSAGE", of latest (the owner's
+// newest kept revision). Events are advisory: anyone who may create Events in the namespace can
+// write one, so they are ordered by what the API server sets (creationTimestamp, then
+// resourceVersion), never by their own timestamps, and one of any other revision is ignored.
+// No revision is ever taken from an Event: approve and undo take latest.
+func rolloutFromEvents(ctx context.Context, hub client.Reader, obj client.Object, latest string) (rolloutReport, error) {
+	list, events, err := objectEvents(ctx, hub, obj)
 	if err != nil {
 		return rolloutReport{}, err
 	}
-	var latest *corev1.Event
+	ns := eventsNamespace(obj)
+	rep := rolloutReport{advisory: true, eventsVersion: list.ResourceVersion}
+	var latestEv *corev1.Event
 	var phase flotillav1.RolloutPhase
+	var rev, msg string
+	ignored := 0
 	for i := range events {
 		ev := &events[i]
 		p, ok := eventPhase(ev.Reason)
-		if ok && (latest == nil || !eventTime(ev).Before(eventTime(latest))) {
-			latest, phase = ev, p
+		if !ok {
+			continue
+		}
+		r, m, _ := strings.Cut(strings.TrimPrefix(ev.Message, "revision "), ": ")
+		if latest == "" || r != latest {
+			ignored++
+			continue
+		}
+		if latestEv == nil || !eventCreatedBefore(ev, latestEv) {
+			latestEv, phase, rev, msg = ev, p, r, m
 		}
 	}
-	if latest == nil {
-		return rolloutReport{source: "its Events (none says Rollout*: nothing has rolled out since they expired)"}, nil
+	if latestEv == nil {
+		switch {
+		case latest == "":
+			rep.source = "its Events (it keeps no revision, so none is taken as its rollout's)"
+		case ignored > 0:
+			rep.source = fmt.Sprintf("its Events (%d Rollout* Events ignored: none is of revision %s, its newest kept)", ignored, latest)
+		default:
+			rep.source = "its Events (none says Rollout*: nothing has rolled out since they expired)"
+		}
+		return rep, nil
 	}
-	rev, msg, _ := strings.Cut(strings.TrimPrefix(latest.Message, "revision "), ": ")
-	return rolloutReport{rollout: &flotillav1.RolloutStatus{Revision: rev, Phase: phase, Message: msg},
-		source: fmt.Sprintf("its latest %s Event, at %s", latest.Reason, eventTime(latest).UTC().Format(time.RFC3339))}, nil
+	rep.rollout = &flotillav1.RolloutStatus{Revision: rev, Phase: phase, Message: msg}
+	rep.source = fmt.Sprintf("its latest %s Event of revision %s, created at %s; advisory: Events can be written by anyone who may create Events in namespace %s",
+		latestEv.Reason, latest, latestEv.CreationTimestamp.UTC().Format(time.RFC3339), ns)
+	if ignored > 0 {
+		rep.source += fmt.Sprintf("; %d Rollout* Events of other revisions ignored", ignored)
+	}
+	return rep, nil
+}
+
+// eventCreatedBefore orders Events by what the API server sets, never by the timestamps whoever
+// wrote them chose: creationTimestamp, then resourceVersion.
+func eventCreatedBefore(a, b *corev1.Event) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	ra, errA := strconv.ParseUint(a.ResourceVersion, 10, 64)
+	rb, errB := strconv.ParseUint(b.ResourceVersion, 10, 64)
+	if errA == nil && errB == nil {
+		return ra < rb
+	}
+	if len(a.ResourceVersion) != len(b.ResourceVersion) {
+		return len(a.ResourceVersion) < len(b.ResourceVersion)
+	}
+	return a.ResourceVersion < b.ResourceVersion
 }
 
 func eventPhase(reason string) (flotillav1.RolloutPhase, bool) {
@@ -72,20 +118,6 @@ func eventPhase(reason string) (flotillav1.RolloutPhase, bool) {
 		}
 	}
 	return "", false
-}
-
-// eventTime is when an Event last happened.
-func eventTime(ev *corev1.Event) time.Time {
-	t := ev.CreationTimestamp.Time
-	for _, c := range []time.Time{ev.FirstTimestamp.Time, ev.LastTimestamp.Time, ev.EventTime.Time} {
-		if c.After(t) {
-			t = c
-		}
-	}
-	if ev.Series != nil && ev.Series.LastObservedTime.After(t) {
-		t = ev.Series.LastObservedTime.Time
-	}
-	return t
 }
 
 // waitingStage is the stage a rollout waits to be approved: from its stages (status.rollout)
@@ -103,8 +135,9 @@ func waitingStage(r *flotillav1.RolloutStatus, stageOf func(*flotillav1.RolloutS
 }
 
 // waitForChange returns once the owner's object or its Events change on the hub (or after a
-// minute, to look again).
-func waitForChange(ctx context.Context, hub client.WithWatch, o rolloutOwner) error {
+// minute, to look again): Events since eventsVersion, the Event list the status was read from
+// ("" for now).
+func waitForChange(ctx context.Context, hub client.WithWatch, o rolloutOwner, eventsVersion string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	obj := o.object()
@@ -123,12 +156,15 @@ func waitForChange(ctx context.Context, hub client.WithWatch, o rolloutOwner) er
 		return fmt.Errorf("watch %s: %w", o.what(), err)
 	}
 	defer ow.Stop()
-	list, _, err := objectEvents(ctx, hub, obj)
-	if err != nil {
-		return err
+	if eventsVersion == "" {
+		list, _, err := objectEvents(ctx, hub, obj)
+		if err != nil {
+			return err
+		}
+		eventsVersion = list.ResourceVersion
 	}
 	ew, err := hub.Watch(ctx, &corev1.EventList{}, client.InNamespace(eventsNamespace(obj)),
-		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: eventsVersion}})
 	if err != nil {
 		return fmt.Errorf("watch the Events of %s: %w", o.what(), err)
 	}

@@ -28,7 +28,9 @@ latest revision is the same. The same as
 
   kubectl annotate KIND NAME flotilla.dev/undo=<target>@<latest>
 
-on the owner (an RGD's rollout: on the RGD). Nothing on the hub changes but that annotation:
+on the owner (an RGD's rollout: on the RGD). <latest> is status.rollout's revision for a
+Propagation or ClusterPropagation, and the owner's newest kept revision for a transparent-mode
+object or an RGD (never one an Event names). Nothing on the hub changes but that annotation:
 remove it to roll the latest revision out again (from its first stage); the owner's next change
 rolls out as usual.
 
@@ -45,26 +47,22 @@ Owners:
 			if err != nil {
 				return err
 			}
-			rep, err := o.readStatus(ctx, hub)
+			rep, kept, latest, err := readRollout(ctx, hub, o)
 			if err != nil {
 				return err
 			}
-			r := rep.rollout
-			if r == nil || r.Revision == "" {
+			revision := rollingRevision(rep, latest)
+			if revision == "" {
 				return fmt.Errorf("%s has no rollout to undo; flotilla rollout status %s says why", o.what(), argHint(args[0], o))
 			}
-			kept, err := (&revisions.Store{Metadata: hub}).List(ctx, o.revisionsOwner())
-			if err != nil {
-				return err
-			}
-			target, err := undoTarget(kept, r.Revision, toRevision)
+			target, err := undoTarget(kept, revision, toRevision)
 			if err != nil {
 				return fmt.Errorf("undo the rollout of %s: %w; flotilla rollout history %s lists the kept revisions", o.what(), err, argHint(args[0], o))
 			}
-			if err := annotate(ctx, hub, o, flotillav1.AnnotationUndo, target.Name+"@"+r.Revision); err != nil {
+			if err := annotate(ctx, hub, o, flotillav1.AnnotationUndo, target.Name+"@"+revision); err != nil {
 				return fmt.Errorf("undo %s: %w", o.what(), err)
 			}
-			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "%s rolled back: revision %s to %s (revision %d)\n", o.what(), r.Revision, target.Name, target.Number)
+			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "%s rolled back: revision %s to %s (revision %d)\n", o.what(), revision, target.Name, target.Number)
 			return nil
 		},
 	}
@@ -124,15 +122,11 @@ Owners:
 			if err != nil {
 				return err
 			}
-			rep, err := o.readStatus(ctx, hub)
+			rep, kept, _, err := readRollout(ctx, hub, o)
 			if err != nil {
 				return err
 			}
 			owner := o.revisionsOwner()
-			kept, err := (&revisions.Store{Metadata: hub}).List(ctx, owner)
-			if err != nil {
-				return err
-			}
 			running, err := runningRevisions(ctx, hub, owner)
 			if err != nil {
 				return err

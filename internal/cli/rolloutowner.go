@@ -27,8 +27,12 @@ type rolloutOwner interface {
 	what() string
 	// revisionsOwner owns the revisions (ControllerRevisions) and Delivery records.
 	revisionsOwner() render.Owner
-	// readStatus says where the rollout stands.
-	readStatus(ctx context.Context, hub client.Reader) (rolloutReport, error)
+	// readStatus says where the rollout stands; latest is the owner's newest kept revision
+	// ("" when it keeps none), the only revision an Event-sourced status is taken of.
+	readStatus(ctx context.Context, hub client.Reader, latest string) (rolloutReport, error)
+	// placement is the Placement whose spec.rollout rolls the owner out (found false: none,
+	// as for an RGD no APIPropagation serves).
+	placement(ctx context.Context, hub client.Reader) (key client.ObjectKey, found bool, err error)
 	// pause sets what pausing its rollout means for this owner, and says what it changed.
 	pause(ctx context.Context, hub client.Client, paused bool) (string, error)
 }
@@ -37,7 +41,19 @@ type rolloutOwner interface {
 type rolloutReport struct {
 	rollout *flotillav1.RolloutStatus // nil: no rollout seen
 	source  string                    // where it was read: status.rollout, an Event
-	extra   []string                  // more lines: a hub Deployment's fleet status fields
+	// advisory: read from Events, which anyone who may create Events in their namespace can
+	// write; its revision is the owner's newest kept one, never an Event's.
+	advisory bool
+	// behind says why status.rollout may describe an earlier change of the owner
+	// (status.observedGeneration < metadata.generation); "" when it does not.
+	behind string
+	// unconfirmed says why a terminal phase read from Events is not borne out by the rows
+	// Flotilla writes (an RGD's APIPropagation's); "" when it is, or there are none.
+	unconfirmed string
+	// eventsVersion is the resourceVersion of the Event list the report was read from: a watch
+	// from it misses no Event written since ("" when none was read).
+	eventsVersion string
+	extra         []string // more lines: a hub Deployment's fleet status fields
 	// clusters are the per-cluster rows the owner's status keeps (Propagations and
 	// ClusterPropagations: status.clusterResults; RGDs: their APIPropagation's rows).
 	clusters []clusterRollout
@@ -115,7 +131,7 @@ func (p *propagatorRollout) revisionsOwner() render.Owner {
 	return render.Owner{Kind: p.kind(), Namespace: p.obj.GetNamespace(), Name: p.obj.GetName()}
 }
 
-func (p *propagatorRollout) readStatus(context.Context, client.Reader) (rolloutReport, error) {
+func (p *propagatorRollout) readStatus(context.Context, client.Reader, string) (rolloutReport, error) {
 	var status *flotillav1.PropagationStatus
 	switch o := p.obj.(type) {
 	case *flotillav1.Propagation:
@@ -124,12 +140,19 @@ func (p *propagatorRollout) readStatus(context.Context, client.Reader) (rolloutR
 		status = &o.Status
 	}
 	rep := rolloutReport{rollout: status.Rollout, source: "status.rollout"}
+	if status.ObservedGeneration < p.obj.GetGeneration() {
+		rep.behind = fmt.Sprintf("status.observedGeneration %d is behind metadata.generation %d", status.ObservedGeneration, p.obj.GetGeneration())
+	}
 	for _, row := range status.ClusterResults {
 		if row.Rollout != nil {
 			rep.clusters = append(rep.clusters, clusterRollout{cluster: row.Cluster, state: *row.Rollout})
 		}
 	}
 	return rep, nil
+}
+
+func (p *propagatorRollout) placement(context.Context, client.Reader) (client.ObjectKey, bool, error) {
+	return propagation.PlacementOf(p.obj), true, nil
 }
 
 func (p *propagatorRollout) pause(ctx context.Context, hub client.Client, paused bool) (string, error) {
@@ -154,13 +177,18 @@ func (t *transparentRollout) isDeployment() bool {
 	return gvk.Group == "apps" && gvk.Kind == "Deployment"
 }
 
-func (t *transparentRollout) readStatus(ctx context.Context, hub client.Reader) (rolloutReport, error) {
-	r, err := rolloutFromEvents(ctx, hub, t.obj)
+func (t *transparentRollout) readStatus(ctx context.Context, hub client.Reader, latest string) (rolloutReport, error) {
+	r, err := rolloutFromEvents(ctx, hub, t.obj, latest)
 	if err != nil || !t.isDeployment() {
 		return r, err
 	}
 	r.extra = append(r.extra, deploymentFleetStatus(t.obj))
 	return r, nil
+}
+
+func (t *transparentRollout) placement(context.Context, client.Reader) (client.ObjectKey, bool, error) {
+	key := transparent.PlacementOf(t.obj)
+	return key, key.Name != "", nil
 }
 
 func (t *transparentRollout) pause(ctx context.Context, hub client.Client, paused bool) (string, error) {
@@ -202,8 +230,8 @@ func (r *rgdRollout) revisionsOwner() render.Owner {
 	return render.Owner{Kind: fleetapi.OwnerKind, Name: r.obj.Name}
 }
 
-func (r *rgdRollout) readStatus(ctx context.Context, hub client.Reader) (rolloutReport, error) {
-	rep, err := rolloutFromEvents(ctx, hub, r.obj)
+func (r *rgdRollout) readStatus(ctx context.Context, hub client.Reader, latest string) (rolloutReport, error) {
+	rep, err := rolloutFromEvents(ctx, hub, r.obj, latest)
 	if err != nil {
 		return rep, err
 	}
@@ -216,7 +244,44 @@ func (r *rgdRollout) readStatus(ctx context.Context, hub client.Reader) (rollout
 			rep.clusters = append(rep.clusters, clusterRollout{cluster: row.Cluster, state: *row.Rollout})
 		}
 	}
+	if len(rep.clusters) > 0 {
+		rep.extra = append(rep.extra, fmt.Sprintf("the per-cluster rows below are APIPropagation %s's status.clusterResults, which only Flotilla writes: they, not the Events, are authoritative", placer.Name))
+		rep.unconfirmed = rowsConfirm(rep.rollout, rep.clusters, latest)
+	}
 	return rep, nil
+}
+
+// rowsConfirm says why rows Flotilla wrote do not bear out the terminal phase an Event
+// reports ("" when they do, or the phase is not terminal): Complete needs every row Succeeded
+// at latest, Halted a row Failed at it.
+func rowsConfirm(r *flotillav1.RolloutStatus, rows []clusterRollout, latest string) string {
+	if r == nil {
+		return ""
+	}
+	switch r.Phase {
+	case flotillav1.RolloutComplete:
+		for _, c := range rows {
+			if c.state.State != flotillav1.RolloutClusterSucceeded || c.state.Revision != latest {
+				return fmt.Sprintf("the Events say Complete, but cluster %s is %s at revision %s", c.cluster, c.state.State, orNone(c.state.Revision))
+			}
+		}
+	case flotillav1.RolloutHalted:
+		for _, c := range rows {
+			if c.state.State == flotillav1.RolloutClusterFailed && c.state.Revision == latest {
+				return ""
+			}
+		}
+		return fmt.Sprintf("the Events say Halted, but no cluster failed revision %s", latest)
+	}
+	return ""
+}
+
+func (r *rgdRollout) placement(ctx context.Context, hub client.Reader) (client.ObjectKey, bool, error) {
+	placer, err := fleetapi.ServedBy(ctx, hub, r.obj)
+	if err != nil || placer == nil {
+		return client.ObjectKey{}, false, err
+	}
+	return fleetapi.PlacementOf(placer), true, nil
 }
 
 func (r *rgdRollout) pause(ctx context.Context, hub client.Client, paused bool) (string, error) {

@@ -29,7 +29,7 @@ func rolloutEvent(obj client.Object, kind, name string, phase flotillav1.Rollout
 	if ns == "" {
 		ns = metav1.NamespaceDefault
 	}
-	return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+	return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: metav1.NewTime(time.Now().Add(-age).Truncate(time.Second))},
 		InvolvedObject: corev1.ObjectReference{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()},
 		Reason:         "Rollout" + string(phase), Message: msg, LastTimestamp: metav1.NewTime(time.Now().Add(-age))}
 }
@@ -54,7 +54,8 @@ func ownersHub(t *testing.T) client.WithWatch {
 		Status: flotillav1.PropagationStatus{Rollout: &flotillav1.RolloutStatus{Revision: "clusterpropagation.crds.abc", Phase: flotillav1.RolloutComplete,
 			Message: "every cluster runs it", Stages: []flotillav1.RolloutStageStatus{{Name: "rest", Clusters: 2, Done: 2}}}}}
 	objs := []client.Object{web, rgd, apis, cp,
-		&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "staged"}, Spec: flotillav1.PlacementSpec{Rollout: &flotillav1.RolloutPolicy{}}},
+		&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "staged"}, Spec: flotillav1.PlacementSpec{Rollout: &flotillav1.RolloutPolicy{
+			Stages: []flotillav1.RolloutStage{{Name: "first"}, {Name: "second", Approval: flotillav1.ApprovalRequired}}}}},
 		&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: membership.Namespace, Name: "apis"}, Spec: flotillav1.PlacementSpec{Rollout: &flotillav1.RolloutPolicy{}}},
 		rolloutEvent(web, "Deployment", "web.1", flotillav1.RolloutProgressing, "revision web-v2: stage first is under way", time.Minute),
 		rolloutEvent(web, "Deployment", "web.2", flotillav1.RolloutWaitingForApproval,
@@ -62,12 +63,8 @@ func ownersHub(t *testing.T) client.WithWatch {
 		rolloutEvent(earlier, "Deployment", "web.3", flotillav1.RolloutHalted, "revision web-v0: a: not Ready within 5s", time.Second),
 		rolloutEvent(rgd, "ResourceGraphDefinition", "webapp.1", flotillav1.RolloutHalted, "revision rgd-v3: a: not Ready within 10m0s", time.Second),
 	}
-	rgdOwner := render.Owner{Kind: fleetapi.OwnerKind, Name: "webapp"}
-	for n, name := range []string{"rgd-v1", "rgd-v2", "rgd-v3"} {
-		objs = append(objs, &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: membership.Namespace, Name: name,
-			Labels:      map[string]string{flotillav1.LabelOwner: rgdOwner.LabelValue()},
-			Annotations: map[string]string{"flotilla.dev/revision-number": fmt.Sprint(n + 1)}}, Revision: int64(n + 1)})
-	}
+	objs = append(objs, ownerRevisions(render.Owner{Kind: fleetapi.OwnerKind, Name: "webapp"}, "rgd-v1", "rgd-v2", "rgd-v3")...)
+	objs = append(objs, ownerRevisions(render.Owner{Kind: "Deployment.apps", Namespace: "shop", Name: "web"}, "web-v1", "web-v2")...)
 	mapper := apimeta.NewDefaultRESTMapper(nil)
 	mapper.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), apimeta.RESTScopeNamespace)
 	mapper.Add(appsv1.SchemeGroupVersion.WithKind("ControllerRevision"), apimeta.RESTScopeNamespace)
@@ -82,6 +79,21 @@ func ownersHub(t *testing.T) client.WithWatch {
 	return fake.NewClientBuilder().WithScheme(install.Scheme()).WithRESTMapper(mapper).WithObjects(objs...).
 		WithIndex(&corev1.Event{}, "involvedObject.name", func(o client.Object) []string { return []string{o.(*corev1.Event).InvolvedObject.Name} }).
 		Build()
+}
+
+// ownerRevisions are owner's kept revisions (ControllerRevisions), oldest first.
+func ownerRevisions(owner render.Owner, names ...string) []client.Object {
+	ns := owner.Namespace
+	if ns == "" {
+		ns = membership.Namespace
+	}
+	var out []client.Object
+	for n, name := range names {
+		out = append(out, &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Labels:      map[string]string{flotillav1.LabelOwner: owner.LabelValue()},
+			Annotations: map[string]string{"flotilla.dev/revision-number": fmt.Sprint(n + 1)}}, Revision: int64(n + 1)})
+	}
+	return out
 }
 
 func ptrTo[T any](v T) *T { return &v }
