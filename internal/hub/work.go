@@ -29,8 +29,9 @@ func serveWork(mgr manager.Manager, cfg *rest.Config, store *revisions.Store, ow
 	if err != nil {
 		return err
 	}
+	// The Delivery policy is read directly, once per interval: the cache need not watch it.
 	h := &clusterwork.Handler{Hub: mgr.GetClient(), Owners: owners, Revisions: store, Authenticator: authn,
-		Log: ctrl.Log.WithName("clusterwork")}
+		Log: ctrl.Log.WithName("clusterwork"), Policies: mgr.GetAPIReader(), ProtectionInterval: opts.WorkProtectionInterval}
 	return mgr.Add(&clusterwork.Server{Addr: opts.WorkAddr, CertFile: opts.WorkCertFile, KeyFile: opts.WorkKeyFile,
 		Handler: h.Routes(), Ready: opts.WorkReady})
 }
