@@ -41,7 +41,11 @@ type statusInput struct {
 	targets    []string
 	results    map[string]deliver.Result
 	dropped    map[string]deliver.Result
-	kinds      []string
+	// held says why the clusters that left keep the objects (a fleet-wide hold that lets
+	// the chosen clusters be delivered to: a Placement that has not scheduled its latest
+	// change yet).
+	held  string
+	kinds []string
 	// revisions holds the revision of clusters whose objects overrides changed; the others
 	// have revision.
 	revisions map[string]string
@@ -237,7 +241,10 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	default:
 		cond.Reason = flotillav1.ReasonProgressing
 		cond.Message = fmt.Sprintf("%d of %d clusters have the current revision", out.AppliedClusters, len(in.targets))
-		if len(in.dropped) > 0 {
+		switch {
+		case len(in.dropped) > 0 && in.held != "":
+			cond.Message += fmt.Sprintf("; the objects stay on %d clusters that left the placement: %s", len(in.dropped), in.held)
+		case len(in.dropped) > 0:
 			cond.Message += fmt.Sprintf("; removing objects from %d clusters that left the placement", len(in.dropped))
 		}
 	}

@@ -33,7 +33,7 @@ func (in *statusInput) report(res ownerpass.Result) {
 	for c, msg := range synced.Failed {
 		in.clusterFailed(c, msg)
 	}
-	in.results, in.dropped, in.recordErr = synced.Results, synced.Leaving, res.Err
+	in.results, in.dropped, in.recordErr, in.held = synced.Results, synced.Leaving, res.Err, res.Held
 	if synced.Stalled != "" {
 		in.moveStalled = synced.Stalled
 	}

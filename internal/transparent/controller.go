@@ -231,7 +231,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.reportFailure(u, owner, h.Reason, h.Message)
 		return reconcile.Result{}, r.writeStatus(ctx, u, res.Chosen, nil, nil)
 	}
-	if res.Held == "" { // a Placement that has not scheduled its latest change yet: a moment's wait
+	if res.Held != "" { // the only hold that lets deliveries go on: the Placement lags its spec
+		r.reportFailure(u, owner, flotillav1.ReasonPlacementPending, res.Held)
+	} else {
 		reason, message := r.failure(placement, res, key)
 		r.reportFailure(u, owner, reason, message)
 	}
