@@ -293,6 +293,12 @@ type APIClusterResult struct {
 	// watch of them; absent while none is known (the API is not served there).
 	// +optional
 	Instances *InstanceCounts `json:"instances,omitempty"`
+
+	// rollout is where the cluster stands in the rollout of the RGD's newest revision (its
+	// stage, state, the revision it serves or is given and since when), when the Placement
+	// rolls revisions out; absent for a cluster spec.revisionPins pins.
+	// +optional
+	Rollout *ClusterRolloutState `json:"rollout,omitempty"`
 }
 
 // APIPropagationStatus is where each chosen API stands on each cluster. It is bounded: at most

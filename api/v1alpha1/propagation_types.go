@@ -463,6 +463,12 @@ type ClusterResult struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=5
 	FightingObjects []DriftedObject `json:"fightingObjects,omitempty"`
+
+	// rollout is where the cluster stands in the rollout of the latest revision (its stage,
+	// state, the revision it runs and since when), when the Placement rolls revisions out;
+	// absent for a cluster a person pins (spec.revisionPins), which the rollout leaves be.
+	// +optional
+	Rollout *ClusterRolloutState `json:"rollout,omitempty"`
 }
 
 // DriftedObject is an object changed on a cluster, or changed back after Flotilla's corrections.
@@ -490,7 +496,7 @@ type DriftedObject struct {
 }
 
 // PropagationStatus is the fleet-wide result of a Propagation. Its size is bounded: one entry
-// of at most ~700 bytes per cluster, and at most 1000 entries (clusters with failures first),
+// of at most ~900 bytes per cluster, and at most 1000 entries (clusters with failures first),
 // with drifted and fighting objects described for at most 10 clusters each, so it stays under
 // 1 MiB at any fleet size; the counts always cover every cluster.
 type PropagationStatus struct {

@@ -171,7 +171,73 @@ type RolloutStatus struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=17
 	Stages []RolloutStageStatus `json:"stages,omitempty"`
+
+	// conditions say where the rollout stands in the form kstatus and `kubectl wait` read:
+	// Progressing is True while the rollout moves or waits (its reason is the phase:
+	// Progressing, Soaking, WaitingForApproval, Paused), False once it ended; Complete is True
+	// when every cluster runs the revision, Ready; Halted is True while failures past
+	// maxFailures stop it, its message naming the failed clusters and why. Every reason is the
+	// phase; an undone rollout (RolledBack) has all three False. lastTransitionTime changes only when a condition's status does.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=4
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// The condition types of status.rollout.conditions.
+const (
+	// RolloutConditionProgressing is True while the rollout moves or waits for its clock or a
+	// person; its reason is the phase.
+	RolloutConditionProgressing = "Progressing"
+	// RolloutConditionComplete is True when every cluster runs the revision, Ready.
+	RolloutConditionComplete = "Complete"
+	// RolloutConditionHalted is True while failures past maxFailures halt the rollout; its
+	// message names the failed clusters and why.
+	RolloutConditionHalted = "Halted"
+)
+
+// ClusterRolloutState is where one cluster stands in its owner's rollout.
+type ClusterRolloutState struct {
+	// stage is the stage the cluster is in (rest: the clusters no stage matches).
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Stage string `json:"stage,omitempty"`
+
+	// state is Pending (waiting for its stage's turn, at the revision it runs),
+	// WaitingForApproval (its stage waits for flotilla.dev/approve), Progressing (it has the
+	// new revision, not Ready yet), Soaking (Ready at it, its stage soaks), Succeeded (Ready
+	// at it) or Failed (it refused the revision, or was not Ready within progressDeadline).
+	// +required
+	State RolloutClusterState `json:"state"`
+
+	// revision is the owner's revision (a ControllerRevision's name) the cluster runs or is
+	// given: the new one once let through, the one it is held at before.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Revision string `json:"revision,omitempty"`
+
+	// since is when the cluster entered this state for this revision. It survives passes
+	// that change nothing; after a restart of the hub controller it is kept while the state
+	// is the same.
+	// +optional
+	Since metav1.Time `json:"since,omitempty"`
+}
+
+// RolloutClusterState is where a cluster, or a stage, stands in a rollout.
+// +kubebuilder:validation:Enum=Pending;WaitingForApproval;Progressing;Soaking;Succeeded;Failed
+type RolloutClusterState string
+
+// The states of a cluster in a rollout, and of a stage (a stage is Progressing while any of
+// its clusters is let through and it is not finished, Failed when it finished with failures).
+const (
+	RolloutClusterPending            RolloutClusterState = "Pending"
+	RolloutClusterWaitingForApproval RolloutClusterState = "WaitingForApproval"
+	RolloutClusterProgressing        RolloutClusterState = "Progressing"
+	RolloutClusterSoaking            RolloutClusterState = "Soaking"
+	RolloutClusterSucceeded          RolloutClusterState = "Succeeded"
+	RolloutClusterFailed             RolloutClusterState = "Failed"
+)
 
 // RolloutStageStatus counts one stage's clusters by where they are.
 type RolloutStageStatus struct {
@@ -179,6 +245,11 @@ type RolloutStageStatus struct {
 	// +required
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
+	// state is where the stage stands: Pending, WaitingForApproval, Progressing, Soaking,
+	// Succeeded (every cluster Ready at the revision, soak passed) or Failed (finished with
+	// failed clusters); absent for a stage no chosen cluster is in.
+	// +optional
+	State RolloutClusterState `json:"state,omitempty"`
 	// clusters is how many chosen clusters the stage has.
 	Clusters int32 `json:"clusters"`
 	// done is how many run the new revision, applied and Ready.

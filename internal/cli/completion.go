@@ -42,6 +42,12 @@ func addCompletions(root *cobra.Command, hf *hubFlags) {
 		"plan":             withTransparentOwners(hf, one(owners)),
 		"diff":             withTransparentOwners(hf, one(owners)),
 		"status":           one(completeFromHub(hf, ownerNames(true), true)),
+		"rollout status":   withTransparentOwners(hf, one(owners)),
+		"rollout approve":  withTransparentOwners(hf, one(owners)),
+		"rollout undo":     withTransparentOwners(hf, one(owners)),
+		"rollout history":  withTransparentOwners(hf, one(owners)),
+		"rollout pause":    withTransparentOwners(hf, one(owners)),
+		"rollout resume":   withTransparentOwners(hf, one(owners)),
 	} {
 		if cmd, _, err := root.Find(strings.Fields(path)); err == nil && cmd.Name() == path[strings.LastIndex(path, " ")+1:] {
 			cmd.ValidArgsFunction = complete

@@ -58,6 +58,7 @@ func TestCompletionFromTheHub(t *testing.T) {
 		{[]string{"unjoin", "u"}, "us-1"},
 		{[]string{"get", "clusters", "eu-1", ""}, "eu-2 us-1"},
 		{[]string{"plan", "-n", "shop", ""}, "web worker clusterpropagation/backups"},
+		{[]string{"rollout", "approve", "-n", "shop", ""}, "web worker clusterpropagation/backups"},
 		{[]string{"diff", "w"}, "wiki"},
 		{[]string{"diff", "--namespace=shop", "propagation/wo"}, "propagation/worker"},
 		{[]string{"plan", "clusterpropagation/"}, "clusterpropagation/backups"},
@@ -134,6 +135,7 @@ current-context: hub
 		{[]string{"status", "--namespace", ""}, "default shipping shop"},
 		{[]string{"get", "clusters", "-n", ""}, ""}, // Clusters have no namespace
 		{[]string{"plan", "-n", "shop", "deploy/"}, "deploy/cart deploy/checkout"},
+		{[]string{"rollout", "status", "-n", "shop", "deploy/"}, "deploy/cart deploy/checkout"},
 		{[]string{"diff", "-n", "shop", "deployment/ch"}, "deployment/checkout"},
 		{[]string{"plan", "-n", "shop", "sts/"}, "sts/db"},
 		{[]string{"plan", "-n", "shop", "w"}, "web"},

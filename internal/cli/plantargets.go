@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -19,34 +20,74 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/transparent"
 )
 
+// ownerArg is an owner named on the command line: [KIND/]NAME, a bare NAME being a
+// Propagation's. flotilla plan, diff and rollout read it the same way.
+type ownerArg struct {
+	kind objectKind // kindTransparent for a transparent-mode object (gvk says which kind)
+	gvk  schema.GroupVersionKind
+	name string
+}
+
+// kindTransparent is a transparent-mode object's kind, as ownerArg holds it.
+const kindTransparent objectKind = "transparent"
+
+// parseOwnerArg reads an owner argument: a transparent-mode kind (deployment/NAME, cm/NAME,
+// ...) or one statusKind knows (propagation, clusterpropagation, placement, rgd,
+// apipropagation).
+func parseOwnerArg(arg string) (ownerArg, error) {
+	if word, name, found := strings.Cut(arg, "/"); found {
+		if gvk, ok := transparentKind(word); ok {
+			if name == "" {
+				return ownerArg{}, usageError(fmt.Errorf("%q names no object: want %s/NAME", arg, word))
+			}
+			return ownerArg{kind: kindTransparent, gvk: gvk, name: name}, nil
+		}
+	}
+	kind, name, err := statusKind(arg)
+	if err != nil {
+		return ownerArg{}, err
+	}
+	return ownerArg{kind: kind, name: name}, nil
+}
+
+// getTransparent reads the transparent-mode object an ownerArg names.
+func getTransparent(ctx context.Context, hub client.Reader, o ownerArg, namespace string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(o.gvk)
+	if err := hub.Get(ctx, client.ObjectKey{Namespace: namespace, Name: o.name}, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, hintedError{msg: fmt.Sprintf("%s %s/%s not found on the hub; list them with: kubectl get %ss -n %s (or pass -n NAMESPACE)",
+				strings.ToLower(o.gvk.Kind), namespace, o.name, strings.ToLower(o.gvk.Kind), namespace), err: err}
+		}
+		return nil, fmt.Errorf("%s %s/%s: %w", strings.ToLower(o.gvk.Kind), namespace, o.name, err)
+	}
+	return u, nil
+}
+
 // desiredOf computes what the owner an argument names wants on each of its clusters, with the
 // owner package's own Preview: a Propagation or ClusterPropagation, a transparent-mode object
 // (deployment/NAME, ...), an RGD (rgd/NAME), or every RGD an APIPropagation serves
 // (apipropagation/NAME, one Desired each).
 func desiredOf(ctx context.Context, hub client.Client, arg string, where scope, spokes *spokeClients) ([]*plan.Desired, error) {
 	owners := flotillahub.RecordOwners()
-	if word, name, found := strings.Cut(arg, "/"); found {
-		if gvk, ok := transparentKind(word); ok {
-			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(gvk)
-			if err := hub.Get(ctx, client.ObjectKey{Namespace: where.namespace, Name: name}, u); err != nil {
-				return nil, fmt.Errorf("%s %s/%s: %w", strings.ToLower(gvk.Kind), where.namespace, name, err)
-			}
-			return one(transparent.Preview(ctx, hub, u, owners))
-		}
-	}
-	kind, name, err := statusKind(arg)
+	o, err := parseOwnerArg(arg)
 	if err != nil {
 		return nil, err
 	}
-	switch kind {
-	case kindRGD:
-		return one(fleetapi.PreviewRGD(ctx, hub, name, spokes.get, owners))
-	case kindAPIPropagation:
-		if _, err := statusObjects(ctx, hub, kind, name, where); err != nil {
+	switch o.kind {
+	case kindTransparent:
+		u, err := getTransparent(ctx, hub, o, where.namespace)
+		if err != nil {
 			return nil, err
 		}
-		return fleetapi.PreviewAPIs(ctx, hub, name, spokes.get, owners)
+		return one(transparent.Preview(ctx, hub, u, owners))
+	case kindRGD:
+		return one(fleetapi.PreviewRGD(ctx, hub, o.name, spokes.get, owners))
+	case kindAPIPropagation:
+		if _, err := statusObjects(ctx, hub, o.kind, o.name, where); err != nil {
+			return nil, err
+		}
+		return fleetapi.PreviewAPIs(ctx, hub, o.name, spokes.get, owners)
 	}
 	obj, err := getPropagator(ctx, hub, arg, where)
 	if err != nil {

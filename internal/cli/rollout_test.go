@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,17 +20,23 @@ import (
 
 func rolloutHub(phase flotillav1.RolloutPhase) client.WithWatch {
 	p := &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "settings"},
+		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "all"}},
 		Status: flotillav1.PropagationStatus{Rollout: &flotillav1.RolloutStatus{Revision: "propagation-settings-abc", Phase: phase, Message: "stage prod waits",
-			Stages: []flotillav1.RolloutStageStatus{{Name: "canary", Clusters: 1, Done: 1}, {Name: "prod", Clusters: 2, Pending: 2}}}}}
+			Stages: []flotillav1.RolloutStageStatus{{Name: "canary", State: flotillav1.RolloutClusterSucceeded, Clusters: 1, Done: 1},
+				{Name: "prod", State: flotillav1.RolloutClusterWaitingForApproval, Clusters: 2, Pending: 2}}},
+			ClusterResults: []flotillav1.ClusterResult{{Cluster: "eu-1", Rollout: &flotillav1.ClusterRolloutState{Stage: "prod",
+				State: flotillav1.RolloutClusterWaitingForApproval, Revision: "propagation-settings-old", Since: metav1.NewTime(time.Date(2026, 11, 27, 12, 1, 5, 0, time.UTC))}}}}}
 	pl := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "all"},
-		Spec: flotillav1.PlacementSpec{Rollout: &flotillav1.RolloutPolicy{}}}
+		Spec: flotillav1.PlacementSpec{Rollout: &flotillav1.RolloutPolicy{Stages: []flotillav1.RolloutStage{{Name: "canary"},
+			{Name: "prod", Approval: flotillav1.ApprovalRequired}}}}}
 	return fake.NewClientBuilder().WithScheme(install.Scheme()).WithObjects(p, pl).Build()
 }
 
 func TestRolloutCommands(t *testing.T) {
 	hub := rolloutHub(flotillav1.RolloutWaitingForApproval)
 	out, err := run(t, hub, "rollout", "status", "settings", "-n", "team")
-	if err != nil || !strings.Contains(out, "WaitingForApproval") || !strings.Contains(out, "prod    2") {
+	if err != nil || !strings.Contains(out, "WaitingForApproval") || !strings.Contains(out, "prod    WaitingForApproval  2") ||
+		!strings.Contains(out, "eu-1     prod   WaitingForApproval  propagation-settings-old  2026-11-27T12:01:05Z") {
 		t.Errorf("rollout status: error %v, output:\n%s", err, out)
 	}
 	out, err = run(t, hub, "rollout", "approve", "propagation/settings", "-n", "team")
@@ -50,8 +57,17 @@ func TestRolloutCommands(t *testing.T) {
 	if err := hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "all"}, pl); err != nil || !pl.Spec.Rollout.Paused {
 		t.Errorf("pause: %v, paused %+v", err, pl.Spec.Rollout)
 	}
+	// A bare NAME is a Propagation's: resuming it resumes its Placement.
+	if out, err := run(t, hub, "rollout", "resume", "settings", "-n", "team"); err != nil || !strings.Contains(out, "every owner using it") {
+		t.Fatalf("resume of a Propagation: %v, %q", err, out)
+	}
+	if err := hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "all"}, pl); err != nil || pl.Spec.Rollout.Paused {
+		t.Errorf("resume: %v, paused %+v", err, pl.Spec.Rollout)
+	}
 	_, err = run(t, hub, "rollout", "pause", "all", "-n", "team")
-	wantUsage(t, err, "placement/NAME")
+	wantError(t, err, "propagation all not found")
+	_, err = run(t, hub, "rollout", "status", "placement/all", "-n", "team")
+	wantUsage(t, err, "pause it with flotilla rollout pause placement/all")
 
 	_, err = run(t, rolloutHub(flotillav1.RolloutHalted), "rollout", "status", "settings", "-n", "team")
 	var exit ExitError

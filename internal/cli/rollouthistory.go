@@ -19,45 +19,50 @@ import (
 func newRolloutUndoCommand(hf *hubFlags, namespace *string) *cobra.Command {
 	var toRevision int64
 	cmd := &cobra.Command{
-		Use:   "undo [propagation/]NAME",
+		Use:   "undo [KIND/]NAME",
 		Short: "Return every cluster to the revision before the one rolling out",
-		Long: `Undo the rollout of a Propagation's latest revision: every cluster its Placement chooses (but
-those a person pins with spec.revisionPins) returns to the revision before it, or to
---to-revision N (a kept revision: flotilla rollout history lists them), and stays there for as
-long as the latest revision is the same. The same as
+		Long: `Undo the rollout of an owner's latest revision: every cluster its Placement chooses (but those
+a person pins with spec.revisionPins) returns to the revision before it, or to --to-revision N
+(a kept revision: flotilla rollout history lists them), and stays there for as long as the
+latest revision is the same. The same as
 
-  kubectl annotate propagation NAME flotilla.dev/undo=<target>@<latest>
+  kubectl annotate KIND NAME flotilla.dev/undo=<target>@<latest>
 
-Nothing on the hub changes but that annotation: remove it to roll the latest revision out again
-(from its first stage); the Propagation's next change rolls out as usual.`,
+on the owner (an RGD's rollout: on the RGD). <latest> is status.rollout's revision for a
+Propagation or ClusterPropagation, and the owner's newest kept revision for a transparent-mode
+object or an RGD (never one an Event names). Nothing on the hub changes but that annotation:
+remove it to roll the latest revision out again (from its first stage); the owner's next change
+rolls out as usual.
+
+Owners:
+` + rolloutKinds,
 		Example: `  flotilla rollout undo settings -n team
-  flotilla rollout undo settings -n team --to-revision 3`,
+  flotilla rollout undo settings -n team --to-revision 3
+  flotilla rollout undo deployment/web -n shop
+  flotilla rollout undo rgd/webapp`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			hub, p, err := rolloutOwner(ctx, hf, *namespace, args[0])
+			hub, o, err := rolloutOwnerOf(ctx, hf, *namespace, args[0])
 			if err != nil {
 				return err
 			}
-			key := client.ObjectKeyFromObject(p)
-			r := p.Status.Rollout
-			if r == nil || r.Revision == "" {
-				return fmt.Errorf("propagation %s has no rollout to undo; flotilla rollout status %s -n %s says why", key, p.Name, key.Namespace)
-			}
-			kept, err := (&revisions.Store{Metadata: hub}).List(ctx, propagationOwner(p))
+			rep, kept, latest, err := readRollout(ctx, hub, o)
 			if err != nil {
 				return err
 			}
-			target, err := undoTarget(kept, r.Revision, toRevision)
+			revision := rollingRevision(rep, latest)
+			if revision == "" {
+				return fmt.Errorf("%s has no rollout to undo; flotilla rollout status %s says why", o.what(), argHint(args[0], o))
+			}
+			target, err := undoTarget(kept, revision, toRevision)
 			if err != nil {
-				return fmt.Errorf("undo the rollout of %s: %w; flotilla rollout history %s -n %s lists the kept revisions", key, err, p.Name, key.Namespace)
+				return fmt.Errorf("undo the rollout of %s: %w; flotilla rollout history %s lists the kept revisions", o.what(), err, argHint(args[0], o))
 			}
-			value := target.Name + "@" + r.Revision
-			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, flotillav1.AnnotationUndo, value)
-			if err := hub.Patch(ctx, p, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
-				return fmt.Errorf("undo %s: %w", key, err)
+			if err := annotate(ctx, hub, o, flotillav1.AnnotationUndo, target.Name+"@"+revision); err != nil {
+				return fmt.Errorf("undo %s: %w", o.what(), err)
 			}
-			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "propagation.flotilla.dev/%s rolled back: revision %s to %s (revision %d)\n", p.Name, r.Revision, target.Name, target.Number)
+			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "%s rolled back: revision %s to %s (revision %d)\n", o.what(), revision, target.Name, target.Number)
 			return nil
 		},
 	}
@@ -97,29 +102,36 @@ func undoTarget(kept []revisions.Revision, latest string, number int64) (revisio
 
 func newRolloutHistoryCommand(hf *hubFlags, namespace *string) *cobra.Command {
 	return &cobra.Command{
-		Use:   "history [propagation/]NAME",
-		Short: "List a Propagation's kept revisions and how many clusters run each",
-		Long: `List the revisions a Propagation keeps (its ControllerRevisions, oldest first), how many
-clusters run each as their Delivery records say, and which is rolling out. A kept revision is
-what flotilla rollout undo --to-revision and spec.revisionPins name.`,
-		Example: `  flotilla rollout history settings -n team`,
-		Args:    cobra.ExactArgs(1),
+		Use:   "history [KIND/]NAME",
+		Short: "List an owner's kept revisions and how many clusters run each",
+		Long: `List the revisions an owner keeps (its ControllerRevisions, oldest first; an RGD's are in the
+admin namespace), how many clusters run each as their Delivery records say, and which is
+rolling out. A kept revision is what flotilla rollout undo --to-revision and spec.revisionPins
+name.
+
+Owners:
+` + rolloutKinds,
+		Example: `  flotilla rollout history settings -n team
+  flotilla rollout history clusterpropagation/crds
+  flotilla rollout history deployment/web -n shop
+  flotilla rollout history rgd/webapp`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			hub, p, err := rolloutOwner(ctx, hf, *namespace, args[0])
+			hub, o, err := rolloutOwnerOf(ctx, hf, *namespace, args[0])
 			if err != nil {
 				return err
 			}
-			owner := propagationOwner(p)
-			kept, err := (&revisions.Store{Metadata: hub}).List(ctx, owner)
+			rep, kept, _, err := readRollout(ctx, hub, o)
 			if err != nil {
 				return err
 			}
+			owner := o.revisionsOwner()
 			running, err := runningRevisions(ctx, hub, owner)
 			if err != nil {
 				return err
 			}
-			_, _ = fmt.Fprint(cmd.OutOrStdout(), historyText(p, kept, running))
+			_, _ = fmt.Fprint(cmd.OutOrStdout(), historyText(o, rep.rollout, kept, running))
 			return nil
 		},
 	}
@@ -142,29 +154,24 @@ func runningRevisions(ctx context.Context, hub client.Client, owner render.Owner
 }
 
 // historyText is what history prints.
-func historyText(p *flotillav1.Propagation, kept []revisions.Revision, running map[string]int) string {
+func historyText(o rolloutOwner, r *flotillav1.RolloutStatus, kept []revisions.Revision, running map[string]int) string {
 	var b strings.Builder
 	if len(kept) == 0 {
-		return fmt.Sprintf("Propagation %s/%s keeps no revision yet\n", p.Namespace, p.Name)
+		return fmt.Sprintf("%s keeps no revision yet\n", o.what())
 	}
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "REVISION\tNAME\tCLUSTERS\tNOTE")
-	undoTo, undone, undoing := flotillav1.ParseUndo(p.Annotations[flotillav1.AnnotationUndo])
+	undoTo, undone, undoing := flotillav1.ParseUndo(o.object().GetAnnotations()[flotillav1.AnnotationUndo])
 	for _, k := range kept {
 		var note []string
-		if r := p.Status.Rollout; r != nil && r.Revision == k.Name {
+		if r != nil && r.Revision == k.Name {
 			note = append(note, "latest ("+string(r.Phase)+")")
 		}
-		if undoing && k.Name == undoTo && p.Status.Rollout != nil && p.Status.Rollout.Revision == undone {
+		if undoing && k.Name == undoTo && r != nil && r.Revision == undone {
 			note = append(note, "undo target")
 		}
 		_, _ = fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", k.Number, k.Name, running[k.Name], strings.Join(note, ", "))
 	}
 	_ = tw.Flush()
 	return b.String()
-}
-
-// propagationOwner is a Propagation as the owner of its records and revisions.
-func propagationOwner(p *flotillav1.Propagation) render.Owner {
-	return render.Owner{Kind: "Propagation", Namespace: p.Namespace, Name: p.Name}
 }

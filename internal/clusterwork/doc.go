@@ -13,12 +13,18 @@
 //   - serves only cluster's agent, the ServiceAccount membership.AgentServiceAccount(cluster)
 //     in flotilla-system (membership.GrantAgent); anyone else, whatever they may read on the
 //     hub: 403. A cluster name that is not a DNS-1123 label: 400;
+//   - serves only while the hub keeps Delivery records to its controller: the
+//     ValidatingAdmissionPolicy install.DeliveryPolicyName and its binding exist and the binding
+//     denies (looked at again at most every ProtectionInterval); otherwise 503, saying how to
+//     install the policy;
 //   - lists the cluster's Delivery records (label flotilla.dev/cluster, every namespace) from
 //     the hub cache, keeps those the ledger wrote for a live owner (ledger.Trust, counted as
 //     reader "agent" when ignored), and returns, per record, its owner, revision, digest and
 //     strategy and the objects revisions.Store.Work resolves (Secrets with their data, read
 //     again from their sources). A record with no spec.work yet, or whose work cannot be
-//     resolved now, is listed with the reason (Pending), not dropped;
+//     resolved now, is listed with the reason (Pending), not dropped. So is a record whose
+//     changes would make an object the revision lacks (work.Confined): the hub writes none,
+//     and it is counted and logged as ignored;
 //   - answers with an ETag over the trusted records' UIDs and generations (spec changes, not
 //     status writes) and honours If-None-Match with 304 Not Modified, so an idle agent costs
 //     one small request and no revision read per poll. A response with an unresolved record

@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -21,6 +23,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/membership"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
+	"github.com/flotilla-dev/flotilla/internal/work"
 )
 
 // Handler serves GET /clusters/{cluster}/work and POST /clusters/{cluster}/results (see the
@@ -42,6 +45,14 @@ type Handler struct {
 	// Notify, when set, is told of each owner whose record took a result, so that its
 	// controller counts the cluster's new state (the ledger's writes trigger no reconcile).
 	Notify func(render.Owner)
+	// Policies reads the Delivery policy and its binding (an uncached reader: one look per
+	// ProtectionInterval); nil reads them with Hub.
+	Policies client.Reader
+	// ProtectionInterval is how long a look at the Delivery policy is believed; 0 is
+	// ProtectionInterval.
+	ProtectionInterval time.Duration
+
+	protection protection
 }
 
 // Routes returns the endpoint's routes.
@@ -64,6 +75,10 @@ func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	if msg := h.unprotected(ctx); msg != "" {
+		refuse(w, log, http.StatusServiceUnavailable, msg)
+		return
+	}
 	records, err := h.records(ctx, cluster)
 	if err != nil {
 		log.Error(err, "Cannot list the cluster's work")
@@ -79,12 +94,17 @@ func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := Work{Cluster: cluster, Items: make([]Item, 0, len(records))}
-	resolved := true
+	resolved, refused := true, 0
 	for i := range records {
-		item := h.item(ctx, &records[i])
-		resolved = resolved && (item.Pending == "" || records[i].Spec.Work == nil)
-		out.Items = append(out.Items, item)
+		item, final := h.item(ctx, &records[i])
+		resolved = resolved && (item.Pending == "" || final)
+		if errors.Is(item.err, work.ErrNotConfined) {
+			refused++
+			log.Info("Delivery record ignored", "record", item.Record, "reason", item.Pending)
+		}
+		out.Items = append(out.Items, item.Item)
 	}
+	ledger.CountIgnored(ledger.ReaderAgent, refused)
 	if resolved {
 		w.Header().Set("ETag", etag)
 	}
@@ -142,23 +162,42 @@ func (h *Handler) records(ctx context.Context, cluster string) ([]flotillav1.Del
 	return trusted, nil
 }
 
-// item is one record's work, resolved into objects.
-func (h *Handler) item(ctx context.Context, rec *flotillav1.Delivery) Item {
-	item := Item{Owner: rec.Spec.Owner, Record: rec.Namespace + "/" + rec.Name}
+// resolvedItem is an Item and, when its work is refused or unresolved, the error.
+type resolvedItem struct {
+	Item
+	err error
+}
+
+// item is one record's work, resolved into objects; final is true when the answer holds until
+// the record changes (it has no work, or its work is refused), false when it may not.
+func (h *Handler) item(ctx context.Context, rec *flotillav1.Delivery) (_ resolvedItem, final bool) {
+	item := resolvedItem{Item: Item{Owner: rec.Spec.Owner, Record: rec.Namespace + "/" + rec.Name}}
 	wk := rec.Spec.Work
 	if wk == nil {
 		item.Pending = "the hub has not recorded this cluster's work for the owner yet (the record has no spec.work; fleet APIs keep none yet)"
-		return item
+		return item, true
 	}
 	item.Revision, item.Digest, item.Strategy = wk.Revision, wk.Digest, wk.Strategy.DeepCopy()
-	objs, err := h.Revisions.Work(ctx, ledger.OwnerOf(rec.Spec.Owner), *wk)
+	// Errors of the revision store and of changes name objects and revisions, never Secret
+	// values.
+	base, _, err := h.Revisions.Load(ctx, ledger.OwnerOf(rec.Spec.Owner), wk.Revision)
 	if err != nil {
-		// Errors of the revision store name objects and revisions, never Secret values.
-		item.Pending = fmt.Sprintf("revision %s cannot be resolved now: %v", wk.Revision, err)
-		return item
+		item.Pending, item.err = fmt.Sprintf("revision %s cannot be resolved now: %v", wk.Revision, err), err
+		return item, false
+	}
+	// The hub's changes only change or omit the revision's objects: a record whose changes
+	// would add one was not written by the hub controller, and is not served.
+	if err := work.Confined(base, wk.Changes); err != nil {
+		item.Pending, item.err = fmt.Sprintf("not served: %v; the hub controller writes no such record", err), err
+		return item, true
+	}
+	objs, err := revisions.Resolve(base, *wk)
+	if err != nil {
+		item.Pending, item.err = fmt.Sprintf("revision %s cannot be resolved now: %v", wk.Revision, err), err
+		return item, false
 	}
 	item.Objects = objs
-	return item
+	return item, true
 }
 
 // etagOf is a strong entity tag over the records served: their identities and generations,

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/clusterwork"
 	"github.com/flotilla-dev/flotilla/internal/hub"
 	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
+	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/membership"
 )
@@ -34,6 +36,9 @@ import (
 const canary = "canary-agent-s3cr3t-f1071lla"
 
 const wait = 2 * time.Minute
+
+// protection is how long the test's work endpoint believes its look at the Delivery policy.
+const protection = 2 * time.Second
 
 // logs captures what the hub controller logs in this test binary, at its most verbose.
 var logs fleettest.SyncBuffer
@@ -49,14 +54,22 @@ func TestMain(m *testing.M) {
 
 // TestAgentsReadTheirOwnWork runs the hub controller with its work endpoint, a Propagation
 // delivering a ConfigMap and a Secret to spokes a and b, and asks the endpoint as each
-// cluster's agent and as others.
+// cluster's agent and as others. The hub keeps Delivery records to its controller (the policy
+// hubtest.Install installs for the user the controller runs as), until the last case deletes
+// the policy.
 func TestAgentsReadTheirOwnWork(t *testing.T) {
 	ctx := context.Background()
 	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.APIOnlySpoke("a"), fleettest.APIOnlySpoke("b"))
+	// The Delivery policy, for the user the controller runs as (hubtest.Run: the hub's admin).
 	hubc := hubtest.Install(t, fleet)
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	if err := hubc.Get(ctx, client.ObjectKey{Name: install.DeliveryPolicyName}, policy); err != nil {
+		t.Fatalf("the hub has no Delivery policy: %v", err)
+	}
 	urls := make(chan string, 1)
 	hubtest.Run(t, fleet, func(o *hub.Options) {
 		o.WorkAddr, o.WorkReady = "127.0.0.1:0", func(url string) { urls <- url }
+		o.WorkProtectionInterval = protection
 	})
 	for _, name := range []string{"a", "b"} {
 		if err := membership.Join(ctx, hubc, membership.JoinOptions{Name: name, Spoke: fleet.Plane(name).RESTConfig()}); err != nil {
@@ -300,6 +313,26 @@ func TestAgentsReadTheirOwnWork(t *testing.T) {
 		if res, _ := get("a", agentA, ""); res.StatusCode != http.StatusOK {
 			t.Errorf("a's agent after b's was revoked: status %d", res.StatusCode)
 		}
+	})
+
+	t.Run("without the Delivery policy no work is served", func(t *testing.T) {
+		if err := hubc.Delete(ctx, policy); err != nil {
+			t.Fatal(err)
+		}
+		// Within the endpoint's interval (and a poll's margin).
+		fleettest.Eventually(t, protection+10*time.Second, "a's agent refused", func() error {
+			res, body := get("a", agentA, "")
+			if res.StatusCode != http.StatusServiceUnavailable {
+				return fmt.Errorf("status %d", res.StatusCode)
+			}
+			if !strings.Contains(string(body), "not protected") || !strings.Contains(string(body), install.DeliveryPolicyName) {
+				return fmt.Errorf("the refusal says %q", body)
+			}
+			if strings.Contains(string(body), canary) || strings.Contains(string(body), encoded(canary)) {
+				t.Fatal("the refusal carries the Secret's data")
+			}
+			return nil
+		})
 	})
 
 	if strings.Contains(logs.String(), canary) || strings.Contains(logs.String(), encoded(canary)) {

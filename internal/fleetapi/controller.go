@@ -364,6 +364,9 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		if row.Phase == flotillav1.APIPending || row.Reason == flotillav1.ReasonSchemaNotFound || row.Reason == flotillav1.ReasonSchemaUnreadable {
 			retry = true
 		}
+		if state, ok := gated.RolloutClusters[c]; ok {
+			row.Rollout = &state
+		}
 		connecting = connecting || p.connecting
 		st.rows = append(st.rows, row)
 	}

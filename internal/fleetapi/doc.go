@@ -40,7 +40,8 @@
 //     once the deliverer's result is of it; each cluster the gate holds at another revision is
 //     planned again pinned to it, so its CRD is not written and its instances keep expanding
 //     with the revision it serves. The approval and undo are annotations of the RGD; phase
-//     changes are Events on it, and its rows say "held by the rollout".
+//     changes and stages that start or complete are Events on it, and its rows say "held by
+//     the rollout" and carry the cluster's rollout state (its stage, state and since).
 //   - Clusters that left the Placement are released at once (an API does not move, so there
 //     is no make-before-break): with removal Orphan (default) the CRD stays there, unmanaged,
 //     as kro keeps CRDs; with Delete it is deleted, and one that still has instances waits for

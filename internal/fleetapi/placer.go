@@ -41,6 +41,19 @@ func hubOnly(rgd metav1.Object) bool {
 	return rgd.GetLabels()[HubOnlyMarker] == "false" || rgd.GetAnnotations()[HubOnlyMarker] == "false"
 }
 
+// ServedBy returns the APIPropagation that serves an RGD (nil when none does), read from hub:
+// the one whose Placement its rollout follows.
+func ServedBy(ctx context.Context, hub client.Reader, rgd metav1.Object) (*flotillav1.APIPropagation, error) {
+	var props flotillav1.APIPropagationList
+	if err := hub.List(ctx, &props); err != nil {
+		return nil, err
+	}
+	return placerOf(rgd, props.Items), nil
+}
+
+// PlacementOf is the Placement an APIPropagation uses (spec.placementRef).
+func PlacementOf(p *flotillav1.APIPropagation) client.ObjectKey { return placementOf(p) }
+
 // placerOf returns the APIPropagation that serves an RGD, among all of them: of those that
 // choose it, the one whose name sorts first, and one being deleted only when no other chooses
 // it (so that deleting one of two hands the RGD over instead of removing it). nil when none

@@ -62,6 +62,7 @@ func (r *Reconciler) gateRollout(ctx context.Context, rgd *kro.ResourceGraphDefi
 	if res.RolloutChanged && res.Rollout != nil {
 		r.reportRollout(rgd, res.Rollout)
 	}
+	ownerpass.ReportStages(r.drift.Recorder, rgd, res.Stages)
 	return res
 }
 

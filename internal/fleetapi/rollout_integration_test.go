@@ -80,6 +80,13 @@ func TestRGDRevisionsRollOut(t *testing.T) {
 			if r == nil || r.Phase != flotillav1.APIServing || r.ServedGeneration != 1 || !strings.Contains(r.Message, "held by the rollout at revision "+first) {
 				return fmt.Errorf("%s: %+v", s, r)
 			}
+			// Its row says where it stands in the rollout: waiting for the fleet stage's approval.
+			if w := r.Rollout; w == nil || w.Stage != "fleet" || w.State != flotillav1.RolloutClusterWaitingForApproval || w.Revision != first || w.Since.IsZero() {
+				return fmt.Errorf("%s's rollout row: %+v", s, w)
+			}
+		}
+		if r := resultOf(p, "spoke-a", webapp.Name); r == nil || r.Rollout == nil || r.Rollout.State != flotillav1.RolloutClusterSucceeded || r.Rollout.Revision != second {
+			return fmt.Errorf("the canary: %+v", r)
 		}
 		return nil
 	})

@@ -25,6 +25,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/rollout"
 	"github.com/flotilla-dev/flotilla/internal/statusconds"
 )
 
@@ -263,6 +264,7 @@ func buildStatus(p *flotillav1.APIPropagation, problem *condition, views []apiVi
 	if len(rows) > maxClusterResults {
 		rows = rows[:maxClusterResults]
 	}
+	settleRollouts(rows, p.Status.ClusterResults)
 	if len(apis) > maxAPIs {
 		apis = apis[:maxAPIs]
 	}
@@ -374,4 +376,21 @@ func (s *statusReconciler) releaseFinalizer(ctx context.Context, p *flotillav1.A
 		}
 	}
 	return keepFinalizer(ctx, s.hub, p, false)
+}
+
+// settleRollouts keeps the since of each row's rollout state that the current status has
+// already (after a restart the gate's memory starts empty): a pass that changes nothing writes
+// nothing. rows are copies of the published rows; their rollout states are replaced, not
+// changed.
+func settleRollouts(rows, current []flotillav1.APIClusterResult) {
+	type key struct{ cluster, api string }
+	was := make(map[key]*flotillav1.ClusterRolloutState, len(current))
+	for i := range current {
+		was[key{current[i].Cluster, current[i].API}] = current[i].Rollout
+	}
+	for i := range rows {
+		if rows[i].Rollout != nil {
+			rows[i].Rollout = rollout.SettleRow(was[key{rows[i].Cluster, rows[i].API}], rows[i].Rollout)
+		}
+	}
 }

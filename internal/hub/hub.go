@@ -65,6 +65,9 @@ type Options struct {
 	WorkCertFile, WorkKeyFile string
 	// WorkReady, when set, is told the work endpoint's URL once it listens.
 	WorkReady func(url string)
+	// WorkProtectionInterval is how long the work endpoint believes its look at the Delivery
+	// policy (0: clusterwork.ProtectionInterval); tests shorten it.
+	WorkProtectionInterval time.Duration
 
 	// newCache builds the hub cache (nil: controller-runtime's); this package's tests wrap it to
 	// see what the controller asks the cache to hold.

@@ -46,8 +46,9 @@ type ownerCase struct {
 	delivered          func() client.Object
 	resource           string
 	deliveredNamespace string
-	// blocked returns the messages that may ask for a confirmation.
-	blocked func(ctx context.Context, hub client.Client) ([]string, error)
+	// says returns what the owner says of its pass: its conditions', Events' or cluster rows'
+	// messages (a confirmation asked for among them).
+	says func(ctx context.Context, hub client.Client) ([]string, error)
 	// confirm annotates the object that takes the confirmation.
 	confirm func(ctx context.Context, hub client.Client, value string) error
 	// breaksFirst says a move removes the object where it leaves before it is Ready where it
@@ -123,7 +124,7 @@ func ownerCases(t *testing.T) []ownerCase {
 			}
 			var out []string
 			for _, ev := range events.Items {
-				if ev.InvolvedObject.Name == name && ev.Reason == flotillav1.ReasonPruneBlocked {
+				if ev.InvolvedObject.Name == name {
 					out = append(out, ev.Message)
 				}
 			}
@@ -144,15 +145,18 @@ func ownerCases(t *testing.T) []ownerCase {
 			delivered:          func() client.Object { return configMap("team-p", "by-propagation", nil) },
 			resource:           "configmaps",
 			deliveredNamespace: "team-p",
-			blocked: func(ctx context.Context, hub client.Client) ([]string, error) {
+			says: func(ctx context.Context, hub client.Client) ([]string, error) {
 				p := &flotillav1.Propagation{}
 				if err := hub.Get(ctx, client.ObjectKey{Namespace: "team-p", Name: "web"}, p); err != nil {
 					return nil, err
 				}
-				if c := meta.FindStatusCondition(p.Status.Conditions, flotillav1.PropagationPruneBlocked); c != nil && c.Status == metav1.ConditionTrue {
-					return []string{c.Message}, nil
+				var out []string
+				for _, c := range p.Status.Conditions {
+					if c.Status == metav1.ConditionTrue || c.Type == flotillav1.PropagationApplied {
+						out = append(out, c.Message)
+					}
 				}
-				return nil, nil
+				return out, nil
 			},
 			confirm: annotate(&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: "team-p", Name: "web"}}),
 			owner:   render.Owner{Kind: "Propagation", Namespace: "team-p", Name: "web"},
@@ -193,7 +197,7 @@ func ownerCases(t *testing.T) []ownerCase {
 			delivered:          func() client.Object { return configMap("team-t", "transparent", nil) },
 			resource:           "configmaps",
 			deliveredNamespace: "team-t",
-			blocked:            eventMessages("team-t", "transparent"),
+			says:               eventMessages("team-t", "transparent"),
 			confirm:            annotate(configMap("team-t", "transparent", nil)),
 			owner:              render.Owner{Kind: "ConfigMap", Namespace: "team-t", Name: "transparent"},
 			edit:               editData(configMap("team-t", "transparent", nil)),
@@ -238,16 +242,14 @@ func ownerCases(t *testing.T) []ownerCase {
 			},
 			resource:    "customresourcedefinitions",
 			breaksFirst: true,
-			blocked: func(ctx context.Context, hub client.Client) ([]string, error) {
+			says: func(ctx context.Context, hub client.Client) ([]string, error) {
 				p := &flotillav1.APIPropagation{}
 				if err := hub.Get(ctx, client.ObjectKey{Name: "platform"}, p); err != nil {
 					return nil, err
 				}
 				var out []string
 				for _, row := range p.Status.ClusterResults {
-					if row.Reason == flotillav1.ReasonPruneBlocked {
-						out = append(out, row.Message)
-					}
+					out = append(out, row.Message)
 				}
 				return out, nil
 			},
@@ -386,6 +388,7 @@ func TestSafetyEveryOwnerKind(t *testing.T) {
 				// removed until the scheduler has caught up, and then nothing at all: the spec
 				// chooses all three.
 				release := s.lagging("b", "c")
+				s.said("has not scheduled its latest change yet")
 				s.deletes(map[string]int{"a": 0, "b": 0, "c": 0})
 				release()
 				s.deletes(map[string]int{"a": 0, "b": 0, "c": 0})
@@ -500,7 +503,7 @@ func (s safetyRun) blocked(what string) string {
 	s.t.Helper()
 	var msg string
 	fleettest.Eventually(s.t, wait, fmt.Sprintf("%s: a confirmation asked for (%s)", s.k.name, what), func() error {
-		msgs, err := s.k.blocked(s.ctx, s.hub)
+		msgs, err := s.k.says(s.ctx, s.hub)
 		if err != nil {
 			return err
 		}
@@ -512,6 +515,23 @@ func (s safetyRun) blocked(what string) string {
 		return fmt.Errorf("messages %q", msgs)
 	})
 	return msg[strings.LastIndex(msg, "=")+1:]
+}
+
+// said waits until the owner says what (in a condition, an Event or a cluster row).
+func (s safetyRun) said(what string) {
+	s.t.Helper()
+	fleettest.Eventually(s.t, wait, fmt.Sprintf("%s says %q", s.k.name, what), func() error {
+		msgs, err := s.k.says(s.ctx, s.hub)
+		if err != nil {
+			return err
+		}
+		for _, msg := range msgs {
+			if strings.Contains(msg, what) {
+				return nil
+			}
+		}
+		return fmt.Errorf("messages %q", msgs)
+	})
 }
 
 func (s safetyRun) confirmWith(token string) {

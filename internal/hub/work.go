@@ -34,8 +34,9 @@ func serveWork(mgr manager.Manager, cfg *rest.Config, store *revisions.Store, re
 	if err != nil {
 		return err
 	}
+	// The Delivery policy is read directly, once per interval: the cache need not watch it.
 	h := &clusterwork.Handler{Hub: mgr.GetClient(), Owners: owners, Revisions: store, Authenticator: authn,
-		Log: ctrl.Log.WithName("clusterwork"), Notify: notify}
+		Log: ctrl.Log.WithName("clusterwork"), Notify: notify, Policies: mgr.GetAPIReader(), ProtectionInterval: opts.WorkProtectionInterval}
 	if records != nil {
 		h.Reports = records
 	}

@@ -22,7 +22,7 @@ var (
 		"Owners whose Placement rolls revisions out (Propagations and ClusterPropagations), by kind and by the phase of their latest revision's rollout (status.rollout.phase).",
 		[]string{"kind", "phase"}, nil)
 	rolloutClustersDesc = prometheus.NewDesc("flotilla_rollout_clusters",
-		"Clusters in the rollouts of Propagations and ClusterPropagations, by kind and state: done (Ready at the new revision), in_flight, failed, pending (waiting for their stage).",
+		"Clusters in the rollouts of Propagations and ClusterPropagations, by kind and state (status.clusterResults[].rollout.state): pending (waiting for their stage), waiting_for_approval, progressing (the new revision, not Ready yet), soaking (Ready, their stage soaks), succeeded, failed.",
 		[]string{"kind", "state"}, nil)
 	ownersDesc = prometheus.NewDesc("flotilla_owners",
 		"Owners by kind (Propagation, ClusterPropagation, APIPropagation, and the kinds of transparent mode: Deployment, ...) and by each condition they carry: its type, status and reason. Transparent-mode objects carry Applied and PruneBlocked, as their latest pass would set them on a Propagation.",
@@ -172,15 +172,13 @@ var rolloutPhases = []flotillav1.RolloutPhase{flotillav1.RolloutProgressing, flo
 func collectRollouts(ch chan<- prometheus.Metric, byKind map[string][]*flotillav1.RolloutStatus) {
 	for kind, rollouts := range byKind {
 		phases := map[flotillav1.RolloutPhase]int{}
-		states := map[string]int32{"done": 0, "in_flight": 0, "failed": 0, "pending": 0}
+		states := map[string]int32{}
+		for _, state := range rolloutClusterStates {
+			states[state] = 0
+		}
 		for _, r := range rollouts {
 			phases[r.Phase]++
-			for _, s := range r.Stages {
-				states["done"] += s.Done
-				states["in_flight"] += s.InFlight
-				states["failed"] += s.Failed
-				states["pending"] += s.Pending
-			}
+			countClusters(states, r)
 		}
 		for _, p := range rolloutPhases {
 			ch <- prometheus.MustNewConstMetric(rolloutsDesc, prometheus.GaugeValue, float64(phases[p]), kind, string(p))

@@ -34,6 +34,11 @@ func TestFleetGaugesCountByState(t *testing.T) {
 		&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "staged", Namespace: "team"}, Status: flotillav1.PropagationStatus{
 			Rollout: &flotillav1.RolloutStatus{Phase: flotillav1.RolloutHalted, Stages: []flotillav1.RolloutStageStatus{
 				{Name: "canary", Clusters: 2, Done: 1, Failed: 1}, {Name: "rest", Clusters: 3, Pending: 3}}}}},
+		&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "soaking", Namespace: "team"}, Status: flotillav1.PropagationStatus{
+			Rollout: &flotillav1.RolloutStatus{Phase: flotillav1.RolloutSoaking, Stages: []flotillav1.RolloutStageStatus{
+				{Name: "canary", State: flotillav1.RolloutClusterSoaking, Clusters: 2, Done: 2},
+				{Name: "prod", State: flotillav1.RolloutClusterWaitingForApproval, Clusters: 4, Pending: 4},
+				{Name: "rest", State: flotillav1.RolloutClusterProgressing, Clusters: 3, Done: 1, InFlight: 2}}}}},
 		&flotillav1.ClusterPropagation{ObjectMeta: metav1.ObjectMeta{Name: "base"}, Status: flotillav1.PropagationStatus{Conditions: []metav1.Condition{
 			cond(flotillav1.PropagationApplied, "False", flotillav1.ReasonApplyFailed)}}},
 	).Build()
@@ -63,14 +68,18 @@ flotilla_owners{condition="PruneBlocked",kind="Propagation",reason="PruneBlocked
 	rollouts := `
 # HELP flotilla_rollout_clusters ` + help(t, "flotilla_rollout_clusters") + `
 # TYPE flotilla_rollout_clusters gauge
-flotilla_rollout_clusters{kind="ClusterPropagation",state="done"} 0
 flotilla_rollout_clusters{kind="ClusterPropagation",state="failed"} 0
-flotilla_rollout_clusters{kind="ClusterPropagation",state="in_flight"} 0
 flotilla_rollout_clusters{kind="ClusterPropagation",state="pending"} 0
-flotilla_rollout_clusters{kind="Propagation",state="done"} 1
+flotilla_rollout_clusters{kind="ClusterPropagation",state="progressing"} 0
+flotilla_rollout_clusters{kind="ClusterPropagation",state="soaking"} 0
+flotilla_rollout_clusters{kind="ClusterPropagation",state="succeeded"} 0
+flotilla_rollout_clusters{kind="ClusterPropagation",state="waiting_for_approval"} 0
 flotilla_rollout_clusters{kind="Propagation",state="failed"} 1
-flotilla_rollout_clusters{kind="Propagation",state="in_flight"} 0
 flotilla_rollout_clusters{kind="Propagation",state="pending"} 3
+flotilla_rollout_clusters{kind="Propagation",state="progressing"} 2
+flotilla_rollout_clusters{kind="Propagation",state="soaking"} 2
+flotilla_rollout_clusters{kind="Propagation",state="succeeded"} 2
+flotilla_rollout_clusters{kind="Propagation",state="waiting_for_approval"} 4
 `
 	if err := testutil.CollectAndCompare(collector{}, strings.NewReader(rollouts), "flotilla_rollout_clusters"); err != nil {
 		t.Fatal(err)
@@ -79,7 +88,7 @@ flotilla_rollout_clusters{kind="Propagation",state="pending"} 3
 	for _, kind := range []string{"ClusterPropagation", "Propagation"} {
 		for _, phase := range []string{"Complete", "Halted", "Paused", "Progressing", "RolledBack", "Soaking", "WaitingForApproval"} {
 			n := 0
-			if kind == "Propagation" && phase == "Halted" {
+			if kind == "Propagation" && (phase == "Halted" || phase == "Soaking") {
 				n = 1
 			}
 			phases += fmt.Sprintf("flotilla_rollouts{kind=%q,phase=%q} %d\n", kind, phase, n)

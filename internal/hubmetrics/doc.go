@@ -5,5 +5,6 @@
 // (a state, a kind, a condition type, status and reason), never the name of an object.
 //
 // Only the elected replica exports them, so that a scrape of every replica counts each object
-// once.
+// once. flotilla_rollout_stage_duration_seconds is the exception: a histogram the owner pass
+// (package ownerpass) observes when a rollout's stage completes.
 package hubmetrics

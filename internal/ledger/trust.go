@@ -48,7 +48,7 @@ type Trust struct {
 // untrustedRecords counts the records readers ignored, by what read them.
 var untrustedRecords = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "flotilla_delivery_records_ignored_total",
-	Help: "Delivery records ignored because the ledger did not write them for a live owner (or, for a Placement, one that names it), by reader.",
+	Help: "Delivery records ignored because the ledger did not write them for a live owner (or, for a Placement, one that names it; for an agent, because their changes make objects their revision lacks), by reader.",
 }, []string{"reader"})
 
 func init() {
@@ -68,6 +68,13 @@ const (
 	// ReaderAgent is the hub's work endpoint, serving a pull-mode agent its cluster's work.
 	ReaderAgent = "agent"
 )
+
+// CountIgnored counts n records that reader ignored for reasons of its own, besides those
+// Trust refused (the work endpoint refuses records whose changes make objects their revision
+// lacks).
+func CountIgnored(reader string, n int) {
+	untrustedRecords.WithLabelValues(reader).Add(float64(n))
+}
 
 // Ignored is a record a reader did not believe, and why.
 type Ignored struct {

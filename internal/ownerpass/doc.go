@@ -5,6 +5,10 @@
 // (package percluster), the fleet-wide holds again over the clusters that get objects, and the
 // fan-out (package fanout), in this order; Plan computes the same for `flotilla plan`.
 //
+// The rollout's stages that start or complete are found here, once per pass, from the gate's
+// memory (Result.Stages): their durations go to flotilla_rollout_stage_duration_seconds, and
+// every kind says them with ReportStages.
+//
 // An owner kind is an adapter around it: it loads its owner, handles its deletion, selects
 // and renders its objects, says its policy (a Pass: Placement, strategy, pins, override rules,
 // confirmation) and reports the Result (a status, or Events). What only one kind knows of the

@@ -11,6 +11,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/hubmetrics"
 	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/rollout"
@@ -74,7 +75,17 @@ func (r *Runner) gate(ctx context.Context, p Pass, in percluster.Input, running 
 	case undo == last.undo && p.Undo != last.undo:
 		next.undo, next.undoAt = last.undo, last.undoAt
 	}
+	if last.seen {
+		// With nothing remembered (a restart), stages found started or done were reported before.
+		res.Stages = rollout.Changes(last.memory, out.Memory)
+		for _, c := range res.Stages {
+			if c.Complete && c.Took > 0 {
+				hubmetrics.ObserveRolloutStage(owner.Kind, c.Took)
+			}
+		}
+	}
 	if s := out.Status; s != nil {
+		res.RolloutClusters = out.Clusters
 		next.phase, next.revision = s.Phase, s.Revision
 		// A rollout found complete with nothing remembered (after a restart) was reported before.
 		res.RolloutChanged = (s.Phase != last.phase || s.Revision != last.revision) && !(!last.seen && s.Phase == flotillav1.RolloutComplete)
@@ -128,7 +139,7 @@ func policyOf(p Pass) *flotillav1.RolloutPolicy {
 // Gate runs the rollout gate alone for an owner kind that computes and delivers its clusters'
 // objects itself (fleet APIs: an RGD compiled per cluster), with the memory, undo, pause and
 // reporting a Run has: it returns the owner's pins (p.Pins) followed by the rollout's holds,
-// and Result's Rollout, RolloutChanged, Recheck and Err. in names the latest revision
+// and Result's Rollout, RolloutChanged, RolloutClusters, Stages, Recheck and Err. in names the latest revision
 // (Latest.Name once kept; LatestName whether kept or not, notKept saying why it is not) and
 // the chosen clusters with their facts; running is what each runs. Only Hub is used (setting a
 // rollback's undo on p.Object); Forget the owner when it goes.

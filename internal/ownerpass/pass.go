@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
+	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
 // Pass is what an owner kind says of one pass of its owner.
@@ -75,6 +76,11 @@ type Result struct {
 	// nothing out); RolloutChanged says its phase or revision changed since the last pass.
 	Rollout        *flotillav1.RolloutStatus
 	RolloutChanged bool
+	// RolloutClusters is where each chosen cluster no person pins stands in the rollout (nil
+	// when Rollout is); Stages are the stages that started or completed in this pass, in
+	// order (ReportStages says them as Events).
+	RolloutClusters map[string]flotillav1.ClusterRolloutState
+	Stages          []rollout.StageChange
 	// Pins are the pins the pass honoured: the owner's, then the rollout's.
 	Pins []flotillav1.RevisionPin
 	// Unmade says why no cluster's objects could be computed (an admission that failed): each

@@ -291,6 +291,10 @@ func (r *Reconciler) settling(owner render.Owner, revision string, in statusInpu
 // sync selects, renders and submits deliveries, then records the fleet-wide result.
 func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, error) {
 	in, err := r.plan(ctx, p)
+	// The stages that started or completed are said at once, whether or not the status is
+	// written now (it waits while deliveries settle) and though the pass failed or held
+	// after the gate: the gate's memory says they did, once.
+	ownerpass.ReportStages(r.recorder, p.obj, in.rolloutStages)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -371,7 +375,7 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		Sources: sources, Pins: p.spec.RevisionPins, Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Undo: p.obj.GetAnnotations()[flotillav1.AnnotationUndo],
 		Rules: r.rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides), Guard: guard,
 		Prune: prune, Kinds: in.kinds, Strategy: strategyOf(p, in.revision), Ignore: ignore, Declared: p.spec.Strategy})
-	in.records, in.noHistory = res.Records, res.NoHistory
+	in.records, in.noHistory, in.rolloutStages = res.Records, res.NoHistory, res.Stages
 	if err != nil {
 		return in, err
 	}

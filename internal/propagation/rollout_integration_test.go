@@ -9,6 +9,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,6 +48,12 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	e.values(t, map[string]string{"a": "green"})
 	status := e.rolloutPhase(t, flotillav1.RolloutWaitingForApproval)
 	e.values(t, map[string]string{"b": "blue", "c": "blue"})
+	// Each cluster's row says where it stands; the conditions, kstatus' too, say it waits.
+	waiting := e.settingsStatus(t)
+	expectRows(t, waiting, map[string]string{"a": "canary/Succeeded@" + status.Revision, "b": "prod/WaitingForApproval@old", "c": "rest/Pending@old"}, status.Revision)
+	expectCondition(t, waiting.Rollout.Conditions, flotillav1.RolloutConditionProgressing, metav1.ConditionTrue, "WaitingForApproval")
+	expectCondition(t, waiting.Rollout.Conditions, flotillav1.RolloutConditionComplete, metav1.ConditionFalse, "WaitingForApproval")
+	expectCondition(t, waiting.Conditions, "Reconciling", metav1.ConditionTrue, "RolloutWaitingForApproval")
 	// A cluster not reached yet is still kept true: to the revision it runs, not the new one.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cm := &corev1.ConfigMap{}
@@ -60,6 +67,18 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.values(t, map[string]string{"b": "blue"})
+	// The passes since (b's drift corrected) changed nothing of the rollout: its times stay.
+	still := e.settingsStatus(t)
+	for i := range waiting.ClusterResults {
+		was, now := waiting.ClusterResults[i].Rollout, rowOf(still, waiting.ClusterResults[i].Cluster)
+		if was == nil || now == nil || !was.Since.Equal(&now.Since) {
+			t.Errorf("%s's row moved from %+v to %+v though nothing changed", waiting.ClusterResults[i].Cluster, was, now)
+		}
+	}
+	if was, now := meta.FindStatusCondition(waiting.Rollout.Conditions, flotillav1.RolloutConditionProgressing),
+		meta.FindStatusCondition(still.Rollout.Conditions, flotillav1.RolloutConditionProgressing); now == nil || !was.LastTransitionTime.Equal(&now.LastTransitionTime) {
+		t.Errorf("Progressing moved from %+v to %+v though nothing changed", was, now)
+	}
 	// flotilla plan shows the same: b and c held at the revision they run, a at the new one.
 	p := &flotillav1.Propagation{}
 	if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "settings"}, p); err != nil {
@@ -78,6 +97,14 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	e.annotate(t, flotillav1.AnnotationApprove, "prod@"+status.Revision)
 	e.values(t, map[string]string{"b": "green", "c": "green"})
 	e.rolloutPhase(t, flotillav1.RolloutComplete)
+	complete := e.settingsStatus(t)
+	expectRows(t, complete, map[string]string{"a": "canary/Succeeded@" + status.Revision, "b": "prod/Succeeded@" + status.Revision, "c": "rest/Succeeded@" + status.Revision}, status.Revision)
+	expectCondition(t, complete.Rollout.Conditions, flotillav1.RolloutConditionComplete, metav1.ConditionTrue, "Complete")
+	expectCondition(t, complete.Rollout.Conditions, flotillav1.RolloutConditionProgressing, metav1.ConditionFalse, "Complete")
+	if c := meta.FindStatusCondition(complete.Conditions, "Reconciling"); c != nil {
+		t.Errorf("a complete rollout is still Reconciling: %+v", c)
+	}
+	e.stageEvent(t, "stage prod completed revision "+status.Revision)
 	last := map[string]time.Time{}
 	for _, spoke := range []string{"a", "b", "c"} {
 		last[spoke] = e.lastConfigMapWrite(t, spoke, "settings", changed)
@@ -255,6 +282,76 @@ func (e *env) rolloutPhase(t *testing.T, phase flotillav1.RolloutPhase) flotilla
 		return nil
 	})
 	return status
+}
+
+// settingsStatus is the status of the Propagation settings as the hub has it now.
+func (e *env) settingsStatus(t *testing.T) flotillav1.PropagationStatus {
+	t.Helper()
+	p := &flotillav1.Propagation{}
+	if err := e.hub.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "settings"}, p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Status.Rollout == nil {
+		t.Fatalf("no status.rollout: %+v", p.Status)
+	}
+	return p.Status
+}
+
+func rowOf(s flotillav1.PropagationStatus, cluster string) *flotillav1.ClusterRolloutState {
+	for _, r := range s.ClusterResults {
+		if r.Cluster == cluster {
+			return r.Rollout
+		}
+	}
+	return nil
+}
+
+// expectRows checks each cluster's rollout row: stage/state@revision, "old" for a revision
+// other than latest.
+func expectRows(t *testing.T, s flotillav1.PropagationStatus, want map[string]string, latest string) {
+	t.Helper()
+	for c, w := range want {
+		r := rowOf(s, c)
+		if r == nil {
+			t.Errorf("%s has no rollout row: %+v", c, s.ClusterResults)
+			continue
+		}
+		rev := r.Revision
+		if rev != latest && rev != "" {
+			rev = "old"
+		}
+		if got := r.Stage + "/" + string(r.State) + "@" + rev; got != w || r.Since.IsZero() {
+			t.Errorf("%s's rollout row %s since %s, want %s", c, got, r.Since, w)
+		}
+	}
+}
+
+func expectCondition(t *testing.T, conds []metav1.Condition, typ string, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	if c := meta.FindStatusCondition(conds, typ); c == nil || c.Status != status || c.Reason != reason {
+		t.Errorf("condition %s %+v, want %s/%s", typ, c, status, reason)
+	}
+}
+
+// stageEvent waits for a RolloutStageComplete Event of the Propagation settings that says msg.
+func (e *env) stageEvent(t *testing.T, msg string) {
+	t.Helper()
+	fleettest.Eventually(t, wait, "Event: "+msg, func() error {
+		var events corev1.EventList
+		if err := e.hub.List(context.Background(), &events, client.InNamespace("team")); err != nil {
+			return err
+		}
+		var seen []string
+		for _, ev := range events.Items {
+			if ev.InvolvedObject.Name == "settings" && ev.InvolvedObject.Kind == "Propagation" && ev.Reason == "RolloutStageComplete" {
+				if strings.HasPrefix(ev.Message, msg) {
+					return nil
+				}
+				seen = append(seen, ev.Message)
+			}
+		}
+		return fmt.Errorf("stage Events %q", seen)
+	})
 }
 
 // lastConfigMapWrite is when Flotilla last wrote a ConfigMap of a spoke since a time (its audit log).

@@ -18,6 +18,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/rollout"
 	"github.com/flotilla-dev/flotilla/internal/statusconds"
 )
 
@@ -40,7 +41,11 @@ type statusInput struct {
 	targets    []string
 	results    map[string]deliver.Result
 	dropped    map[string]deliver.Result
-	kinds      []string
+	// held says why the clusters that left keep the objects (a fleet-wide hold that lets
+	// the chosen clusters be delivered to: a Placement that has not scheduled its latest
+	// change yet).
+	held  string
+	kinds []string
 	// revisions holds the revision of clusters whose objects overrides changed; the others
 	// have revision.
 	revisions map[string]string
@@ -64,8 +69,12 @@ type statusInput struct {
 	noHistory string
 	// pruneBlocked says why deletions wait for confirmation, fleet-wide.
 	pruneBlocked string
-	// rollout is where the rollout of the latest revision stands (nil: none).
-	rollout *flotillav1.RolloutStatus
+	// rollout is where the rollout of the latest revision stands (nil: none), rolloutClusters
+	// where each cluster stands in it, and rolloutStages the stages that started or completed
+	// in this pass (said in Events).
+	rollout         *flotillav1.RolloutStatus
+	rolloutClusters map[string]flotillav1.ClusterRolloutState
+	rolloutStages   []rollout.StageChange
 	// retryAfter, when set, is when a hold that no watched event ends is looked at again.
 	retryAfter time.Duration
 	// now is when the pass began; progressDeadline how long a move may wait before it is
@@ -115,7 +124,11 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	}
 	out.SelectedObjects = int32(in.selected)
 	out.TargetClusters = int32(len(in.targets))
-	out.Rollout = in.rollout
+	out.Rollout = rollout.SettleStatus(in.previous.Rollout, in.rollout)
+	previousRows := make(map[string]*flotillav1.ClusterRolloutState, len(in.previous.ClusterResults))
+	for i := range in.previous.ClusterResults {
+		previousRows[in.previous.ClusterResults[i].Cluster] = in.previous.ClusterResults[i].Rollout
+	}
 	out.AppliedClusters, out.FailedClusters, out.ReadyClusters = 0, 0, 0
 	var firstNotReady string
 	var entries []flotillav1.ClusterResult
@@ -175,6 +188,9 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 				}
 			}
 		}
+		if row, ok := in.rolloutClusters[c]; ok && in.rollout != nil {
+			entry.Rollout = rollout.SettleRow(previousRows[c], &row)
+		}
 		entries = append(entries, entry)
 	}
 	for c, res := range in.dropped {
@@ -225,7 +241,10 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 	default:
 		cond.Reason = flotillav1.ReasonProgressing
 		cond.Message = fmt.Sprintf("%d of %d clusters have the current revision", out.AppliedClusters, len(in.targets))
-		if len(in.dropped) > 0 {
+		switch {
+		case len(in.dropped) > 0 && in.held != "":
+			cond.Message += fmt.Sprintf("; the objects stay on %d clusters that left the placement: %s", len(in.dropped), in.held)
+		case len(in.dropped) > 0:
 			cond.Message += fmt.Sprintf("; removing objects from %d clusters that left the placement", len(in.dropped))
 		}
 	}
@@ -363,7 +382,7 @@ func readyCondition(applied metav1.Condition, out flotillav1.PropagationStatus, 
 // writeStatus patches the status if it changed: one write per change burst.
 func (r *Reconciler) writeStatus(ctx context.Context, p propagator, in statusInput) error {
 	want := computeStatus(in)
-	statusconds.Propagation(&want.Conditions, want.ObservedGeneration) // Reconciling or Stalled, for kstatus
+	statusconds.PropagationWithRollout(&want.Conditions, want.ObservedGeneration, want.Rollout) // Reconciling or Stalled, for kstatus
 	if equality.Semantic.DeepEqual(want, *p.status) {
 		return nil
 	}

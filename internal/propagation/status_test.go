@@ -152,11 +152,15 @@ func TestComputeStatus(t *testing.T) {
 }
 
 func TestComputeStatusIsBoundedAt1000Clusters(t *testing.T) {
-	in := statusInput{revision: "r", results: map[string]deliver.Result{}}
+	in := statusInput{revision: "r", results: map[string]deliver.Result{}, rollout: &flotillav1.RolloutStatus{Revision: "r"},
+		rolloutClusters: map[string]flotillav1.ClusterRolloutState{}}
 	for i := range 1500 {
 		c := fmt.Sprintf("cluster-%04d", i)
 		in.targets = append(in.targets, c)
 		in.results[c] = deliver.Result{Revision: "r", Failed: 1, Message: strings.Repeat("x", 600)}
+		// A rollout's row too, its revision named as long as a long owner's would be.
+		in.rolloutClusters[c] = flotillav1.ClusterRolloutState{Stage: strings.Repeat("s", 63), State: flotillav1.RolloutClusterWaitingForApproval,
+			Revision: "propagation." + strings.Repeat("n", 63) + "." + strings.Repeat("h", 16), Since: metav1.Now()}
 	}
 	s := computeStatus(in)
 	if len(s.ClusterResults) != maxClusterResults || s.FailedClusters != 1500 {

@@ -12,7 +12,7 @@ import (
 // its replicas of the divided workloads, its override rules), the clusters that keep what
 // they have and why, and the fan-out's results.
 func (in *statusInput) report(res ownerpass.Result) {
-	in.rollout = res.Rollout
+	in.rollout, in.rolloutClusters, in.rolloutStages = res.Rollout, res.RolloutClusters, res.Stages
 	if res.Recheck > 0 && (in.retryAfter == 0 || res.Recheck < in.retryAfter) {
 		in.retryAfter = res.Recheck
 	}
@@ -33,7 +33,7 @@ func (in *statusInput) report(res ownerpass.Result) {
 	for c, msg := range synced.Failed {
 		in.clusterFailed(c, msg)
 	}
-	in.results, in.dropped, in.recordErr = synced.Results, synced.Leaving, res.Err
+	in.results, in.dropped, in.recordErr, in.held = synced.Results, synced.Leaving, res.Err, res.Held
 	if synced.Stalled != "" {
 		in.moveStalled = synced.Stalled
 	}

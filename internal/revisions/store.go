@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -135,6 +136,14 @@ func (s *Store) Save(ctx context.Context, owner ledger.Owner, hash string, objs 
 	}
 	for _, r := range kept {
 		if r.Hash == hash {
+			if last := kept[len(kept)-1]; last.Name != r.Name {
+				// The owner is back to an older revision's content: that revision becomes the
+				// newest again, numbered after the others (as a Deployment's ReplicaSet is on a
+				// rollback), so that history, undo and a rollout's watch see it as the latest.
+				if err := s.renumber(ctx, owner.Owner, r.Name, last.Number+1); err != nil {
+					return "", err
+				}
+			}
 			s.rememberSaved(owner.Owner, hash, r.Name)
 			return r.Name, nil
 		}
@@ -167,6 +176,16 @@ func (s *Store) Save(ctx context.Context, owner ledger.Owner, hash string, objs 
 	}
 	s.rememberSaved(owner.Owner, hash, cr.Name)
 	return cr.Name, s.prune(ctx, append(kept, Revision{Name: cr.Name, Number: number, Hash: hash}), owner.Owner, keep)
+}
+
+// renumber gives owner's kept revision name the number n.
+func (s *Store) renumber(ctx context.Context, owner render.Owner, name string, n int64) error {
+	cr := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: ledger.NamespaceOf(owner), Name: name}}
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}},"revision":%d}`, annotationNumber, strconv.FormatInt(n, 10), n)
+	if err := s.Hub.Patch(ctx, cr, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("number revision %s of %s %d again: %w", name, owner, n, err)
+	}
+	return nil
 }
 
 // prune deletes the oldest revisions beyond the limit, except those in keep.

@@ -20,6 +20,13 @@ func (s *Store) Work(ctx context.Context, owner render.Owner, w flotillav1.Deliv
 	if err != nil {
 		return nil, err
 	}
+	return Resolve(base, w)
+}
+
+// Resolve returns what w makes of base, the objects of the revision it names: base with w's
+// changes applied, which must make w's digest (Work, for a caller that has loaded the revision
+// itself).
+func Resolve(base []*unstructured.Unstructured, w flotillav1.DeliveryWork) ([]*unstructured.Unstructured, error) {
 	objs, err := work.Apply(base, w.Changes)
 	if err != nil {
 		return nil, err

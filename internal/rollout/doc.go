@@ -19,6 +19,14 @@
 // holds its stage up to its deadline and no further; it is let through when it returns, its
 // deadline starting again.
 //
-// What it remembers between passes (when each cluster was let through, when each stage was
-// done) is in memory: a restart starts a soak or a deadline again, and never shortens one.
+// It also says where each cluster stands (its stage, its state: Pending, WaitingForApproval,
+// Progressing, Soaking, Succeeded, Failed, the revision it runs or is given, since when), each
+// stage's state, and the rollout's conditions (Progressing, Complete, Halted); Changes says
+// which stages started or completed from one pass's memory to the next, for the Events and the
+// stage durations every owner kind reports the same way. Settle* keep since and transition
+// times a status says already, so that a status writer writes nothing when nothing changed.
+//
+// What it remembers between passes (when each cluster was let through, when each stage
+// started and was done, since when each cluster is in its state) is in memory: a restart
+// starts a soak or a deadline again, and never shortens one.
 package rollout

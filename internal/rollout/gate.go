@@ -64,6 +64,17 @@ type Memory struct {
 	// Away are the clusters let through that were unreachable at the last pass: when one
 	// returns, its deadline starts again.
 	Away map[string]bool
+	// Started says when this rollout first let a cluster of each stage through (not set for a
+	// stage found started with nothing remembered, after a restart): a stage's duration is
+	// from it to Done.
+	Started map[string]time.Time
+	// Entered says which state (state@revision) each cluster's row was in at the last pass,
+	// and Since since when; Conditions are the rollout's conditions as last reported. They
+	// outlive a new revision (a cluster still pending at the revision it runs stays so) and
+	// an undo, so that a pass that changes nothing reports nothing new.
+	Entered    map[string]string
+	Since      map[string]time.Time
+	Conditions []metav1.Condition
 }
 
 // Outcome is what the gate decided.
@@ -78,6 +89,9 @@ type Outcome struct {
 	// Undo, when set, is the flotilla.dev/undo value to set on the owner: the rollout halted
 	// and its policy rolls back (onFailure: Rollback). Hold already returns every cluster.
 	Undo string
+	// Clusters is where each cluster stands (its row of the owner's per-cluster status), by
+	// name; nil when Status is.
+	Clusters map[string]flotillav1.ClusterRolloutState
 }
 
 // state is where one cluster stands in the rollout.
@@ -118,14 +132,24 @@ func Gate(in Input) Outcome {
 	// a cluster that runs the revision already counts as let through by this rollout.
 	fresh := mem.Revision != in.Latest
 	if fresh {
-		mem = Memory{Revision: in.Latest}
+		mem = Memory{Revision: in.Latest, Entered: mem.Entered, Since: mem.Since, Conditions: mem.Conditions}
 	}
 	// Copies: the caller's memory stays as it was.
-	mem.Released, mem.Done = cloned(mem.Released), cloned(mem.Done)
+	mem.Released, mem.Done, mem.Started = cloned(mem.Released), cloned(mem.Done), cloned(mem.Started)
 	mem.Reached, mem.ReleasedIn, mem.Away = cloned(mem.Reached), cloned(mem.ReleasedIn), cloned(mem.Away)
 	if stable == "" && len(mem.Released) == 0 {
 		// Nothing runs an older revision: a first delivery, or a rollout long done.
-		return Outcome{Memory: mem, Status: completeOrNothing(in)}
+		out := Outcome{Memory: mem, Status: completeOrNothing(in)}
+		if out.Status != nil {
+			stages := stagesOf(in)
+			for _, st := range stages {
+				for i := range st.members {
+					st.members[i].state = done
+				}
+			}
+			out.finish(in, stages, nil)
+		}
+		return out
 	}
 	out := Outcome{Hold: map[string]string{}, Memory: mem}
 	deadline := flotillav1.DefaultRolloutDeadline
@@ -179,14 +203,12 @@ func Gate(in Input) Outcome {
 	reachable := true
 	for _, st := range stages {
 		if len(st.members) == 0 {
-			// A stage none of the chosen clusters is in gates nothing: no approval, no soak.
-			status.Stages = append(status.Stages, st.status())
-			continue
+			continue // a stage none of the chosen clusters is in gates nothing: no approval, no soak
 		}
 		if reachable && !halted && !in.Policy.Paused {
 			switch {
 			case st.approval == flotillav1.ApprovalRequired && in.Approved != st.name+"@"+in.Latest && !st.started(mem):
-				reachable = false
+				reachable, st.waiting = false, true
 				setPhase(status, flotillav1.RolloutWaitingForApproval, fmt.Sprintf("stage %s waits for approval: flotilla rollout approve, or kubectl annotate the owner %s=%s@%s",
 					st.name, flotillav1.AnnotationApprove, st.name, in.Latest))
 			default:
@@ -200,7 +222,6 @@ func Gate(in Input) Outcome {
 				}
 			}
 		}
-		status.Stages = append(status.Stages, st.status())
 		if !reachable {
 			continue
 		}
@@ -217,7 +238,7 @@ func Gate(in Input) Outcome {
 			mem.Done[st.name] = doneAt
 		}
 		if soak := st.soak; soak > 0 && in.Now.Sub(doneAt) < soak {
-			reachable = false
+			reachable, st.soaking = false, true
 			left := soak - in.Now.Sub(doneAt)
 			out.Next = earliest(out.Next, left)
 			setPhase(status, flotillav1.RolloutSoaking, fmt.Sprintf("stage %s is done; the next starts after its soak of %s, at %s",
@@ -237,10 +258,14 @@ func Gate(in Input) Outcome {
 	}
 	if halted && in.Policy.OnFailure == flotillav1.RolloutRollback && stable != "" {
 		sort.Strings(failedWhy)
+		in.Memory = mem
 		out := undone(in, stable, limit(fmt.Sprintf("%d cluster(s) failed revision %s (%s); onFailure: Rollback",
 			failures, in.Latest, strings.Join(failedWhy, "; "))))
 		out.Undo = stable + "@" + in.Latest
 		return out
+	}
+	for _, st := range stages {
+		status.Stages = append(status.Stages, st.status())
 	}
 	sort.Strings(away)
 	passedOver := ""
@@ -264,13 +289,14 @@ func Gate(in Input) Outcome {
 		setPhase(status, status.Phase, status.Message+passedOver)
 	}
 	out.Status, out.Memory = status, mem
+	out.finish(in, stages, out.Hold)
 	return out
 }
 
 // unkept is the outcome for a latest revision that is not kept: every cluster that runs another
 // revision stays at it, and the rollout says why it halted.
 func unkept(in Input, stable string) Outcome {
-	out := Outcome{Hold: map[string]string{}, Memory: Memory{Revision: in.Latest}}
+	out := Outcome{Hold: map[string]string{}, Memory: Memory{Revision: in.Latest, Entered: in.Memory.Entered, Since: in.Memory.Since, Conditions: in.Memory.Conditions}}
 	for _, c := range in.Clusters {
 		if c.Runs != "" && c.Runs != in.Latest {
 			out.Hold[c.Name] = c.Runs
@@ -281,6 +307,13 @@ func unkept(in Input, stable string) Outcome {
 	if len(out.Hold) > 0 {
 		out.Status = &flotillav1.RolloutStatus{Revision: in.Latest, Phase: flotillav1.RolloutHalted,
 			Message: limit("halted: revision " + in.Latest + " is not kept (" + in.Unkept + "), so no cluster could be held at it later: it goes to no cluster that runs another revision")}
+		stages := stagesOf(in)
+		for _, st := range stages {
+			for i := range st.members {
+				st.members[i].state = ranState(st.members[i].Cluster, in.Latest)
+			}
+		}
+		out.finish(in, stages, out.Hold)
 	}
 	return out
 }
@@ -289,7 +322,7 @@ func unkept(in Input, stable string) Outcome {
 // says which): every cluster is held at target. Nothing is remembered of the rollout, so taking
 // the undo away rolls the revision out again from its first stage.
 func undone(in Input, target, why string) Outcome {
-	out := Outcome{Hold: make(map[string]string, len(in.Clusters))}
+	out := Outcome{Hold: make(map[string]string, len(in.Clusters)), Memory: Memory{Entered: in.Memory.Entered, Since: in.Memory.Since, Conditions: in.Memory.Conditions}}
 	back := 0
 	for _, c := range in.Clusters {
 		out.Hold[c.Name] = target
@@ -300,6 +333,13 @@ func undone(in Input, target, why string) Outcome {
 	out.Status = &flotillav1.RolloutStatus{Revision: in.Latest, Phase: flotillav1.RolloutRolledBack, Message: limit(fmt.Sprintf(
 		"revision %s is rolled back to %s (%s): %d of %d clusters run %s, Ready; remove %s from the owner to roll %s out again",
 		in.Latest, target, why, back, len(in.Clusters), target, flotillav1.AnnotationUndo, in.Latest))}
+	stages := stagesOf(in)
+	for _, st := range stages {
+		for i := range st.members {
+			st.members[i].state = ranState(st.members[i].Cluster, target)
+		}
+	}
+	out.finish(in, stages, out.Hold)
 	return out
 }
 
@@ -310,6 +350,8 @@ type stage struct {
 	soak           time.Duration
 	approval       flotillav1.RolloutApproval
 	members        []member
+	// waiting: the stage waits for its approval; soaking: it is done and soaks.
+	waiting, soaking bool
 }
 
 // stagesOf puts each chosen cluster in the first stage it matches, the others in "rest", and
@@ -375,6 +417,7 @@ func (st *stage) release(in Input, mem *Memory) {
 			room--
 		}
 	}
+	first := !st.started(*mem)
 	for i := range st.members {
 		m := &st.members[i]
 		if room <= 0 {
@@ -386,6 +429,9 @@ func (st *stage) release(in Input, mem *Memory) {
 		m.state = inFlight
 		if _, at := mem.Released[m.Name]; !at {
 			mem.Released[m.Name], mem.ReleasedIn[m.Name] = in.Now, st.name
+		}
+		if _, known := mem.Started[st.name]; first && !known {
+			mem.Started[st.name] = in.Now // the stage starts now, in this pass
 		}
 		room--
 	}
@@ -426,6 +472,13 @@ func allFinished(stages []*stage) bool {
 }
 
 func (st *stage) status() flotillav1.RolloutStageStatus {
+	s := st.counts()
+	s.State = st.state()
+	return s
+}
+
+// counts counts the stage's members by state.
+func (st *stage) counts() flotillav1.RolloutStageStatus {
 	s := flotillav1.RolloutStageStatus{Name: st.name, Clusters: int32(len(st.members))}
 	for _, m := range st.members {
 		switch m.state {

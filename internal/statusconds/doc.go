@@ -10,7 +10,9 @@
 //   - Reconciling and Stalled, kstatus' abnormal-true conditions, present only while True:
 //     Reconciling while the object's change is under way (kstatus InProgress), Stalled while it
 //     cannot go on without someone changing something (kstatus Failed). Neither: kstatus
-//     Current. They are derived from the object's own conditions, never written alone.
+//     Current. They are derived from the object's own conditions, never written alone; a
+//     Propagation's also from its status.rollout (Reconciling while the rollout progresses,
+//     soaks or waits for an approval; Stalled while it is halted).
 //
 // Clusters keep Ready and CredentialsValid only: a cluster that does not answer is a state of
 // the world, not a reconcile that failed. Delivery records carry no conditions: they are the

@@ -44,30 +44,53 @@ func set(conds *[]metav1.Condition, generation int64, ph phase, reason, message 
 // a refusal of the cluster, an unreadable kind or a confirmation stops it, or a move waited
 // past its deadline; reconciling while objects are on their way or not ready yet.
 func Propagation(conds *[]metav1.Condition, generation int64) {
-	applied := meta.FindStatusCondition(*conds, flotillav1.PropagationApplied)
-	ready := meta.FindStatusCondition(*conds, flotillav1.PropagationReady)
-	moving := meta.FindStatusCondition(*conds, flotillav1.PropagationMoving)
+	ph, reason, message := propagationPhase(*conds)
+	set(conds, generation, ph, reason, message)
+}
+
+// PropagationWithRollout is Propagation for an owner whose latest revision rolls out
+// (status.rollout; nil: none), the rollout having its say: Stalled while it is halted (reason
+// RolloutHalted, its message naming the failed clusters), Reconciling while it progresses,
+// soaks or waits for an approval (reason Rollout<phase>) and the delivery is otherwise done. A
+// paused, undone or complete rollout changes nothing.
+func PropagationWithRollout(conds *[]metav1.Condition, generation int64, r *flotillav1.RolloutStatus) {
+	ph, reason, message := propagationPhase(*conds)
+	switch {
+	case r == nil:
+	case r.Phase == flotillav1.RolloutHalted || meta.IsStatusConditionTrue(r.Conditions, flotillav1.RolloutConditionHalted):
+		ph, reason, message = failed, "Rollout"+string(flotillav1.RolloutHalted), r.Message
+	case ph != done:
+		// The delivery's own reason says more.
+	case r.Phase == flotillav1.RolloutProgressing, r.Phase == flotillav1.RolloutSoaking, r.Phase == flotillav1.RolloutWaitingForApproval:
+		ph, reason, message = inProgress, "Rollout"+string(r.Phase), r.Message
+	}
+	set(conds, generation, ph, reason, message)
+}
+
+// propagationPhase is what a Propagation's own conditions say of its reconcile.
+func propagationPhase(conds []metav1.Condition) (ph phase, reason, message string) {
+	applied := meta.FindStatusCondition(conds, flotillav1.PropagationApplied)
+	ready := meta.FindStatusCondition(conds, flotillav1.PropagationReady)
+	moving := meta.FindStatusCondition(conds, flotillav1.PropagationMoving)
 	switch {
 	case applied == nil:
-		set(conds, generation, inProgress, flotillav1.ReasonProgressing, "not reconciled yet")
+		return inProgress, flotillav1.ReasonProgressing, "not reconciled yet"
 	case moving != nil && moving.Status == metav1.ConditionTrue && moving.Reason == flotillav1.ReasonMoveStalled:
-		set(conds, generation, failed, moving.Reason, moving.Message)
+		return failed, moving.Reason, moving.Message
 	case applied.Status == metav1.ConditionTrue && ready != nil && ready.Status != metav1.ConditionTrue:
-		set(conds, generation, inProgress, ready.Reason, ready.Message)
+		return inProgress, ready.Reason, ready.Message
 	case applied.Status == metav1.ConditionTrue:
-		set(conds, generation, done, "", "")
-	default:
-		switch applied.Reason {
-		case flotillav1.ReasonInvalidSpec, flotillav1.ReasonPlacementNotFound, flotillav1.ReasonConflict, flotillav1.ReasonApplyFailed,
-			flotillav1.ReasonKindUnavailable, flotillav1.ReasonPruneBlocked:
-			set(conds, generation, failed, applied.Reason, applied.Message)
-		case flotillav1.ReasonNoClusters, flotillav1.ReasonNothingSelected:
-			// Nothing to deliver: done, as the Applied condition says why.
-			set(conds, generation, done, "", "")
-		default:
-			set(conds, generation, inProgress, applied.Reason, applied.Message)
-		}
+		return done, "", ""
 	}
+	switch applied.Reason {
+	case flotillav1.ReasonInvalidSpec, flotillav1.ReasonPlacementNotFound, flotillav1.ReasonConflict, flotillav1.ReasonApplyFailed,
+		flotillav1.ReasonKindUnavailable, flotillav1.ReasonPruneBlocked:
+		return failed, applied.Reason, applied.Message
+	case flotillav1.ReasonNoClusters, flotillav1.ReasonNothingSelected:
+		// Nothing to deliver: done, as the Applied condition says why.
+		return done, "", ""
+	}
+	return inProgress, applied.Reason, applied.Message
 }
 
 // Placement sets Ready on a Placement's conditions, as its Scheduled condition is, and

@@ -219,18 +219,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	res, err := r.passes.Run(ctx, pass)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
+	// What the gate found is said though the pass failed after it: its memory says it was.
 	if res.RolloutChanged {
 		r.reportRollout(u, res.Rollout)
+	}
+	ownerpass.ReportStages(r.recorder, u, res.Stages)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 	key := render.Key(rendered)
 	if h := res.Hold; h != nil {
 		r.reportFailure(u, owner, h.Reason, h.Message)
 		return reconcile.Result{}, r.writeStatus(ctx, u, res.Chosen, nil, nil)
 	}
-	if res.Held == "" { // a Placement that has not scheduled its latest change yet: a moment's wait
+	if res.Held != "" { // the only hold that lets deliveries go on: the Placement lags its spec
+		r.reportFailure(u, owner, flotillav1.ReasonPlacementPending, res.Held)
+	} else {
 		reason, message := r.failure(placement, res, key)
 		r.reportFailure(u, owner, reason, message)
 	}

@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // Kinds are the kinds transparent mode propagates.
@@ -33,6 +34,12 @@ func Delivers(o client.Object) bool {
 // flotilla.dev/placement label names, in its own namespace.
 func PlacementOf(o client.Object) client.ObjectKey {
 	return client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetLabels()[flotillav1.LabelPlacement]}
+}
+
+// OwnerOf is a hub object of transparent mode as the owner of its revisions and Delivery
+// records.
+func OwnerOf(o client.Object) render.Owner {
+	return render.Owner{Kind: ownerKind(o.GetObjectKind().GroupVersionKind()), Namespace: o.GetNamespace(), Name: o.GetName()}
 }
 
 // ownerKind names a kind in an owner: "Deployment.apps", "ConfigMap".

@@ -2,6 +2,7 @@ package work
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,6 +95,37 @@ func Apply(base []*unstructured.Unstructured, changes []flotillav1.ObjectChange)
 	}
 	render.Sort(out)
 	return out, nil
+}
+
+// ErrNotConfined is what Confined's errors are: changes that would make an object their
+// revision lacks.
+var ErrNotConfined = errors.New("the changes make objects the revision lacks")
+
+// Confined returns an error (ErrNotConfined) when changes do more than Changes makes them do:
+// change or omit base's own objects. A change of an object key base lacks is refused (Apply
+// would make its patch into a whole object, and an omission of nothing is no change Changes
+// writes), and so is a patch that changes its object's group, kind, namespace or name (it would
+// make another object of it). Readers of changes from where others than the hub may write
+// (a Delivery record) check them before Apply.
+func Confined(base []*unstructured.Unstructured, changes []flotillav1.ObjectChange) error {
+	before := byKey(base)
+	for _, c := range changes {
+		obj, ok := before[c.Object]
+		if !ok {
+			return fmt.Errorf("%w: a change of %s, which the revision lacks", ErrNotConfined, c.Object)
+		}
+		if c.Omit {
+			continue
+		}
+		patched, err := patch(obj.Object, c)
+		if err != nil {
+			return err
+		}
+		if key := render.Key(patched); key != c.Object {
+			return fmt.Errorf("%w: the change of %s makes it %s", ErrNotConfined, c.Object, key)
+		}
+	}
+	return nil
 }
 
 func patch(obj map[string]any, c flotillav1.ObjectChange) (*unstructured.Unstructured, error) {

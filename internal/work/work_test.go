@@ -1,11 +1,15 @@
 package work_test
 
 import (
+	"encoding/json"
+	"errors"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/work"
 )
@@ -104,5 +108,55 @@ func TestNoSecretInChanges(t *testing.T) {
 	}
 	if changes, err := work.Changes([]*unstructured.Unstructured{secret}, []*unstructured.Unstructured{secret}); err != nil || len(changes) != 0 {
 		t.Fatalf("an unchanged Secret: %v, %v", changes, err)
+	}
+}
+
+// TestConfined: changes as Changes makes them for the hub's own objects pass; a change of an
+// object the revision lacks, or one that makes another object of its own, is refused.
+func TestConfined(t *testing.T) {
+	cm := object("ConfigMap", "settings", map[string]any{"data": map[string]any{"mode": "eu"}})
+	web := object("Deployment", "web", nil)
+	base := []*unstructured.Unstructured{cm, web}
+	changed := cm.DeepCopy()
+	_ = unstructured.SetNestedField(changed.Object, "us", "data", "mode")
+	extra := object("ConfigMap", "extra", nil)
+	renamed := cm.DeepCopy()
+	renamed.SetName("other")
+	moved := cm.DeepCopy()
+	moved.SetNamespace("kube-system")
+	rekinded := cm.DeepCopy()
+	rekinded.SetAPIVersion("rbac.authorization.k8s.io/v1")
+	rekinded.SetKind("ClusterRoleBinding")
+	rekinded.SetNamespace("")
+	for _, c := range []struct {
+		name string
+		objs []*unstructured.Unstructured
+		ok   bool
+	}{
+		{"a change and an omission", []*unstructured.Unstructured{changed}, true},
+		{"an object added", []*unstructured.Unstructured{cm, web, extra}, false},
+	} {
+		changes, err := work.Changes(base, c.objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := work.Confined(base, changes); (err == nil) != c.ok || (err != nil && !errors.Is(err, work.ErrNotConfined)) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	// Changes never writes these; a record's writer other than the hub could.
+	key := render.Key(cm)
+	for name, obj := range map[string]*unstructured.Unstructured{"renamed": renamed, "moved": moved, "another kind": rekinded} {
+		raw, err := json.Marshal(obj.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changes := []flotillav1.ObjectChange{{Object: key, Patch: &apiextensionsv1.JSON{Raw: raw}}}
+		if err := work.Confined(base, changes); !errors.Is(err, work.ErrNotConfined) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := work.Confined(base, []flotillav1.ObjectChange{{Object: "/ConfigMap/team/absent", Omit: true}}); !errors.Is(err, work.ErrNotConfined) {
+		t.Errorf("an omission of an object the revision lacks: %v", err)
 	}
 }

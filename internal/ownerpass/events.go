@@ -1,0 +1,38 @@
+package ownerpass
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/flotilla-dev/flotilla/internal/rollout"
+)
+
+// The reasons of the Events that say a rollout's stage started or completed.
+const (
+	ReasonStageStarted  = "RolloutStageStarted"
+	ReasonStageComplete = "RolloutStageComplete"
+)
+
+// ReportStages emits a Normal Event on obj for each stage of a rollout that started or
+// completed in a pass (Result.Stages), naming the stage and the revision: every owner kind
+// says them the same way.
+func ReportStages(rec record.EventRecorder, obj runtime.Object, changes []rollout.StageChange) {
+	if rec == nil {
+		return
+	}
+	for _, c := range changes {
+		if c.Complete {
+			took := ""
+			if c.Took > 0 {
+				took = fmt.Sprintf(" in %s", c.Took.Round(time.Millisecond))
+			}
+			rec.Eventf(obj, corev1.EventTypeNormal, ReasonStageComplete, "stage %s completed revision %s%s", c.Stage, c.Revision, took)
+			continue
+		}
+		rec.Eventf(obj, corev1.EventTypeNormal, ReasonStageStarted, "stage %s started revision %s", c.Stage, c.Revision)
+	}
+}
