@@ -12,8 +12,8 @@ import (
 // a core kind by its Kind). Revisions and labels are keyed by this name.
 func OwnerOf(o flotillav1.DeliveryOwner) render.Owner {
 	kind := o.Kind
-	if gv, err := schema.ParseGroupVersion(o.APIVersion); err == nil && gv.Group != "" && gv.Group != flotillav1.GroupVersion.Group {
-		kind += "." + gv.Group
+	if gv, err := schema.ParseGroupVersion(o.APIVersion); err == nil {
+		kind = render.OwnerKind(gv.Group, o.Kind, flotillav1.GroupVersion.Group)
 	}
 	return render.Owner{Kind: kind, Namespace: o.Namespace, Name: o.Name}
 }

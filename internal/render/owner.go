@@ -62,3 +62,13 @@ func ParseOwner(s string) (Owner, bool) {
 	}
 	return o, true
 }
+
+// OwnerKind is a kind as Owner.Kind names it: the Kind, then its API group after a dot unless
+// the group is core or home, the group whose kinds go by their Kind alone (Flotilla's own:
+// "Propagation"; "Deployment.apps", "ConfigMap").
+func OwnerKind(group, kind, home string) string {
+	if group == "" || group == home {
+		return kind
+	}
+	return kind + "." + group
+}

@@ -43,12 +43,7 @@ func OwnerOf(o client.Object) render.Owner {
 }
 
 // ownerKind names a kind in an owner: "Deployment.apps", "ConfigMap".
-func ownerKind(gvk schema.GroupVersionKind) string {
-	if gvk.Group == "" {
-		return gvk.Kind
-	}
-	return gvk.Kind + "." + gvk.Group
-}
+func ownerKind(gvk schema.GroupVersionKind) string { return render.OwnerKind(gvk.Group, gvk.Kind, "") }
 
 // IsOwnerKind reports whether an owner kind belongs to transparent mode.
 func IsOwnerKind(kind string) bool {
