@@ -13,6 +13,9 @@ package v1alpha1
 //	       False    NotKubernetes
 //	                            the server answers but is not a Kubernetes API server
 //	       False    NotReady    the API server says it is not ready (/readyz)
+//	       True     PullMode    mode Pull: the hub does not connect to the spoke, its agent
+//	                            fetches the work; the hub cannot probe it (the Delivery
+//	                            records' status says what the agent last reported)
 //
 //	CredentialsValid (for a kubeconfig whose token carries an expiry; `flotilla join` writes one)
 //	       True     Valid        the token is valid; the message says until when and when the hub renews it
@@ -58,6 +61,7 @@ const (
 	ReasonCertificateInvalid   = "CertificateInvalid"
 	ReasonNotKubernetes        = "NotKubernetes"
 	ReasonNotReady             = "NotReady"
+	ReasonPullMode             = "PullMode"
 )
 
 // Labels and annotations Flotilla puts on hub objects.

@@ -6,13 +6,25 @@ import (
 )
 
 // ClusterSpec is how Flotilla reaches a spoke cluster and whether it may place work there.
+// +kubebuilder:validation:XValidation:rule="self.mode == 'Pull' || has(self.credentials)",message="credentials are required unless mode is Pull"
 type ClusterSpec struct {
+	// mode is how the cluster gets its work. Push (the default): the hub connects to the spoke
+	// with credentials and delivers. Pull: the hub never connects to the spoke and holds no
+	// credentials for it; an agent on the spoke (`flotilla agent`) fetches the cluster's work
+	// from the hub's work endpoint, delivers it there with the same engine, and reports the
+	// results into the cluster's Delivery records. A pull cluster is Ready with reason
+	// PullMode: the hub cannot probe it.
+	// +optional
+	// +kubebuilder:default=Push
+	Mode ClusterMode `json:"mode,omitempty"`
+
 	// credentials points at the Secret on the hub that holds a kubeconfig for the spoke.
 	// `flotilla join` creates it with a token of a dedicated ServiceAccount on the spoke.
 	// Changing the Secret's content re-connects to the spoke without a controller restart;
-	// deleting it disconnects Flotilla but leaves everything on the spoke in place.
-	// +required
-	Credentials KubeconfigSecretRef `json:"credentials"`
+	// deleting it disconnects Flotilla but leaves everything on the spoke in place. Required
+	// in mode Push; unused in mode Pull.
+	// +optional
+	Credentials KubeconfigSecretRef `json:"credentials,omitzero"`
 
 	// taints keep placements that do not tolerate them off this cluster.
 	// +optional
@@ -187,3 +199,17 @@ type ClusterList struct {
 func init() {
 	register(&Cluster{}, &ClusterList{})
 }
+
+// ClusterMode is how a cluster gets its work: pushed by the hub, or pulled by its agent.
+// +kubebuilder:validation:Enum=Push;Pull
+type ClusterMode string
+
+const (
+	// ClusterPush: the hub connects to the spoke and delivers (the default).
+	ClusterPush ClusterMode = "Push"
+	// ClusterPull: the spoke's agent fetches its work from the hub; the hub never connects.
+	ClusterPull ClusterMode = "Pull"
+)
+
+// Pulls reports whether the cluster gets its work through its agent (mode Pull).
+func (c *Cluster) Pulls() bool { return c != nil && c.Spec.Mode == ClusterPull }

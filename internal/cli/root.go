@@ -52,7 +52,7 @@ Start a local hub with three spokes to try it:
 	)
 	root.AddCommand(
 		newJoinCommand(hf), newUnjoinCommand(hf), newClusterCommand(hf), newGetCommand(hf), newStatusCommand(hf), newRolloutCommand(hf), newPlanCommand(hf), newDiffCommand(hf), newDashboardCommand(hf),
-		newInstallCommand(hf), newUninstallCommand(hf), newHubCommand(hf),
+		newInstallCommand(hf), newUninstallCommand(hf), newHubCommand(hf), newAgentCommand(),
 		newDevCommand(), newVersionCommand(),
 	)
 	addCompletions(root, hf)

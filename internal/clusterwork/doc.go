@@ -34,5 +34,16 @@
 // no-store); objects are never logged. Without TLS the endpoint is for a loopback address and
 // development only (the hub refuses anything else).
 //
-// Not built yet: the agent itself, and the endpoint that takes its results for the ledger.
+// POST /clusters/{cluster}/results
+//
+//   - authenticates and authorizes as GET does (the cluster's agent alone);
+//   - takes per-record results (Results: revision, counts, message; never objects), at most
+//     MaxResultsBytes;
+//   - writes each into the record through the ledger (Reporter: ledger.Ledger.WriteReported),
+//     only when the record is one of the cluster's that ledger.Trust believes and its
+//     spec.work.digest is the result's revision, with the objects the record's own work
+//     resolves to; anything else is skipped with its reason (Written). Each owner whose record
+//     took a result is notified, so its controller counts the cluster again.
+//
+// The agent is package agent (flotilla agent).
 package clusterwork

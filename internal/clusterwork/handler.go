@@ -21,11 +21,13 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/membership"
+	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 	"github.com/flotilla-dev/flotilla/internal/work"
 )
 
-// Handler serves GET /clusters/{cluster}/work (see the package documentation).
+// Handler serves GET /clusters/{cluster}/work and POST /clusters/{cluster}/results (see the
+// package documentation).
 type Handler struct {
 	// Hub reads Delivery records and their owners: the hub cache.
 	Hub client.Reader
@@ -37,6 +39,12 @@ type Handler struct {
 	Authenticator authenticator.Request
 	// Log gets one line per request: cluster, caller, status and counts, never objects.
 	Log logr.Logger
+	// Reports writes the results agents post into records (POST .../results; nil refuses
+	// them): the ledger.
+	Reports Reporter
+	// Notify, when set, is told of each owner whose record took a result, so that its
+	// controller counts the cluster's new state (the ledger's writes trigger no reconcile).
+	Notify func(render.Owner)
 	// Policies reads the Delivery policy and its binding (an uncached reader: one look per
 	// ProtectionInterval); nil reads them with Hub.
 	Policies client.Reader
@@ -51,6 +59,7 @@ type Handler struct {
 func (h *Handler) Routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /clusters/{cluster}/work", h.work)
+	mux.HandleFunc("POST /clusters/{cluster}/results", h.results)
 	return mux
 }
 

@@ -31,3 +31,35 @@ type Item struct {
 	// resolved now. The agent keeps what it runs of this owner.
 	Pending string `json:"pending,omitempty"`
 }
+
+// Results is what an agent posts to POST /clusters/{cluster}/results: the latest result of
+// each owner it delivers, for the owners' Delivery records. It carries counts and a message,
+// never objects.
+type Results struct {
+	Items []Result `json:"items"`
+}
+
+// Result is one owner's latest delivery result on the cluster (from deliver.Result).
+type Result struct {
+	// Record is the Delivery record the work came from, namespace/name (Item.Record).
+	Record string `json:"record"`
+	// Revision is the digest of the objects delivered (Item.Digest): a result for a digest the
+	// record no longer asks for is stale and not written.
+	Revision string `json:"revision"`
+	// Complete says the revision is delivered whole (and pruned, if asked).
+	Complete bool `json:"complete,omitempty"`
+	Applied  int  `json:"applied"`
+	Ready    int  `json:"ready"`
+	Failed   int  `json:"failed"`
+	Drifted  int  `json:"drifted,omitempty"`
+	Fighting int  `json:"fighting,omitempty"`
+	// Message says what failed or waits (bounded by the record's status.message).
+	Message string `json:"message,omitempty"`
+}
+
+// Written is the answer to a post: how many results were written into records, and, for each
+// result not written, why (stale, not the cluster's record). It names records, never objects.
+type Written struct {
+	Written int               `json:"written"`
+	Skipped map[string]string `json:"skipped,omitempty"`
+}

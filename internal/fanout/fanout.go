@@ -118,6 +118,7 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 	for _, c := range pass.Chosen {
 		// A chosen cluster missing from Want keeps what it has; its latest result still counts.
 		want, wanted := pass.Want[c]
+		pull := f.pulls(ctx, c) // its agent delivers and reports (pull.go)
 		if wanted {
 			// Written ahead: the record lists every kind before anything of it is delivered.
 			recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, render.Kinds(want.Objects), want.Replicas,
@@ -134,18 +135,26 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 					continue
 				}
 			}
-			f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: want.Objects, Revision: want.Revision,
-				PruneKinds: render.ParseKinds(recorded), Prune: pass.Prune, Strategy: pass.Strategy, Ignore: pass.Ignore})
+			if !pull {
+				f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: want.Objects, Revision: want.Revision,
+					PruneKinds: render.ParseKinds(recorded), Prune: pass.Prune, Strategy: pass.Strategy, Ignore: pass.Ignore})
+			}
 			if !pass.WorkAhead {
 				_ = f.recordWork(ctx, owner, c, want, pass.Declared, false)
 			}
 		}
-		res, ok := f.Deliverer.Result(owner, c)
+		var res deliver.Result
+		var ok bool
+		if pull {
+			res, ok = pulledResult(pass.Records[c], want, wanted)
+		} else {
+			res, ok = f.Deliverer.Result(owner, c)
+		}
 		if !ok {
 			continue
 		}
 		out.Results[c] = res
-		if wanted && res.Revision == want.Revision && !res.Disconnected {
+		if !pull && wanted && res.Revision == want.Revision && !res.Disconnected {
 			var prev flotillav1.DeliveryStatus
 			if rec, found := pass.Records[c]; found {
 				prev = rec.Status
@@ -286,6 +295,12 @@ func (f *Fanout) remove(ctx context.Context, owner render.Owner, c string, kinds
 	}
 	f.removing[workKey{owner, c}] = true
 	f.mu.Unlock()
+	if f.pulls(ctx, c) {
+		// The hub cannot remove anything from a pull cluster: dropping the record takes the
+		// owner out of the cluster's work, and its agent removes the objects after its grace.
+		err := f.forget(ctx, owner, c, progress)
+		return err == nil, err
+	}
 	f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Revision: removalRevision, Prune: true, PruneKinds: kinds, Strategy: removal})
 	res, ok := f.Deliverer.Result(owner, c)
 	if !ok || !res.Complete || res.Revision != removalRevision {

@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -40,7 +41,9 @@ func (f *Fanout) Running(owner render.Owner, records map[string]*flotillav1.Deli
 			continue
 		}
 		run := Running{Revision: w.Revision}
-		if res, ok := f.Deliverer.Result(owner, c); ok && res.Revision == w.Digest {
+		if f.pulls(context.Background(), c) {
+			run = recordedRun(records[c], w) // what its agent last reported (pull.go)
+		} else if res, ok := f.Deliverer.Result(owner, c); ok && res.Revision == w.Digest {
 			run.Ready = res.ReadyAt(w.Digest)
 			if res.Failed > 0 && res.Permanent {
 				run.Failed = res.Message // one the spoke repeats; a passing failure is not

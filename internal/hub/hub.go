@@ -158,7 +158,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if deliverer, err = setupDelivery(ctx, mgr, provider, owning, kinds, known, opts); err != nil {
 		return err
 	}
-	if err := serveWork(mgr.GetLocalManager(), cfg, owning.propagation.Revisions, recordOwners, opts); err != nil {
+	if err := serveWork(mgr.GetLocalManager(), cfg, owning.propagation.Revisions, owning.propagation.Ledger, kinds.Notify, recordOwners, opts); err != nil {
 		return err
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {

@@ -9,13 +9,18 @@ import (
 
 	"github.com/flotilla-dev/flotilla/internal/clusterwork"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // serveWork serves pull-mode agents their clusters' work on opts.WorkAddr, from the hub cache
 // and the revision store the owner controllers use. Plain HTTP (no certificate) is refused on
 // anything but a loopback address: the responses carry Secret data.
-func serveWork(mgr manager.Manager, cfg *rest.Config, store *revisions.Store, owners ledger.Owners, opts Options) error {
+//
+// The results agents post are written into their records by the ledger, and each owner whose
+// record took one is notified (notify), so that its controller counts the pull cluster anew.
+func serveWork(mgr manager.Manager, cfg *rest.Config, store *revisions.Store, records *ledger.Ledger, notify func(render.Owner),
+	owners ledger.Owners, opts Options) error {
 	if opts.WorkAddr == "" || opts.WorkAddr == "0" {
 		return nil
 	}
@@ -31,7 +36,10 @@ func serveWork(mgr manager.Manager, cfg *rest.Config, store *revisions.Store, ow
 	}
 	// The Delivery policy is read directly, once per interval: the cache need not watch it.
 	h := &clusterwork.Handler{Hub: mgr.GetClient(), Owners: owners, Revisions: store, Authenticator: authn,
-		Log: ctrl.Log.WithName("clusterwork"), Policies: mgr.GetAPIReader(), ProtectionInterval: opts.WorkProtectionInterval}
+		Log: ctrl.Log.WithName("clusterwork"), Notify: notify, Policies: mgr.GetAPIReader(), ProtectionInterval: opts.WorkProtectionInterval}
+	if records != nil {
+		h.Reports = records
+	}
 	return mgr.Add(&clusterwork.Server{Addr: opts.WorkAddr, CertFile: opts.WorkCertFile, KeyFile: opts.WorkKeyFile,
 		Handler: h.Routes(), Ready: opts.WorkReady})
 }

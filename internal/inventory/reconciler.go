@@ -169,15 +169,21 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	r.provider.setGrant(c.Name, c.Annotations[flotillav1.AnnotationSpokeGrant])
-	creds, bad, err := loadCredentials(ctx, r.reader, c)
-	if err != nil {
+	var snap snapshot
+	creds, bad, err := (*credentials)(nil), (*observation)(nil), error(nil)
+	if c.Pulls() {
+		// The hub never connects to a pull cluster: its agent fetches the work (pull.go).
+		r.provider.removeMember(c.Name)
+		snap = pullSnapshot
+	} else if creds, bad, err = loadCredentials(ctx, r.reader, c); err != nil {
 		return reconcile.Result{}, err
 	}
-	var snap snapshot
-	if bad != nil {
+	switch {
+	case c.Pulls():
+	case bad != nil:
 		r.provider.removeMember(c.Name)
 		snap = snapshot{obs: *bad}
-	} else {
+	default:
 		// The prober outlives this reconcile: it runs under the provider's context.
 		snap = r.provider.ensureMember(r.ctx, c.Name, creds).snapshot()
 		if snap.obs == (observation{}) {

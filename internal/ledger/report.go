@@ -78,3 +78,13 @@ func (l *Ledger) reportQueue() *coalesce.Queue[pair, report] {
 	})
 	return l.reports
 }
+
+// WriteReported writes into owner's record on cluster the status a pull cluster's agent
+// reported (package clusterwork computes it with StatusOf from the agent's result and the
+// record's own work), now, and returns the write's error. It is the ledger's write like any
+// other: the record must exist (nothing is created), and a status the record already shows is
+// not written again. The hub's own deliveries never report for a pull cluster (package
+// fanout), so the agent's status is not overwritten.
+func (l *Ledger) WriteReported(ctx context.Context, owner render.Owner, cluster string, status flotillav1.DeliveryStatus) error {
+	return l.writeStatus(ctx, owner, cluster, status)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -30,6 +31,28 @@ func Changed() predicate.Predicate {
 		CreateFunc:  func(event.CreateEvent) bool { return false },
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// Pulled passes, besides Changed, a record of a pull cluster (Cluster.spec.mode Pull, read
+// through hub, the hub cache) whose status changed: its agent's result, which the work
+// endpoint writes (WriteReported) on whichever hub replica took it, and which the owner's
+// controller counts the cluster from. The ledger's own status writes are of push clusters and
+// do not pass, so a push fleet costs no more reconciles than before.
+func Pulled(hub client.Reader) predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, ok1 := e.ObjectOld.(*flotillav1.Delivery)
+			after, ok2 := e.ObjectNew.(*flotillav1.Delivery)
+			if !ok1 || !ok2 || equality.Semantic.DeepEqual(before.Status, after.Status) {
+				return false
+			}
+			cl := &flotillav1.Cluster{}
+			return hub.Get(context.Background(), client.ObjectKey{Name: after.Spec.Cluster}, cl) == nil && cl.Pulls()
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
 }

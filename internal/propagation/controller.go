@@ -125,10 +125,11 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		// Secrets carrying manifests are watched as metadata only: their data never sits in
 		// the hub controller's memory; it is read when a Propagation needs it.
 		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.usersOfNamespace), builder.OnlyMetadata).
-		// A pinned or unpinned cluster, or a record deleted by someone else (written again).
+		// A pinned or unpinned cluster, a record deleted by someone else (written again), or a
+		// pull cluster's record taking its agent's result.
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
 			return o.APIVersion == flotillav1.GroupVersion.String() && IsOwnerKind(o.Kind)
-		})), builder.WithPredicates(ledger.Changed())).
+		})), builder.WithPredicates(predicate.Or(ledger.Changed(), ledger.Pulled(r.Hub)))).
 		WatchesRawSource(r.notifier.Source()).
 		Build(r)
 	if err != nil {

@@ -113,10 +113,11 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		For(r.newObject(), builder.WithPredicates(labelled)).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster), builder.WithPredicates(ownerkinds.FactsChanged())).
-		// A pinned or unpinned cluster, or a record deleted by someone else (written again).
+		// A pinned or unpinned cluster, a record deleted by someone else (written again), or a
+		// pull cluster's record taking its agent's result.
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
 			return o.Kind == r.GVK.Kind && o.APIVersion == r.GVK.GroupVersion().String()
-		})), builder.WithPredicates(ledger.Changed())).
+		})), builder.WithPredicates(predicate.Or(ledger.Changed(), ledger.Pulled(r.Hub)))).
 		WatchesRawSource(r.notifier.Source())
 	// A workload and the HPAs that scale it follow each other (autoscale.go).
 	switch {

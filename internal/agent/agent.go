@@ -1,0 +1,252 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	"github.com/flotilla-dev/flotilla/internal/clusterwork"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/inventory"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// Defaults of Options.
+const (
+	DefaultPollInterval = 2 * time.Second
+	DefaultRemovalGrace = 10 * time.Minute
+)
+
+// UserAgent identifies the agent's requests in the spoke's audit log (unless Options.Spoke
+// names another).
+const UserAgent = "flotilla-agent"
+
+// cacheStartTimeout bounds the start of the spoke cache.
+const cacheStartTimeout = 2 * time.Minute
+
+// Options configure an agent.
+type Options struct {
+	// Cluster is the cluster's name on the hub.
+	Cluster string
+	// WorkURL is the hub's work endpoint (flotilla hub --work-bind-address), e.g.
+	// https://flotilla-work.flotilla-system.svc:9443.
+	WorkURL string
+	// TokenFile holds the agent's token for the work endpoint (audience flotilla.dev/work),
+	// read again for every request.
+	TokenFile string
+	// CAFile, when set, is the CA bundle the hub's serving certificate is checked against
+	// (else the system's roots).
+	CAFile string
+	// Spoke is the spoke the agent delivers to (the agent's in-cluster credentials).
+	Spoke *rest.Config
+	// PollInterval is how often the work is asked for (default 2s; an unchanged work costs a
+	// 304).
+	PollInterval time.Duration
+	// RemovalGrace is how long an owner must stay out of the hub's successful answers before
+	// its objects are removed from the spoke (default 10m; failed requests never count).
+	RemovalGrace time.Duration
+	// DeliverOptions tune the delivery engine (tests shorten its periods).
+	DeliverOptions deliver.Options
+}
+
+// Agent keeps one spoke running its cluster's work.
+type Agent struct {
+	opts  Options
+	hub   *hubClient
+	d     *deliver.Deliverer
+	book  *book
+	log   logr.Logger
+	wake  chan struct{} // a result changed
+	etag  string
+	away  string                        // why the hub did not answer last; "" while it does
+	sent  map[string]clusterwork.Result // the result last written per record
+	skips map[string]string             // invalid items last logged, by record
+}
+
+// Run runs the agent until ctx ends. It fails only when it cannot start (options, the spoke's
+// cache); once running, the hub going away is not an error.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Cluster == "" || opts.WorkURL == "" || opts.TokenFile == "" || opts.Spoke == nil {
+		return errors.New("the agent needs the cluster's name, the hub's work URL, a token file and the spoke's credentials")
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.RemovalGrace <= 0 {
+		opts.RemovalGrace = DefaultRemovalGrace
+	}
+	hub, err := newHubClient(opts.WorkURL, opts.Cluster, opts.TokenFile, opts.CAFile)
+	if err != nil {
+		return err
+	}
+	opts.Spoke = rest.CopyConfig(opts.Spoke)
+	if opts.Spoke.UserAgent == "" {
+		opts.Spoke.UserAgent = UserAgent
+	}
+	log := ctrllog.FromContext(ctx).WithName("agent").WithValues("cluster", opts.Cluster)
+	cl, err := inventory.LocalCluster(opts.Spoke, opts.Cluster, install.Scheme(), log)
+	if err != nil {
+		return fmt.Errorf("the spoke: %w", err)
+	}
+	go func() {
+		if err := cl.Start(ctx); err != nil {
+			log.Error(err, "The spoke's cache stopped")
+		}
+	}()
+	startCtx, cancel := context.WithTimeout(ctx, cacheStartTimeout)
+	started := cl.GetCache().WaitForCacheSync(startCtx)
+	cancel()
+	if !started {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("the spoke's cache did not start within %s", cacheStartTimeout)
+	}
+	a := &Agent{opts: opts, hub: hub, book: newBook(opts.Cluster, opts.RemovalGrace), log: log,
+		wake: make(chan struct{}, 1), sent: map[string]clusterwork.Result{}, skips: map[string]string{}}
+	a.d = deliver.New(ctx, func(render.Owner) { a.poke() }, opts.DeliverOptions)
+	// The one spoke, engaged as the hub's inventory engages each of its spokes.
+	if err := a.d.Engage(ctx, multicluster.ClusterName(opts.Cluster), cl); err != nil {
+		return err
+	}
+	log.Info("Agent started", "hub", opts.WorkURL, "pollInterval", opts.PollInterval, "removalGrace", opts.RemovalGrace)
+	tick := time.NewTicker(opts.PollInterval)
+	defer tick.Stop()
+	for {
+		a.poll(ctx)
+		a.report(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-a.wake:
+		}
+	}
+}
+
+// poke asks the loop to report at once (a result changed); it never blocks.
+func (a *Agent) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// poll asks for the work and submits what it says. A failed request changes nothing on the
+// spoke.
+func (a *Agent) poll(ctx context.Context) {
+	w, etag, changed, err := a.hub.work(ctx, a.etag)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		a.unreachable(err)
+		return
+	}
+	if a.away != "" {
+		a.log.Info("The hub answers again: delivering its current work", "owners", len(a.book.owners))
+		a.away = ""
+	}
+	now := time.Now()
+	var removals []deliver.Job
+	if changed {
+		var submit []deliver.Job
+		var invalid map[string]string
+		submit, removals, invalid = a.book.answer(w, now)
+		a.etag = etag
+		for _, job := range submit {
+			a.d.Submit(job)
+		}
+		a.logInvalid(invalid)
+		a.log.V(1).Info("Work received", "owners", len(w.Items), "submitted", len(submit))
+	} else {
+		removals = a.book.unchanged(now)
+	}
+	for _, job := range removals {
+		a.log.Info("Removing an owner the hub has left out of the work for the removal grace", "owner", job.Owner.String(),
+			"grace", a.opts.RemovalGrace)
+		a.d.Submit(job)
+	}
+}
+
+// unreachable says, once per outage, that the hub is away and the spoke keeps its last work.
+func (a *Agent) unreachable(err error) {
+	why := err.Error()
+	if a.away == "" {
+		a.log.Info("The hub's work endpoint does not answer: keeping the last work applied and drift-corrected, deleting nothing",
+			"reason", why, "owners", len(a.book.owners))
+	} else if why != a.away {
+		a.log.V(1).Info("The hub's work endpoint still does not answer", "reason", why)
+	}
+	a.away = why
+}
+
+// logInvalid logs each item that cannot be delivered, once per reason.
+func (a *Agent) logInvalid(invalid map[string]string) {
+	for rec, why := range invalid {
+		if a.skips[rec] != why {
+			a.log.Info("Work not delivered", "record", rec, "reason", why)
+		}
+	}
+	a.skips = invalid
+}
+
+// report posts the results that changed since last written, and finishes removals.
+func (a *Agent) report(ctx context.Context) {
+	var out clusterwork.Results
+	for owner, h := range a.book.owners {
+		if h.removing {
+			if res, ok := a.d.Result(owner, a.opts.Cluster); ok && res.Complete && res.Revision == removalRevision {
+				a.log.Info("Owner removed from the spoke", "owner", owner.String())
+				a.d.Forget(owner, a.opts.Cluster)
+				a.book.removed(owner)
+				delete(a.sent, h.record)
+			}
+			continue
+		}
+		if h.job.Revision == "" {
+			continue
+		}
+		res, ok := a.d.Result(owner, a.opts.Cluster)
+		if !ok || res.Revision != h.job.Revision || res.Disconnected {
+			continue
+		}
+		r := resultOf(h.record, res)
+		if prev, ok := a.sent[h.record]; ok && reflect.DeepEqual(prev, r) {
+			continue
+		}
+		out.Items = append(out.Items, r)
+	}
+	if len(out.Items) == 0 || a.away != "" {
+		return // nothing new; or the hub is away: posted when it answers again
+	}
+	written, err := a.hub.post(ctx, out)
+	if err != nil {
+		if ctx.Err() == nil {
+			a.log.V(1).Info("Results not taken; posting them again", "results", len(out.Items), "reason", err.Error())
+		}
+		return
+	}
+	for _, r := range out.Items {
+		a.sent[r.Record] = r // a stale one is not posted again: the next work brings its revision
+	}
+	a.log.V(1).Info("Results posted", "results", len(out.Items), "written", written.Written, "skipped", len(written.Skipped))
+}
+
+// resultOf is what the hub's record takes of a delivery result: counts and the message.
+func resultOf(record string, res deliver.Result) clusterwork.Result {
+	msg := res.Message
+	if msg == "" {
+		msg = res.PruneBlocked
+	}
+	return clusterwork.Result{Record: record, Revision: res.Revision, Complete: res.Complete, Applied: res.Applied,
+		Ready: res.Ready, Failed: res.Failed, Drifted: res.Drifted, Fighting: res.Fighting, Message: msg}
+}

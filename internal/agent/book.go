@@ -1,0 +1,143 @@
+package agent
+
+import (
+	"fmt"
+	"time"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/clusterwork"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/holds"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// removalRevision is the revision of a job that removes an owner from the spoke (as the hub's
+// fanout names its removals).
+const removalRevision = "removed"
+
+// held is an owner the agent delivers, or removes.
+type held struct {
+	record string      // its Delivery record on the hub, namespace/name
+	job    deliver.Job // its latest work submitted (no job yet: nothing of it was ever resolved)
+	// kinds are every kind its jobs delivered since the agent started: where a removal, or a
+	// prune of a kind it dropped, looks.
+	kinds    []string
+	deletion flotillav1.DeletionPolicy
+	// missing is when a successful answer of the hub first left the owner out (zero while
+	// the hub lists it); removing says its removal is submitted.
+	missing  time.Time
+	removing bool
+}
+
+// book is what the agent delivers, and decides, from the hub's successful answers alone, what
+// to submit and what to remove. It is not safe for concurrent use (the agent's loop owns it).
+type book struct {
+	cluster string
+	grace   time.Duration
+	owners  map[render.Owner]*held
+}
+
+func newBook(cluster string, grace time.Duration) *book {
+	return &book{cluster: cluster, grace: grace, owners: map[render.Owner]*held{}}
+}
+
+// answer takes a successful answer with the cluster's work (200) at now: the jobs to submit
+// (every resolved item; the deliverer skips one it delivered already), the owners whose
+// removal is due, and the items that could not be made into jobs, with why.
+func (b *book) answer(work clusterwork.Work, now time.Time) (submit []deliver.Job, remove []deliver.Job, invalid map[string]string) {
+	listed := map[render.Owner]bool{}
+	for _, item := range work.Items {
+		owner := ledger.OwnerOf(item.Owner)
+		listed[owner] = true
+		h := b.owners[owner]
+		if h == nil {
+			h = &held{record: item.Record}
+			b.owners[owner] = h
+		}
+		h.record, h.missing, h.removing = item.Record, time.Time{}, false
+		if item.Pending != "" {
+			continue // the hub cannot say now: what runs stays
+		}
+		job, err := b.jobOf(owner, item)
+		if err != nil {
+			if invalid == nil {
+				invalid = map[string]string{}
+			}
+			invalid[item.Record] = err.Error()
+			continue
+		}
+		h.kinds = render.Kinds(item.Objects, h.kinds...)
+		job.PruneKinds = render.ParseKinds(h.kinds)
+		h.job = job
+		if item.Strategy != nil {
+			h.deletion = item.Strategy.Deletion
+		}
+		submit = append(submit, job)
+	}
+	for owner := range b.owners {
+		if !listed[owner] && b.owners[owner].missing.IsZero() {
+			b.owners[owner].missing = now
+		}
+	}
+	return submit, b.due(now), invalid
+}
+
+// unchanged takes a successful answer that the work is as it was (304) at now: the owners
+// whose removal is due.
+func (b *book) unchanged(now time.Time) []deliver.Job { return b.due(now) }
+
+// due returns the removals of the owners a successful answer has left out for the grace, and
+// marks them removing.
+func (b *book) due(now time.Time) []deliver.Job {
+	var out []deliver.Job
+	for owner, h := range b.owners {
+		if h.missing.IsZero() || h.removing || now.Sub(h.missing) < b.grace {
+			continue
+		}
+		h.removing = true
+		if h.job.Revision == "" && len(h.kinds) == 0 {
+			delete(b.owners, owner) // nothing of it was ever delivered here
+			continue
+		}
+		out = append(out, deliver.Job{Owner: owner, Cluster: b.cluster, Revision: removalRevision, Prune: true,
+			PruneKinds: render.ParseKinds(h.kinds),
+			Strategy:   decide.Strategy{Deletion: h.deletion, PruneBudget: decide.Unbudgeted}})
+	}
+	return out
+}
+
+// removed forgets an owner whose removal completed.
+func (b *book) removed(owner render.Owner) { delete(b.owners, owner) }
+
+// jobOf makes an item of work into the deliverer's job, as the hub makes a Propagation's: its
+// objects at the record's digest, its strategy as declared, pruning allowed (the hub records
+// work only for an owner that selects something).
+func (b *book) jobOf(owner render.Owner, item clusterwork.Item) (deliver.Job, error) {
+	if item.Digest == "" {
+		return deliver.Job{}, fmt.Errorf("no digest")
+	}
+	if owner.OnSpoke() {
+		return deliver.Job{}, fmt.Errorf("owner %s lives on a spoke: fleet API instances are not delivered by the agent", owner)
+	}
+	s := flotillav1.PropagationStrategy{}
+	if item.Strategy != nil {
+		s = *item.Strategy
+	}
+	ignore, err := drift.NewIgnoreSet(s.IgnoreFields)
+	if err != nil {
+		return deliver.Job{}, fmt.Errorf("strategy: %w", err)
+	}
+	budget := holds.DefaultBudget
+	if s.PruneBudgetPercent != nil {
+		budget = int(*s.PruneBudgetPercent)
+	}
+	objs := item.Objects
+	render.Sort(objs)
+	return deliver.Job{Owner: owner, Cluster: b.cluster, Objects: objs, Revision: item.Digest, Prune: len(objs) > 0,
+		Strategy: decide.Strategy{Deletion: s.Deletion, Conflict: s.Conflict, Mode: s.Mode, Drift: s.Drift,
+			PruneBudget: budget, ConfirmToken: item.Revision},
+		Ignore: ignore}, nil
+}
