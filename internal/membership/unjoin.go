@@ -55,6 +55,10 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 		// nothing on its spoke.
 		return err
 	}
+	if c.Pulls() {
+		// The hub never connected to it, and joining it created nothing on its spoke.
+		return unjoinPull(ctx, hub, c, progress)
+	}
 	ref := c.Spec.Credentials
 	secret := &corev1.Secret{}
 	secretErr := hub.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret)
@@ -96,16 +100,47 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 		progress(fmt.Sprintf("hub: secret %s/%s deleted", secret.Namespace, secret.Name))
 	}
 	// A pull-mode agent's identity goes too, which revokes every token issued for it.
-	if revoked, err := RevokeAgent(ctx, hub, c.Name); err != nil {
+	if err := removeAgent(ctx, hub, c.Name, progress); err != nil {
 		return err
-	} else if revoked {
-		progress(fmt.Sprintf("hub: serviceaccount %s/%s deleted (every token of the cluster's agent revoked)", Namespace, AgentServiceAccount(c.Name)))
 	}
 	if spokeErr != nil {
 		return fmt.Errorf("cluster %s removed from the hub, but Flotilla's objects could not all be removed from the spoke (%w); "+
 			"remove them there with: %s", c.Name, spokeErr, manualRemoval(hubID))
 	}
 	return nil
+}
+
+// unjoinPull removes a pull-mode cluster from the hub: the Cluster, then its agent's identity
+// and grant. The agent's tokens die with its ServiceAccount; what the agent delivered on the
+// spoke stays (the agent, refused by the hub, keeps it and deletes nothing).
+func unjoinPull(ctx context.Context, hub client.Client, c *flotillav1.Cluster, progress func(string)) error {
+	if err := client.IgnoreNotFound(hub.Delete(ctx, c)); err != nil {
+		return fmt.Errorf("delete cluster %s on the hub: %w", c.Name, err)
+	}
+	progress(fmt.Sprintf("hub: cluster.flotilla.dev/%s deleted", c.Name))
+	if err := removeAgent(ctx, hub, c.Name, progress); err != nil {
+		return err
+	}
+	progress("spoke: nothing to remove (joining in mode Pull created nothing there); stop the agent on the spoke: " +
+		"the hub now refuses it, and it keeps what it delivered, deleting nothing")
+	return nil
+}
+
+// removeAgent deletes cluster's agent identity (which revokes every token issued for it) and
+// its grant, if JoinPull or GrantAgent made them.
+func removeAgent(ctx context.Context, hub client.Client, cluster string, progress func(string)) error {
+	revoked, err := RevokeAgent(ctx, hub, cluster)
+	if err != nil {
+		return err
+	}
+	if revoked {
+		progress(fmt.Sprintf("hub: serviceaccount %s/%s deleted (every token of the cluster's agent revoked)", Namespace, AgentServiceAccount(cluster)))
+	}
+	deleted, err := revokeRenewal(ctx, hub, cluster)
+	for _, d := range deleted {
+		progress("hub: " + d + " deleted")
+	}
+	return err
 }
 
 // manualRemoval is the command that removes what join created on a spoke, selected by this
