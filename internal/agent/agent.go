@@ -42,6 +42,10 @@ type Options struct {
 	// TokenFile holds the agent's token for the work endpoint (audience flotilla.dev/work),
 	// read again for every request.
 	TokenFile string
+	// HubKubeconfig, instead of TokenFile, is the agent's hub credential (`flotilla join
+	// --mode pull` writes it): the agent requests its work tokens with it and renews it,
+	// writing it back to the file (renew.go).
+	HubKubeconfig string
 	// CAFile, when set, is the CA bundle the hub's serving certificate is checked against
 	// (else the system's roots).
 	CAFile string
@@ -74,8 +78,8 @@ type Agent struct {
 // Run runs the agent until ctx ends. It fails only when it cannot start (options, the spoke's
 // cache); once running, the hub going away is not an error.
 func Run(ctx context.Context, opts Options) error {
-	if opts.Cluster == "" || opts.WorkURL == "" || opts.TokenFile == "" || opts.Spoke == nil {
-		return errors.New("the agent needs the cluster's name, the hub's work URL, a token file and the spoke's credentials")
+	if opts.Cluster == "" || opts.WorkURL == "" || (opts.TokenFile == "") == (opts.HubKubeconfig == "") || opts.Spoke == nil {
+		return errors.New("the agent needs the cluster's name, the hub's work URL, a token file or a hub kubeconfig (one of them) and the spoke's credentials")
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
@@ -86,6 +90,11 @@ func Run(ctx context.Context, opts Options) error {
 	hub, err := newHubClient(opts.WorkURL, opts.Cluster, opts.TokenFile, opts.CAFile)
 	if err != nil {
 		return err
+	}
+	if opts.HubKubeconfig != "" {
+		if hub.tokens, err = newRenewingToken(opts.HubKubeconfig, opts.Cluster, time.Now, ctrllog.FromContext(ctx).WithName("agent")); err != nil {
+			return err
+		}
 	}
 	opts.Spoke = rest.CopyConfig(opts.Spoke)
 	if opts.Spoke.UserAgent == "" {
