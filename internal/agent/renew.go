@@ -106,6 +106,8 @@ type renewingToken struct {
 	user string               // the auth entry the current context uses
 	hub  issued               // the credential for the hub API server
 	work issued               // the token for the work endpoint
+	// renewFailed is why the last renewal of the credential failed ("" if it did not).
+	renewFailed string
 }
 
 // newRenewingToken reads the hub kubeconfig at path. It must be self-contained (a token, the CA
@@ -174,9 +176,14 @@ func (r *renewingToken) token(ctx context.Context) (string, error) {
 			if !now.Before(r.hub.expires) && !r.hub.unknownLifetime {
 				return "", err
 			}
-			// The credential is still valid: use it, and try again later.
-			r.log.Info("Renewing the hub credential failed; the current one stays in use until it expires",
-				"expires", r.hub.expires.UTC().Format(time.RFC3339), "reason", err.Error())
+			// The credential is still valid: use it, and try again later (said once per reason).
+			if err.Error() != r.renewFailed {
+				r.log.Info("Renewing the hub credential failed; the current one stays in use until it expires, and renewal is tried again",
+					"expires", r.hub.expires.UTC().Format(time.RFC3339), "retry", renewRetry, "reason", err.Error())
+			}
+			r.renewFailed = err.Error()
+		} else {
+			r.renewFailed = ""
 		}
 	}
 	if r.work.due(now) {

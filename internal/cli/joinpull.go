@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,11 @@ func joinPull(cmd *cobra.Command, hf *hubFlags, name string, labels []string, li
 	}
 	if err := membership.ValidateTokenLifetime(lifetime); err != nil {
 		return usageError(fmt.Errorf("--token-lifetime: %w", err))
+	}
+	for flag, value := range map[string]string{"hub-server": p.hubServer, "hub-work-url": p.hubWorkURL} {
+		if u, err := url.Parse(value); value != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
+			return usageError(fmt.Errorf("--%s %q: want a URL such as https://hub.example.com:6443", flag, value))
+		}
 	}
 	parsed, err := parseLabels(labels)
 	if err != nil {
