@@ -46,6 +46,10 @@ type Options struct {
 	// --mode pull` writes it): the agent requests its work tokens with it and renews it,
 	// writing it back to the file (renew.go).
 	HubKubeconfig string
+	// HubKubeconfigSecret, instead, is NAMESPACE/NAME of a Secret on the spoke holding that
+	// kubeconfig (membership.AgentCredentialSecret), read and renewed with the spoke
+	// credentials.
+	HubKubeconfigSecret string
 	// CAFile, when set, is the CA bundle the hub's serving certificate is checked against
 	// (else the system's roots).
 	CAFile string
@@ -78,8 +82,8 @@ type Agent struct {
 // Run runs the agent until ctx ends. It fails only when it cannot start (options, the spoke's
 // cache); once running, the hub going away is not an error.
 func Run(ctx context.Context, opts Options) error {
-	if opts.Cluster == "" || opts.WorkURL == "" || (opts.TokenFile == "") == (opts.HubKubeconfig == "") || opts.Spoke == nil {
-		return errors.New("the agent needs the cluster's name, the hub's work URL, a token file or a hub kubeconfig (one of them) and the spoke's credentials")
+	if opts.Cluster == "" || opts.WorkURL == "" || opts.Spoke == nil || credentialsGiven(opts) != 1 {
+		return errors.New("the agent needs the cluster's name, the hub's work URL, one hub credential (a token file, a hub kubeconfig or its Secret) and the spoke's credentials")
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
@@ -91,10 +95,8 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.HubKubeconfig != "" {
-		if hub.tokens, err = newRenewingToken(opts.HubKubeconfig, opts.Cluster, time.Now, ctrllog.FromContext(ctx).WithName("agent")); err != nil {
-			return err
-		}
+	if hub.tokens, err = hubTokens(ctx, opts); err != nil {
+		return err
 	}
 	opts.Spoke = rest.CopyConfig(opts.Spoke)
 	if opts.Spoke.UserAgent == "" {

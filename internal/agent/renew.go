@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -93,8 +92,8 @@ func (t issued) due(now time.Time) bool {
 
 // renewingToken is the tokenSource of an agent with a hub kubeconfig.
 type renewingToken struct {
-	path    string // the hub kubeconfig
-	account string // the agent's ServiceAccount name, from the credential
+	store   credentialStore // where the hub kubeconfig is kept
+	account string          // the agent's ServiceAccount name, from the credential
 	ns      string
 	now     func() time.Time
 	log     logr.Logger
@@ -110,13 +109,14 @@ type renewingToken struct {
 	renewFailed string
 }
 
-// newRenewingToken reads the hub kubeconfig at path. It must be self-contained (a token, the CA
-// inline: package kubeconfig's rules) and hold a token of a ServiceAccount.
-func newRenewingToken(path, cluster string, now func() time.Time, log logr.Logger) (*renewingToken, error) {
-	data, err := os.ReadFile(path)
+// newRenewingToken reads the hub kubeconfig from store. It must be self-contained (a token, the
+// CA inline: package kubeconfig's rules) and hold a token of cluster's agent.
+func newRenewingToken(ctx context.Context, store credentialStore, cluster string, now func() time.Time, log logr.Logger) (*renewingToken, error) {
+	data, err := store.load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the hub kubeconfig: %w", err)
 	}
+	path := store.String()
 	cfg, err := kubeconfig.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("the hub kubeconfig %s: %w", path, err)
@@ -149,7 +149,7 @@ func newRenewingToken(path, cluster string, now func() time.Time, log logr.Logge
 			"`flotilla join %s --mode pull` writes this cluster's", path, claims.Subject, cluster, membership.AgentUser(cluster), cluster)
 	}
 	base := rest.AnonymousClientConfig(cfg)
-	r := &renewingToken{path: path, account: name, ns: ns, now: now, log: log, raw: raw, user: user,
+	r := &renewingToken{store: store, account: name, ns: ns, now: now, log: log, raw: raw, user: user,
 		hub: claims.validity(cfg.BearerToken)}
 	r.newClient = func(token string) (kubernetes.Interface, error) {
 		c := rest.CopyConfig(base)
@@ -249,53 +249,17 @@ func (r *renewingToken) renewHub(ctx context.Context, now time.Time) error {
 		return err
 	}
 	r.raw.AuthInfos[r.user].Token = token
-	if err := writeKubeconfig(r.path, r.raw); err != nil {
-		// The new credential is kept in memory; the file still has the old one.
+	data, err := clientcmd.Write(*r.raw)
+	if err == nil {
+		err = r.store.save(ctx, data)
+	}
+	if err != nil {
+		// The new credential is kept in memory; the store still has the old one.
 		r.log.Info("The renewed hub credential could not be written back: a restarted agent starts with the previous one",
-			"kubeconfig", r.path, "reason", err.Error())
+			"kubeconfig", r.store.String(), "reason", err.Error())
 	}
 	r.hub = issued{token: token, issued: now, expires: now.Add(lifetime)}
-	r.log.Info("Renewed the hub credential", "kubeconfig", r.path, "expires", r.hub.expires.UTC().Format(time.RFC3339))
-	return nil
-}
-
-// writeKubeconfig replaces the file at path with cfg atomically: a temporary file, readable by
-// its owner only, in the same directory, renamed over it.
-func writeKubeconfig(path string, cfg *clientcmdapi.Config) error {
-	data, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	done := false
-	defer func() {
-		if !done {
-			_ = os.Remove(name)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	done = true
+	r.log.Info("Renewed the hub credential", "kubeconfig", r.store.String(), "expires", r.hub.expires.UTC().Format(time.RFC3339))
 	return nil
 }
 

@@ -106,7 +106,7 @@ func TestRenewalTiming(t *testing.T) {
 	var logged strings.Builder
 	log := funcr.New(func(prefix, args string) { logged.WriteString(prefix + args + "\n") }, funcr.Options{Verbosity: 1})
 	hub := &fakeHub{t: t, now: &now}
-	r, err := newRenewingToken(path, "edge", func() time.Time { return now }, log)
+	r, err := newRenewingToken(context.Background(), fileStore(path), "edge", func() time.Time { return now }, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestRenewalTiming(t *testing.T) {
 	if info.Mode().Perm() != 0o600 {
 		t.Fatalf("the kubeconfig was written with mode %v", info.Mode().Perm())
 	}
-	again, err := newRenewingToken(path, "edge", func() time.Time { return now }, logr.Discard())
+	again, err := newRenewingToken(context.Background(), fileStore(path), "edge", func() time.Time { return now }, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,11 +220,11 @@ func TestRenewalTiming(t *testing.T) {
 func TestRenewingTokenRefusesAnotherIdentity(t *testing.T) {
 	now := time.Now()
 	path := writeHubKubeconfig(t, fakeJWT(t, membership.AgentUser("other"), now, time.Hour, 0))
-	if _, err := newRenewingToken(path, "edge", time.Now, logr.Discard()); err == nil || !strings.Contains(err.Error(), "agent-edge") {
+	if _, err := newRenewingToken(context.Background(), fileStore(path), "edge", time.Now, logr.Discard()); err == nil || !strings.Contains(err.Error(), "agent-edge") {
 		t.Fatalf("another cluster's credential: %v", err)
 	}
 	path = writeHubKubeconfig(t, "not-a-jwt")
-	if _, err := newRenewingToken(path, "edge", time.Now, logr.Discard()); err == nil {
+	if _, err := newRenewingToken(context.Background(), fileStore(path), "edge", time.Now, logr.Discard()); err == nil {
 		t.Fatal("a token that is not a ServiceAccount token was taken")
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flotilla-dev/flotilla/internal/agent"
 	"github.com/flotilla-dev/flotilla/internal/clusterwork"
+	"github.com/flotilla-dev/flotilla/internal/membership"
 )
 
 func newAgentCommand() *cobra.Command {
@@ -43,6 +44,10 @@ its own cluster's work and write its own cluster's results, nothing else. Give i
     passed, writing it back to FILE (a temporary file renamed over it, mode 0600): FILE must
     be writable, and a restarted agent goes on with the renewed credential. If the agent is
     stopped past the credential's expiry, join again. No token is ever logged.
+  --hub-kubeconfig-secret NAMESPACE/NAME: the same kubeconfig in a Secret on the spoke
+    (` + "`flotilla join NAME --mode pull --kubeconfig SPOKE`" + ` stores it in
+    flotilla-system/flotilla-agent-hub), read and renewed there with the agent's spoke
+    credentials, which then need get and update on that Secret.
   --token-file FILE: a token for audience ` + clusterwork.Audience + ` (a projected ServiceAccount
     token, or 'kubectl create token agent-NAME -n flotilla-system --audience ` + clusterwork.Audience + `'
     on the hub), read again for every request, so a rotated token is picked up; renewing it
@@ -74,8 +79,9 @@ The spoke is reached with the agent's in-cluster credentials, or with --kubeconf
 			if opts.Cluster == "" || opts.WorkURL == "" {
 				return usageError(fmt.Errorf("--cluster and --hub-work-url are required"))
 			}
-			if (opts.TokenFile == "") == (opts.HubKubeconfig == "") {
-				return usageError(fmt.Errorf("give the agent's hub credential with one of --hub-kubeconfig (written by `flotilla join NAME --mode pull`) and --token-file"))
+			if n := btoi(opts.TokenFile != "") + btoi(opts.HubKubeconfig != "") + btoi(opts.HubKubeconfigSecret != ""); n != 1 {
+				return usageError(fmt.Errorf("give the agent's hub credential with one of --hub-kubeconfig, --hub-kubeconfig-secret " +
+					"(written by `flotilla join NAME --mode pull`) and --token-file"))
 			}
 			if !cmd.Flags().Changed("log-format") {
 				logFormat = ""
@@ -102,6 +108,8 @@ The spoke is reached with the agent's in-cluster credentials, or with --kubeconf
 	f.StringVar(&opts.Cluster, "cluster", "", "the cluster's name on the hub (required)")
 	f.StringVar(&opts.WorkURL, "hub-work-url", "", "URL of the hub's work endpoint, e.g. https://hub.example.com:9443 (required)")
 	f.StringVar(&opts.HubKubeconfig, "hub-kubeconfig", "", "the agent's hub kubeconfig (written by flotilla join --mode pull --agent-kubeconfig): work tokens are requested with it, and it is renewed in place")
+	f.StringVar(&opts.HubKubeconfigSecret, "hub-kubeconfig-secret", "", "instead: NAMESPACE/NAME of a Secret on the spoke holding that kubeconfig (flotilla join --mode pull --kubeconfig stores "+
+		membership.Namespace+"/"+membership.AgentCredentialSecret+"), read and renewed there with the spoke credentials")
 	f.StringVar(&opts.TokenFile, "token-file", "", "instead of --hub-kubeconfig: a file holding the agent's token for audience "+clusterwork.Audience+", read again for every request")
 	f.StringVar(&opts.CAFile, "hub-ca-file", "", "CA bundle (PEM) the work endpoint's certificate is checked against (default: the system's roots)")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the spoke (default: the in-cluster credentials)")
@@ -113,4 +121,11 @@ The spoke is reached with the agent's in-cluster credentials, or with --kubeconf
 	zapOpts.BindFlags(goFlags)
 	f.AddGoFlagSet(goFlags)
 	return cmd
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -78,16 +78,18 @@ new token bound to a new Secret, stores it, then deletes the previous Secret, wh
 old token; joining the same API server under a second name is refused.
 
 Pull mode (--mode pull), for a spoke the hub cannot reach or must not hold credentials for:
-join touches the hub alone and never connects to the spoke (no --kubeconfig). On the hub it
+the hub never connects to the spoke, and stores no credentials for it. On the hub join
 creates the Cluster NAME with spec.mode Pull, the ServiceAccount flotilla-system/agent-NAME
 (the agent's identity: the work endpoint serves it this cluster's work alone), and the Role
 and RoleBinding flotilla-system/agent-NAME, which let it create tokens for itself and nothing
 else. It then issues the agent's bootstrap credential, a token of agent-NAME for the hub API
 server valid for --token-lifetime, and writes a kubeconfig with it, the hub's address
 (--hub-server, default your hub connection's) and CA to --agent-kubeconfig (mode 0600; the
-token is never printed). Copy that file to the spoke and run the agent command join prints:
-the agent requests its short-lived work tokens with it and renews it, writing it back, before
-it expires. Joining again re-issues the credential (earlier ones stay valid until they expire
+token is never printed); copy that file to the spoke. Or, with --kubeconfig (the spoke's,
+used once by this command, never stored), it stores that kubeconfig in the Secret
+flotilla-system/flotilla-agent-hub on the spoke instead. Then run the agent command join
+prints: the agent requests its short-lived work tokens with the credential and renews it,
+writing it back (to the file or the Secret), before it expires. Joining again re-issues the credential (earlier ones stay valid until they expire
 or stop being renewed); ` + "`flotilla unjoin NAME`" + ` deletes the ServiceAccount, which revokes
 every token of the agent at once. A cluster joined in one mode is not joined in the other:
 unjoin it first (what runs on the spoke stays).`,
@@ -110,7 +112,7 @@ unjoin it first (what runs on the spoke stays).`,
 					return err
 				}
 			case "pull":
-				return joinPull(cmd, hf, name, labels, lifetime, pull)
+				return joinPull(cmd, hf, name, labels, lifetime, pull, kubeconfig, kubeContext)
 			default:
 				return usageError(fmt.Errorf("--mode %q: want push or pull", pull.mode))
 			}

@@ -52,7 +52,8 @@ func TestJoinHelpExplainsTheGrant(t *testing.T) {
 	}
 }
 
-// TestJoinPullFlags: pull mode takes no spoke flags and needs --agent-kubeconfig; push mode
+// TestJoinPullFlags: pull mode takes no grant flags and needs --agent-kubeconfig or --kubeconfig
+// (not both); push mode
 // takes no pull flags; the agent needs exactly one hub credential. Each is a usage error before
 // the hub is reached.
 func TestJoinPullFlags(t *testing.T) {
@@ -60,8 +61,8 @@ func TestJoinPullFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--mode", "pull"}, "--agent-kubeconfig FILE is required with --mode pull"},
-		{[]string{"--mode", "pull", "--agent-kubeconfig", "a", "--kubeconfig", "s"}, "--kubeconfig is for --mode push only"},
+		{[]string{"--mode", "pull"}, "--mode pull needs one of --agent-kubeconfig FILE"},
+		{[]string{"--mode", "pull", "--agent-kubeconfig", "a", "--kubeconfig", "s"}, "--mode pull needs one of --agent-kubeconfig FILE"},
 		{[]string{"--mode", "pull", "--agent-kubeconfig", "a", "--role", "r"}, "--role is for --mode push only"},
 		{[]string{"--mode", "pull", "--agent-kubeconfig", "a", "--hub-server", "hub:6443"}, "--hub-server \"hub:6443\""},
 		{[]string{"--mode", "pull", "--agent-kubeconfig", "a", "--token-lifetime", "5m"}, "--token-lifetime"},

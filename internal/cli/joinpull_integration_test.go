@@ -37,7 +37,9 @@ const pullCanary = "canary-pu11-j01n-f1071lla"
 // TestJoinPull joins a cluster in pull mode with the CLI against a real hub, and tries what the
 // bootstrap credential it writes may do there: mint work tokens for its own agent, and nothing
 // else (another agent's tokens, Secrets, Delivery records: 403). An agent started with that
-// kubeconfig is served its work and delivers a Propagation's ConfigMap and Secret to its spoke.
+// kubeconfig is served its work and delivers a Propagation's ConfigMap and Secret to its spoke;
+// joined again with the spoke's kubeconfig, the credential is stored in a Secret there, and an
+// agent reading it from the Secret delivers a hub edit.
 // After `flotilla unjoin`, the credential, a credential renewed with it and its work tokens are
 // refused within seconds, the agent's Role and RoleBinding are gone, and the spoke keeps what
 // the agent delivered. No token nor the Secret's data is in the CLI's output or any log line.
@@ -177,18 +179,26 @@ func TestJoinPull(t *testing.T) {
 	}
 
 	// The agent, with the kubeconfig join wrote, delivers its work.
-	agentCtx, stopAgent := context.WithCancel(ctrl.LoggerInto(ctx, ctrl.Log))
-	done := make(chan error, 1)
-	go func() {
-		done <- agent.Run(agentCtx, agent.Options{Cluster: "edge", WorkURL: workURL, HubKubeconfig: agentKC,
-			Spoke: fleet.Plane("edge").RESTConfig(), PollInterval: 200 * time.Millisecond})
-	}()
-	t.Cleanup(func() {
-		stopAgent()
-		if err := <-done; err != nil {
-			t.Errorf("agent: %v", err)
+	startAgent := func(opts agent.Options) (stop func()) {
+		agentCtx, cancel := context.WithCancel(ctrl.LoggerInto(ctx, ctrl.Log))
+		done := make(chan error, 1)
+		opts.Cluster, opts.WorkURL, opts.Spoke, opts.PollInterval = "edge", workURL, fleet.Plane("edge").RESTConfig(), 200*time.Millisecond
+		go func() { done <- agent.Run(agentCtx, opts) }()
+		stopped := false
+		stop = func() {
+			if stopped {
+				return
+			}
+			stopped = true
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("agent: %v", err)
+			}
 		}
-	})
+		t.Cleanup(stop)
+		return stop
+	}
+	stopFileAgent := startAgent(agent.Options{HubKubeconfig: agentKC})
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}},
 		&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "sites", Namespace: "team"},
@@ -220,13 +230,52 @@ func TestJoinPull(t *testing.T) {
 	start := time.Now()
 	fleettest.Eventually(t, time.Minute, "the agent delivers the ConfigMap and the Secret", delivered)
 	t.Logf("the agent delivered in %s", time.Since(start).Round(time.Millisecond))
+	stopFileAgent()
+
+	// Joining again with the spoke's kubeconfig stores the credential in a Secret there; an
+	// agent reading it from that Secret is served the work (a hub edit arrives).
+	spokeKC := fleet.Plane("edge").KubeconfigPath()
+	if err := cli("join", "edge", "--mode", "pull", "--label", "site=s1", "--kubeconfig", spokeKC); err != nil {
+		t.Fatalf("join --mode pull --kubeconfig: %v", err)
+	}
+	stored := &corev1.Secret{}
+	if err := spoke.Get(ctx, client.ObjectKey{Namespace: membership.Namespace, Name: membership.AgentCredentialSecret}, stored); err != nil {
+		t.Fatalf("the agent's credential Secret on the spoke: %v", err)
+	}
+	inSecret, err := kubeconfig.Parse(stored.Data[membership.AgentCredentialKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	startAgent(agent.Options{HubKubeconfigSecret: membership.Namespace + "/" + membership.AgentCredentialSecret})
+	cm := &corev1.ConfigMap{}
+	if err := hubc.Get(ctx, client.ObjectKey{Namespace: "team", Name: "settings"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["v"] = "v2"
+	if err := hubc.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, time.Minute, "the agent reading its credential from the spoke Secret delivers the hub's edit", func() error {
+		got := &corev1.ConfigMap{}
+		if err := spoke.Get(ctx, client.ObjectKey{Namespace: "team", Name: "settings"}, got); err != nil {
+			return err
+		}
+		if got.Data["v"] != "v2" {
+			return fmt.Errorf("v=%q", got.Data["v"])
+		}
+		return nil
+	})
 
 	// Unjoin: every token of the agent is refused within seconds; the spoke keeps its work.
-	if err := cli("unjoin", "edge"); err != nil {
+	if err := cli("unjoin", "edge", "--kubeconfig", spokeKC); err != nil {
 		t.Fatalf("unjoin: %v", err)
 	}
+	if err := spoke.Get(ctx, client.ObjectKey{Namespace: membership.Namespace, Name: membership.AgentCredentialSecret}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the agent's credential Secret on the spoke after unjoin --kubeconfig: %v", err)
+	}
 	start = time.Now()
-	for name, tok := range map[string]string{"bootstrap": bootstrap.BearerToken, "re-issued": reissued.BearerToken, "renewed": renewedToken} {
+	for name, tok := range map[string]string{"bootstrap": bootstrap.BearerToken, "re-issued": reissued.BearerToken, "renewed": renewedToken,
+		"spoke Secret's": inSecret.BearerToken} {
 		cfg := rest.AnonymousClientConfig(reissued)
 		cfg.BearerToken = tok
 		refused, err := kubernetes.NewForConfig(cfg)
@@ -264,7 +313,7 @@ func TestJoinPull(t *testing.T) {
 
 	for _, text := range []string{cliOut.String(), logs.String()} {
 		for name, secret := range map[string]string{"bootstrap credential": bootstrap.BearerToken, "re-issued credential": reissued.BearerToken,
-			"renewed credential": renewedToken, "work token": workToken, "Secret data": pullCanary} {
+			"renewed credential": renewedToken, "spoke Secret's credential": inSecret.BearerToken, "work token": workToken, "Secret data": pullCanary} {
 			if strings.Contains(text, secret) {
 				t.Errorf("the %s is in the CLI's output or a log line", name)
 			}

@@ -97,7 +97,7 @@ func TestUnjoinPull(t *testing.T) {
 		t.Error("unjoin deleted an object it did not make")
 	}
 	out := strings.Join(lines, "\n")
-	for _, want := range []string{"serviceaccount flotilla-system/agent-edge deleted", "role flotilla-system/agent-edge deleted", "spoke: nothing to remove"} {
+	for _, want := range []string{"serviceaccount flotilla-system/agent-edge deleted", "role flotilla-system/agent-edge deleted", "spoke: not reached"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("unjoin did not say %q:\n%s", want, out)
 		}
