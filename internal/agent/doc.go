@@ -5,10 +5,11 @@
 //
 // The hub credential is either a token file for the work endpoint's audience
 // (flotilla.dev/work), read for every request, or the hub kubeconfig `flotilla join --mode
-// pull` writes (renew.go): a token for the hub API server with which the agent requests its
+// pull` writes, in a file or a Secret on the spoke (store.go; renew.go): a token for the hub API server with which the agent requests its
 // work tokens (one hour, by the TokenRequest API on its own ServiceAccount, the one thing its
 // Role allows) and renews that credential, each once 80% of its life has passed (a work token
-// also at once after a 401), writing the renewed kubeconfig back atomically. The timing takes
+// also at once after a 401), writing the renewed kubeconfig back (a file atomically, a Secret
+// only over the version it read). The timing takes
 // the clock as an input. No token is ever logged.
 //
 // Every PollInterval it asks the hub's work endpoint (package clusterwork) for the cluster's
