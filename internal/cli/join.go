@@ -182,7 +182,14 @@ and nothing is changed; pass --kubeconfig then.
 A Cluster imported by the hub (from a kubeconfig Secret, Cluster API, a ClusterProfile or Argo
 CD: the SOURCE column of ` + "`kubectl get clusters`" + `) is refused, and nothing is changed:
 the importer would create it again, and join created nothing on its spoke. The refusal names
-the object it came from and how to remove it there.`,
+the object it came from and how to remove it there.
+
+A pull-mode cluster (joined with --mode pull): the hub side only, the Cluster, the
+ServiceAccount flotilla-system/agent-NAME (the hub then refuses every token of the agent: at
+once, and within 10s at the work endpoint) and the Role and RoleBinding agent-NAME join made;
+with --kubeconfig also the Secret flotilla-system/flotilla-agent-hub on the spoke, if join
+from this hub stored it there. The agent keeps what it delivered and deletes nothing: stop it
+on the spoke.`,
 		Example: `  flotilla unjoin eu-1`,
 		Args:    exactlyOneName("unjoin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
