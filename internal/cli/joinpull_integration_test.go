@@ -42,10 +42,14 @@ const pullCanary = "canary-pu11-j01n-f1071lla"
 // agent reading it from the Secret delivers a hub edit.
 // After `flotilla unjoin`, the credential, a credential renewed with it and its work tokens are
 // refused within seconds, the agent's Role and RoleBinding are gone, and the spoke keeps what
-// the agent delivered. No token nor the Secret's data is in the CLI's output or any log line.
+// the agent delivered. No token nor the Secret's data is in the CLI's output or the agents'
+// log.
 func TestJoinPull(t *testing.T) {
+	// The agents log here (through their context, at their most verbose). The hub controller
+	// logs wherever controller-runtime's logger goes in this binary: it is set once per
+	// process, and TestSecretDataStaysInside searches that log.
 	var logs fleettest.SyncBuffer
-	ctrl.SetLogger(zap.New(zap.WriteTo(&logs), zap.UseDevMode(true)))
+	agentLog := zap.New(zap.WriteTo(&logs), zap.UseDevMode(true))
 	ctx := context.Background()
 	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.APIOnlySpoke("edge"))
 	hubc := hubtest.Install(t, fleet)
@@ -180,7 +184,7 @@ func TestJoinPull(t *testing.T) {
 
 	// The agent, with the kubeconfig join wrote, delivers its work.
 	startAgent := func(opts agent.Options) (stop func()) {
-		agentCtx, cancel := context.WithCancel(ctrl.LoggerInto(ctx, ctrl.Log))
+		agentCtx, cancel := context.WithCancel(ctrl.LoggerInto(ctx, agentLog))
 		done := make(chan error, 1)
 		opts.Cluster, opts.WorkURL, opts.Spoke, opts.PollInterval = "edge", workURL, fleet.Plane("edge").RESTConfig(), 200*time.Millisecond
 		go func() { done <- agent.Run(agentCtx, opts) }()
@@ -301,7 +305,7 @@ func TestJoinPull(t *testing.T) {
 			t.Errorf("the agent's %T after unjoin: %v", obj, err)
 		}
 	}
-	fleettest.Eventually(t, 30*time.Second, "the agent says it keeps the last work", func() error {
+	fleettest.Eventually(t, 30*time.Second, "the agent, refused, says it keeps the last work", func() error {
 		if !strings.Contains(logs.String(), "keeping the last work applied and drift-corrected, deleting nothing") {
 			return fmt.Errorf("not yet")
 		}
