@@ -163,7 +163,7 @@ func newRenewingToken(ctx context.Context, store credentialStore, cluster string
 	return r, nil
 }
 
-// Identity is the hub user the credential acts as.
+// identity is the hub user the credential acts as.
 func (r *renewingToken) identity() string { return serviceaccount.MakeUsername(r.ns, r.account) }
 
 func (r *renewingToken) token(ctx context.Context) (string, error) {
