@@ -23,7 +23,8 @@
 //   - lists the cluster's Delivery records (label flotilla.dev/cluster, every namespace) from
 //     the hub cache, keeps those the ledger wrote for a live owner (ledger.Trust, counted as
 //     reader "agent" when ignored), and returns, per record, its owner, revision, digest and
-//     strategy and the objects revisions.Store.Work resolves (Secrets with their data, read
+//     strategy, the record's UID and generation (an agent never goes back to an older generation of
+//     a record, which a lagging replica could serve), and the objects revisions.Store.Work resolves (Secrets with their data, read
 //     again from their sources). A record with no spec.work yet, or whose work cannot be
 //     resolved now, is listed with the reason (Pending), not dropped. So is a record whose
 //     changes would make an object the revision lacks (work.Confined): the hub writes none,

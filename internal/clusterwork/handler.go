@@ -189,7 +189,8 @@ type resolvedItem struct {
 // item is one record's work, resolved into objects; final is true when the answer holds until
 // the record changes (it has no work, or its work is refused), false when it may not.
 func (h *Handler) item(ctx context.Context, rec *flotillav1.Delivery) (_ resolvedItem, final bool) {
-	item := resolvedItem{Item: Item{Owner: rec.Spec.Owner, Record: rec.Namespace + "/" + rec.Name}}
+	item := resolvedItem{Item: Item{Owner: rec.Spec.Owner, Record: rec.Namespace + "/" + rec.Name,
+		RecordUID: string(rec.UID), Generation: rec.Generation}}
 	wk := rec.Spec.Work
 	if wk == nil {
 		item.Pending = "the hub has not recorded this cluster's work for the owner yet (the record has no spec.work; fleet APIs keep none yet)"
