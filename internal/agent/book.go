@@ -20,8 +20,12 @@ const removalRevision = "removed"
 
 // held is an owner the agent delivers, or removes.
 type held struct {
-	record string      // its Delivery record on the hub, namespace/name
-	job    deliver.Job // its latest work submitted (no job yet: nothing of it was ever resolved)
+	record string // its Delivery record on the hub, namespace/name
+	// uid and generation are those of the record whose work job is: the agent never takes
+	// an older generation of the same record (a hub replica whose cache lags).
+	uid        string
+	generation int64
+	job        deliver.Job // its latest work submitted (no job yet: nothing of it was ever resolved)
 	// kinds are every kind its jobs delivered since the agent started: where a removal, or a
 	// prune of a kind it dropped, looks.
 	kinds    []string
@@ -61,6 +65,14 @@ func (b *book) answer(work clusterwork.Work, now time.Time) (submit []deliver.Jo
 		if item.Pending != "" {
 			continue // the hub cannot say now: what runs stays
 		}
+		if item.RecordUID != "" && item.RecordUID == h.uid && item.Generation < h.generation {
+			if invalid == nil {
+				invalid = map[string]string{}
+			}
+			invalid[item.Record] = fmt.Sprintf("the hub answered with generation %d of the record, older than generation %d the spoke runs "+
+				"(a hub replica that lags): keeping generation %d", item.Generation, h.generation, h.generation)
+			continue
+		}
 		job, err := b.jobOf(owner, item)
 		if err != nil {
 			if invalid == nil {
@@ -71,7 +83,7 @@ func (b *book) answer(work clusterwork.Work, now time.Time) (submit []deliver.Jo
 		}
 		h.kinds = render.Kinds(item.Objects, h.kinds...)
 		job.PruneKinds = render.ParseKinds(h.kinds)
-		h.job = job
+		h.job, h.uid, h.generation = job, item.RecordUID, item.Generation
 		if item.Strategy != nil {
 			h.deletion = item.Strategy.Deletion
 		}

@@ -21,7 +21,8 @@
 // successful answer that left it out; a failed request never counts toward that grace, and
 // the removal is the engine's (only objects carrying the owner's marks, adopted objects
 // released rather than deleted, the owner's deletion policy kept). An owner whose work the
-// hub cannot resolve now (Pending) keeps what it runs.
+// hub cannot resolve now (Pending) keeps what it runs, and so does an owner whose record the hub
+// serves at a generation older than the one the spoke runs (a hub replica whose cache lags).
 //
 // What the agent does not do yet: it keeps what it delivered in memory only (a restarted agent
 // learns its owners from the next answer, and prunes kinds an owner dropped only if it saw the
