@@ -78,6 +78,11 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 	if err != nil {
 		return nil, err
 	}
+	if len(steps) == 1 && steps[0] == "pull" && p.Spokes > 1 {
+		// The pull scenario compares the pull spoke with one push spoke; more would only idle.
+		fmt.Printf("--only pull: one push spoke beside the pull spoke (not %d)\n", p.Spokes)
+		p.Spokes = 1
+	}
 	dir, err := os.MkdirTemp("", "flotilla-bench-")
 	if err != nil {
 		return nil, err
