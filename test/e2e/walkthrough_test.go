@@ -108,12 +108,12 @@ func TestWalkthroughs(t *testing.T) {
 	again := startDevUp(t, root, "--spokes", "1", "--nodes", "1", "--pull-spokes", "1")
 	again.waitReady(t)
 	t.Run("a pull spoke as the README shows", func(t *testing.T) { checkPullSpoke(t, root, again) })
-	pids = planePIDs(t, devDir)
-	if _, ok := pids[filepath.Join("planes", "spoke-1", "flotilla-agent.pid")]; !ok {
-		t.Errorf("no PID file of the pull spoke's agent: %v", pids)
+	againPIDs := planePIDs(t, devDir)
+	if _, ok := againPIDs[filepath.Join("planes", "spoke-1", "flotilla-agent.pid")]; !ok {
+		t.Errorf("no PID file of the pull spoke's agent: %v", againPIDs)
 	}
 	again.interrupt(t)
-	for name, pid := range pids {
+	for name, pid := range againPIDs {
 		if localfleet.ProcessAlive(pid) {
 			t.Errorf("%s (pid %d) still running after dev up stopped", name, pid)
 		}
