@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,9 +11,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/agent"
@@ -161,7 +164,10 @@ func (b *bench) pull(ctx context.Context, r *report) error {
 				return fmt.Errorf("hub edit %d not on both spokes within a minute", i)
 			}
 		}
-		time.Sleep(100 * time.Millisecond) // edits are spaced, as users make them
+		// Edits are spaced, as users make them, by a random share of the agent's poll interval
+		// besides: an edit made a fixed time after the last arrival would fall at the same
+		// point of every poll cycle and measure that point only.
+		time.Sleep(100*time.Millisecond + rand.N(agent.DefaultPollInterval))
 	}
 	agentUpdate, updateWall := agentCPU.cpu()-agentBefore, time.Since(phaseStart)
 
@@ -190,6 +196,12 @@ func (b *bench) pull(ctx context.Context, r *report) error {
 	time.Sleep(idle)
 	agentIdle := (agentCPU.cpu() - agentBefore) / idle.Seconds() * 100
 	peakRSS := float64(procKiB(ag.PID(), "VmHWM")) / 1024
+
+	// The push spoke is the first spoke of the other scenarios: take this scenario's objects
+	// off it before they run. (The pull spoke and its agent stop with this scenario.)
+	if err := b.removePropagation(ctx, pullNS, "push"); err != nil {
+		return err
+	}
 
 	r.add("pull_bulk", "s", f(pullBulk), f(pushBulk), fmt.Sprintf("FLOTILLA: 1 pull spoke (agent, default --poll-interval %s), BASELINE: 1 push spoke, %d objects each, one after the other; pull: %s; push: %s",
 		agent.DefaultPollInterval, b.p.Objects, pullNote, pushNote))
@@ -255,4 +267,21 @@ func agentLogTail(path string) string {
 		return ""
 	}
 	return "\nflotilla agent log (tail):\n" + tail(string(data), 20)
+}
+
+// removePropagation deletes a Propagation and waits until it is gone, its objects removed from
+// its clusters.
+func (b *bench) removePropagation(ctx context.Context, namespace, name string) error {
+	p := &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := b.hub.Delete(ctx, p); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(deliveryTimeout)
+	for time.Now().Before(deadline) {
+		if err := b.hub.Get(ctx, client.ObjectKeyFromObject(p), p); apierrors.IsNotFound(err) {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("propagation %s/%s still there %s after its deletion", namespace, name, deliveryTimeout)
 }
