@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/spokeclient"
 )
 
 // Defaults of Options.
@@ -87,7 +88,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	opts.Spoke = rest.CopyConfig(opts.Spoke)
+	// Every client of the spoke shares one flow control with no fixed rate, as the hub's clients
+	// of a spoke do (package spokeclient): client-go's default of 5 requests a second would
+	// make a bulk delivery take objects/5 seconds.
+	opts.Spoke = spokeclient.New(opts.Cluster).Configure(opts.Spoke)
 	if opts.Spoke.UserAgent == "" {
 		opts.Spoke.UserAgent = UserAgent
 	}
