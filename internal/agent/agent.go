@@ -19,6 +19,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/spokeclient"
 )
 
 // Defaults of Options.
@@ -91,7 +92,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	opts.Spoke = rest.CopyConfig(opts.Spoke)
+	// The spoke sets the pace, as for the hub's engaged spokes: no client-side token bucket
+	// (a kubeconfig's or in-cluster config's default is 5 requests a second), one flow control
+	// that follows the spoke's answers.
+	opts.Spoke = spokeclient.New(opts.Cluster).Configure(opts.Spoke)
 	if opts.Spoke.UserAgent == "" {
 		opts.Spoke.UserAgent = UserAgent
 	}

@@ -8,7 +8,8 @@
 // work is submitted to the same delivery engine push mode uses (package deliver: server-side
 // apply under Flotilla's field manager, ownership marks, tenancy checks, drift correction from
 // the spoke's own watches, prune rules and budgets), engaged on the local spoke alone with the
-// cache an engaged spoke has on the hub (inventory.LocalCluster). The latest result of each
+// cache an engaged spoke has on the hub (inventory.LocalCluster) and its flow control (package
+// spokeclient: no client-side rate limit, the spoke's answers set the pace). The latest result of each
 // owner is posted back to POST /clusters/{cluster}/results when it changes, and the hub writes
 // it into the owner's Delivery record of the cluster through its ledger.
 //
