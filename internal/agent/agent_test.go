@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
@@ -245,5 +246,46 @@ func TestBookRecallsWhatAnEarlierAgentDelivered(t *testing.T) {
 	}
 	if _, err := parseMemory(`{"not an owner": {}}`); err == nil {
 		t.Error("a memory naming no owner was read")
+	}
+}
+
+// TestMemoryOnTheSpoke: the agent's ConfigMap is created with its namespace, written only when
+// what it holds changes, read back by the next agent, and refused when another cluster's agent
+// keeps it.
+func TestMemoryOnTheSpoke(t *testing.T) {
+	ctx := context.Background()
+	spoke := fake.NewClientset()
+	mem, owners, err := openMemory(ctx, spoke, DefaultNamespace, "edge")
+	if err != nil || len(owners) != 0 {
+		t.Fatalf("first start: %v, %v", owners, err)
+	}
+	if _, err := spoke.CoreV1().Namespaces().Get(ctx, DefaultNamespace, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the namespace was not created: %v", err)
+	}
+	b := newBook("edge", time.Minute)
+	b.answer(clusterwork.Work{Cluster: "edge", Items: []clusterwork.Item{item("a")}}, time.Now())
+	writes := func() int {
+		n := 0
+		for _, a := range spoke.Actions() {
+			if a.GetVerb() == "update" && a.GetResource().Resource == "configmaps" {
+				n++
+			}
+		}
+		return n
+	}
+	for range 3 {
+		if err := mem.save(ctx, b.remember()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := writes(); n != 1 {
+		t.Errorf("%d writes of the same memory, want 1", n)
+	}
+	_, owners, err = openMemory(ctx, spoke, DefaultNamespace, "edge")
+	if err != nil || !reflect.DeepEqual(owners, b.remember()) {
+		t.Fatalf("read back %+v (%v), want %+v", owners, err, b.remember())
+	}
+	if _, _, err := openMemory(ctx, spoke, DefaultNamespace, "other"); err == nil || !strings.Contains(err.Error(), "another agent") {
+		t.Errorf("another cluster's memory was taken: %v", err)
 	}
 }
