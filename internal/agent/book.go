@@ -153,3 +153,40 @@ func (b *book) jobOf(owner render.Owner, item clusterwork.Item) (deliver.Job, er
 			PruneBudget: budget, ConfirmToken: item.Revision},
 		Ignore: ignore}, nil
 }
+
+// remembered is what the agent keeps on its spoke of an owner it delivered there (memory.go):
+// enough for a restarted agent to remove the owner, or prune a kind it dropped, when the hub
+// no longer lists it.
+type remembered struct {
+	Record   string                    `json:"record"`
+	Kinds    []string                  `json:"kinds"`
+	Deletion flotillav1.DeletionPolicy `json:"deletion,omitempty"`
+}
+
+// recall takes what an earlier run of the agent delivered (read from the spoke at start):
+// each owner is held with its kinds and deletion policy and no job. A successful answer that
+// lists it delivers it as usual, pruning the remembered kinds too; one that leaves it out
+// starts its removal grace, as for any owner.
+func (b *book) recall(owners map[render.Owner]remembered) {
+	for owner, r := range owners {
+		if owner.OnSpoke() || len(r.Kinds) == 0 {
+			continue
+		}
+		if h := b.owners[owner]; h != nil {
+			h.kinds = render.Kinds(nil, append(h.kinds, r.Kinds...)...)
+			continue
+		}
+		b.owners[owner] = &held{record: r.Record, kinds: render.Kinds(nil, r.Kinds...), deletion: r.Deletion}
+	}
+}
+
+// remember is what the spoke must keep of the book: every owner that delivered a kind there.
+func (b *book) remember() map[render.Owner]remembered {
+	out := map[render.Owner]remembered{}
+	for owner, h := range b.owners {
+		if len(h.kinds) > 0 {
+			out[owner] = remembered{Record: h.record, Kinds: h.kinds, Deletion: h.deletion}
+		}
+	}
+	return out
+}
