@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -42,6 +43,9 @@ type Handler struct {
 	// Reports writes the results agents post into records (POST .../results; nil refuses
 	// them): the ledger.
 	Reports Reporter
+	// Changes, when set, lets a request that asks to wait (?waitSeconds=N) be held until one of
+	// its cluster's records changes (changes.go).
+	Changes *Changes
 	// Notify, when set, is told of each owner whose record took a result, so that its
 	// controller counts the cluster's new state (the ledger's writes trigger no reconcile).
 	Notify func(render.Owner)
@@ -51,8 +55,17 @@ type Handler struct {
 	// ProtectionInterval is how long a look at the Delivery policy is believed; 0 is
 	// ProtectionInterval.
 	ProtectionInterval time.Duration
+	// Accounts reads the agents' ServiceAccounts (an uncached reader: one look per cluster per
+	// CacheTTL); nil reads them with Hub.
+	Accounts client.Reader
+	// MaxInFlight bounds the requests served at once (each may cost a TokenReview); more are
+	// answered 429 with Retry-After. 0 is DefaultMaxInFlight.
+	MaxInFlight int
 
 	protection protection
+	accounts   accounts
+	inFlight   chan struct{}
+	once       sync.Once
 }
 
 // Routes returns the endpoint's routes.
@@ -60,7 +73,7 @@ func (h *Handler) Routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /clusters/{cluster}/work", h.work)
 	mux.HandleFunc("POST /clusters/{cluster}/results", h.results)
-	return mux
+	return h.limited(mux)
 }
 
 func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
@@ -79,13 +92,45 @@ func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
 		refuse(w, log, http.StatusServiceUnavailable, msg)
 		return
 	}
-	records, err := h.records(ctx, cluster)
+	wait, err := waitOf(r)
 	if err != nil {
-		log.Error(err, "Cannot list the cluster's work")
-		http.Error(w, "the hub cannot list the cluster's work now; retry", http.StatusServiceUnavailable)
+		refuse(w, log, http.StatusBadRequest, err.Error())
 		return
 	}
-	etag := etagOf(cluster, records)
+	deadline := time.Now().Add(wait)
+	var records []flotillav1.Delivery
+	var etag string
+	for {
+		// Held before the records are read, so that a change made while they are read wakes it.
+		var changed <-chan struct{}
+		done := func() {}
+		if wait > 0 && h.Changes != nil {
+			var held bool
+			if changed, done, held = h.Changes.hold(cluster); !held {
+				changed, done = nil, func() {}
+			}
+		}
+		records, err = h.records(ctx, cluster)
+		if err != nil {
+			done()
+			log.Error(err, "Cannot list the cluster's work")
+			http.Error(w, "the hub cannot list the cluster's work now; retry", http.StatusServiceUnavailable)
+			return
+		}
+		etag = etagOf(cluster, records)
+		if !matches(r.Header.Get("If-None-Match"), etag) || changed == nil || time.Until(deadline) <= 0 {
+			done()
+			break
+		}
+		woke := await(ctx, changed, time.Until(deadline))
+		done()
+		if ctx.Err() != nil {
+			return
+		}
+		if !woke {
+			break
+		}
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	if matches(r.Header.Get("If-None-Match"), etag) {
 		w.Header().Set("ETag", etag)
@@ -126,11 +171,23 @@ func (h *Handler) authorize(r *http.Request, cluster string) (int, string) {
 	// review is for the hub API server's own audiences.
 	r = r.WithContext(authenticator.WithAudiences(r.Context(), authenticator.Audiences{Audience}))
 	res, ok, err := h.Authenticator.AuthenticateRequest(r)
+	if err != nil && reviewUnavailable(err) {
+		h.Log.V(1).Info("Cannot review the agent's token", "cluster", cluster, "reason", err.Error())
+		return http.StatusServiceUnavailable, "the hub cannot review tokens now (its API server does not answer); retry"
+	}
 	if err != nil || !ok {
 		return http.StatusUnauthorized, fmt.Sprintf("the hub does not accept this token for audience %s", Audience)
 	}
 	if user, want := res.User.GetName(), membership.AgentUser(cluster); user != want {
 		return http.StatusForbidden, fmt.Sprintf("%s may not read the work of cluster %s: it is served to the cluster's agent (%s) alone", user, cluster, want)
+	}
+	msg, err := h.agentAccount(r.Context(), cluster, res.User.GetUID())
+	if err != nil {
+		h.Log.Error(err, "Cannot check the agent's identity", "cluster", cluster)
+		return http.StatusServiceUnavailable, "the hub cannot check the agent's identity now; retry"
+	}
+	if msg != "" {
+		return http.StatusForbidden, msg
 	}
 	return http.StatusOK, ""
 }
@@ -171,7 +228,8 @@ type resolvedItem struct {
 // item is one record's work, resolved into objects; final is true when the answer holds until
 // the record changes (it has no work, or its work is refused), false when it may not.
 func (h *Handler) item(ctx context.Context, rec *flotillav1.Delivery) (_ resolvedItem, final bool) {
-	item := resolvedItem{Item: Item{Owner: rec.Spec.Owner, Record: rec.Namespace + "/" + rec.Name}}
+	item := resolvedItem{Item: Item{Owner: rec.Spec.Owner, Record: rec.Namespace + "/" + rec.Name,
+		RecordUID: string(rec.UID), Generation: rec.Generation}}
 	wk := rec.Spec.Work
 	if wk == nil {
 		item.Pending = "the hub has not recorded this cluster's work for the owner yet (the record has no spec.work; fleet APIs keep none yet)"
