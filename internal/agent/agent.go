@@ -178,10 +178,35 @@ func (a *Agent) poke() {
 	}
 }
 
+// fetched is the hub's answer to one request for the work.
+type fetched struct {
+	work    clusterwork.Work
+	etag    string
+	changed bool
+	err     error
+}
+
 // poll asks for the work and submits what it says. A failed request changes nothing on the
 // spoke.
 func (a *Agent) poll(ctx context.Context) {
-	w, etag, changed, err := a.hub.work(ctx, a.etag)
+	// The hub holds the request for up to a poll interval while nothing changes, so a change
+	// arrives at once; results that change meanwhile are posted without waiting for it.
+	out := make(chan fetched, 1)
+	go func(etag string) {
+		var f fetched
+		f.work, f.etag, f.changed, f.err = a.hub.work(ctx, etag, a.opts.PollInterval)
+		out <- f
+	}(a.etag)
+	var f fetched
+	for answered := false; !answered; {
+		select {
+		case f = <-out:
+			answered = true
+		case <-a.wake:
+			a.report(ctx)
+		}
+	}
+	w, etag, changed, err := f.work, f.etag, f.changed, f.err
 	if err != nil {
 		if ctx.Err() != nil {
 			return
