@@ -114,7 +114,9 @@ func Run(ctx context.Context, opts Options) error {
 	a := &Agent{opts: opts, hub: hub, book: newBook(opts.Cluster, opts.RemovalGrace), log: log,
 		wake: make(chan struct{}, 1), sent: map[string]clusterwork.Result{}, skips: map[string]string{}}
 	a.apis = newFleetAPIs(opts.Cluster, cl)
-	a.book.apiJob = func(owner render.Owner, item clusterwork.Item) (deliver.Job, error) { return a.apis.job(ctx, owner, item) }
+	a.book.apiJob = func(owner render.Owner, item clusterwork.Item) (deliver.Job, error) {
+		return a.apis.job(ctx, owner, item)
+	}
 	a.d = deliver.New(ctx, func(owner render.Owner) {
 		if !a.apis.notify(owner) { // an instance's result goes to the instances controller
 			a.poke()

@@ -23,10 +23,21 @@
 // released rather than deleted, the owner's deletion policy kept). An owner whose work the
 // hub cannot resolve now (Pending) keeps what it runs.
 //
+// Fleet APIs (fleetapis.go): an item owned by an RGD names the RGD revision the hub planned for
+// the cluster and resolves to that RGD with the hub's tenancy. The agent compiles it against
+// its own spoke with the hub's compile path (fleetapi.Spoke), and the owner's job is the CRD,
+// delivered and removed as any owner's; once the deliverer reports the CRD Established its
+// graph is served to an instances controller (package instances) engaged on this spoke alone,
+// which expands the instances created there through the same deliverer. An RGD that may not be
+// served here is reported with its reason (clusterwork.Result.Reason) and planned again every
+// apiRetryInterval; the spoke keeps what it served, and the graph served before while the agent
+// runs.
+//
 // What the agent does not do yet: it keeps what it delivered in memory only (a restarted agent
-// learns its owners from the next answer, and prunes kinds an owner dropped only if it saw the
-// owner deliver them since it started); it delivers Propagations' work (records with
-// spec.work), not fleet API instances; it reads no prune confirmation (an owner's
+// learns its owners from the next answer, prunes kinds an owner dropped only if it saw the
+// owner deliver them since it started, and has no graph for an RGD whose new revision it
+// refuses); it cleans up no fleet API instances before their CRD is deleted (a CRD with
+// instances waits for a confirmation it does not read); it reads no prune confirmation (an owner's
 // flotilla.dev/confirm-prune), so a prune over the budget waits; and it reports on the hub
 // only through the records' status, not a status object of its own on the spoke.
 package agent
