@@ -171,3 +171,53 @@ func TestSpokeWorkIsTheOwnersRGD(t *testing.T) {
 		t.Errorf("revision name %s", revisions.Name(owner, hash))
 	}
 }
+
+// TestPullPlansThePinnedRevision: a pull cluster's work names the revision the hub plans for it
+// (a pin, as the rollout's holds are), the newest before it is saved, and nothing when the pin
+// is not kept; what its agent reported serving is read back with its generation.
+func TestPullPlansThePinnedRevision(t *testing.T) {
+	ctx := context.Background()
+	hub := fake.NewClientBuilder().WithScheme(install.Scheme()).Build()
+	r := &Reconciler{Revisions: &revisions.Store{Hub: hub, Metadata: hub, Reader: hub}}
+	owner := ownerOf("notes")
+	lo := ledger.Owner{Owner: owner, APIVersion: kro.GroupVersion.String(), ObjectKind: rgdKind, UID: "uid"}
+	v1, h1 := keptRGD(t, "notes", "Note")
+	v1.SetGeneration(1)
+	if _, err := r.Revisions.Save(ctx, lo, h1, []*unstructured.Unstructured{v1}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	rgd2 := &kro.ResourceGraphDefinition{}
+	rgd2.Name, rgd2.Generation = "notes", 2
+	rgd2.Spec.Schema = &krov1alpha1.Schema{Kind: "NoteV2", APIVersion: "v1alpha1"}
+	_, h2, err := revisionObject(rgd2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := rgdRevision{name: revisions.Name(owner, h2), rgd: rgd2}
+	first, second := revisions.Name(owner, h1), newest.name
+
+	p := r.planPull(ctx, newest, owner, "edge", "", pullPass{tenancy: flotillav1.TenancyCluster})
+	if p.want == nil || p.want.Base.Name != second || p.pinned != "" || p.generation != 2 {
+		t.Fatalf("newest (not saved yet): %+v", p)
+	}
+	if kind, _, _ := unstructured.NestedString(p.want.Objects[0].Object, "spec", "schema", "kind"); kind != "NoteV2" {
+		t.Errorf("newest plans kind %q", kind)
+	}
+
+	served := &flotillav1.Delivery{Status: flotillav1.DeliveryStatus{Revision: pullDigest("notes", h1, flotillav1.TenancyCluster)}}
+	p = r.planPull(ctx, newest, owner, "edge", first, pullPass{records: map[string]*flotillav1.Delivery{"edge": served}, tenancy: flotillav1.TenancyCluster})
+	if p.want == nil || p.want.Base.Name != first || p.pinned != first {
+		t.Fatalf("pinned: %+v", p)
+	}
+	if kind, _, _ := unstructured.NestedString(p.want.Objects[0].Object, "spec", "schema", "kind"); kind != "Note" {
+		t.Errorf("pinned plans kind %q", kind)
+	}
+	if p.want.Revision != served.Status.Revision || p.served != first || p.row.ServedGeneration != 1 {
+		t.Errorf("pinned: digest %s (served %s), served %q at generation %d", p.want.Revision, served.Status.Revision, p.served, p.row.ServedGeneration)
+	}
+
+	p = r.planPull(ctx, newest, owner, "edge", revisions.Name(owner, "0000000000000000"), pullPass{})
+	if p.want != nil || p.row.Phase != flotillav1.APIFailed || p.row.Reason != flotillav1.ReasonRevisionNotKept {
+		t.Errorf("a pin not kept: %+v", p.row)
+	}
+}
