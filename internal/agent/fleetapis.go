@@ -150,6 +150,11 @@ func (f *fleetAPIs) retryDue(now time.Time) bool {
 // delivered already).
 func (a *Agent) serveAPIs() {
 	a.apis.serve(a.d)
+	for owner := range a.apis.refused {
+		if h := a.book.owners[owner]; h == nil || !h.missing.IsZero() {
+			delete(a.apis.refused, owner) // the hub no longer lists it: nothing to report or retry
+		}
+	}
 	if a.apis.retryDue(time.Now()) {
 		a.etag = ""
 	}
