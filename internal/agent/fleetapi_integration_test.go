@@ -131,14 +131,17 @@ func TestPullClusterServesFleetAPIs(t *testing.T) {
 
 	// The CRD is Established on the pull spoke, compiled from the revision the hub keeps.
 	edge := spokeClient(t, fleet, "edge")
-	revision := revisions.Name(render.Owner{Kind: fleetapi.OwnerKind, Name: notes.Name}, "")
 	fleettest.Eventually(t, wait, "the Note CRD Established on the pull spoke", func() error {
 		crd := &extv1.CustomResourceDefinition{}
 		if err := edge.Get(ctx, client.ObjectKey{Name: kro.CRDName(notes)}, crd); err != nil {
 			return err
 		}
-		if got := crd.Annotations[flotillav1.AnnotationAPIRevision]; len(got) <= len(revision) || got[:len(revision)] != revision {
-			return fmt.Errorf("compiled from revision %q", got)
+		kept, err := (&revisions.Store{Metadata: hubc}).List(ctx, render.Owner{Kind: fleetapi.OwnerKind, Name: notes.Name})
+		if err != nil {
+			return err
+		}
+		if got := crd.Annotations[flotillav1.AnnotationAPIRevision]; len(kept) != 1 || got != kept[0].Name {
+			return fmt.Errorf("compiled from revision %q; the hub keeps %v", got, kept)
 		}
 		for _, c := range crd.Status.Conditions {
 			if c.Type == extv1.Established && c.Status == extv1.ConditionTrue {
