@@ -107,7 +107,7 @@ func (b *bench) dashboardUpdates(ctx context.Context, d *dashboardProc) ([]time.
 	}
 	defer stop()
 	columns := make([]string, 0, len(b.spokes)) // the matrix's columns: the clusters by name
-	for _, s := range b.fleet.Spokes() {
+	for _, s := range b.pushSpokes() {
 		columns = append(columns, s.Name())
 	}
 	sort.Strings(columns)
@@ -126,7 +126,7 @@ func (b *bench) dashboardUpdates(ctx context.Context, d *dashboardProc) ([]time.
 		}
 		e.want = want
 		edits = append(edits, e)
-		object, col := "configmap "+ns+"/"+e.name, slices.Index(columns, b.fleet.Spokes()[e.spoke].Name())
+		object, col := "configmap "+ns+"/"+e.name, slices.Index(columns, b.pushSpokes()[e.spoke].Name())
 		deadline := time.After(time.Minute)
 		for shown := false; !shown; {
 			select {
@@ -139,7 +139,7 @@ func (b *bench) dashboardUpdates(ctx context.Context, d *dashboardProc) ([]time.
 					shown = true
 				}
 			case <-deadline:
-				return nil, fmt.Errorf("change %d (%s on %s) not shown Drifted within a minute", i, e.name, b.fleet.Spokes()[e.spoke].Name())
+				return nil, fmt.Errorf("change %d (%s on %s) not shown Drifted within a minute", i, e.name, b.pushSpokes()[e.spoke].Name())
 			}
 		}
 	}

@@ -7,7 +7,9 @@
 // spokes' 429s and write latency, so going fast is never bought by overloading a spoke.
 // instance_ready, the time from `kubectl create` of a fleet API instance to ACTIVE, compares
 // with kro's own controller instead, which the benchmark builds from the kro module in go.mod
-// and runs against one spoke.
+// and runs against one spoke. The pull scenario compares pull mode with push mode instead: the
+// same objects to one push spoke and to one pull spoke whose `flotilla agent` runs as a process
+// of its own (devenv.StartAgent), with the agent's CPU and memory.
 //
 // Run it with `make bench` (BENCH_ARGS="--spokes 3 --objects 300"); it prints a table and
 // writes bench/results/<timestamp>.json. docs/performance.md explains the scenarios.

@@ -70,7 +70,7 @@ func (b *bench) failover(ctx context.Context, r *report) error {
 	}); err != nil {
 		return fmt.Errorf("survivor on every spoke: %w", err)
 	}
-	stopped := b.fleet.Spokes()[down]
+	stopped := b.pushSpokes()[down]
 	seen := b.watchFailover(ctx, stopped.Name())
 	start := time.Now()
 	stopped.Stop()

@@ -110,7 +110,7 @@ func (a fleetAPI) instance(namespace, name string) string {
 // module Flotilla uses, running against the first of those spokes with the same RGD applied
 // there directly and as many instances created there the same way.
 func (b *bench) instanceReady(ctx context.Context, r *report) error {
-	planes := b.fleet.Spokes()[:min(readySpokes, b.p.Spokes)]
+	planes := b.pushSpokes()[:min(readySpokes, b.p.Spokes)]
 	flot, flotKubectl, err := b.flotillaInstances(ctx, planes)
 	if err != nil {
 		return err

@@ -39,7 +39,7 @@ func (b *bench) move(ctx context.Context, r *report) error {
 		return nil
 	}
 	names := make([]string, 0, b.p.Spokes)
-	for _, s := range b.fleet.Spokes() {
+	for _, s := range b.pushSpokes() {
 		names = append(names, s.Name())
 	}
 	half := len(names) / 2

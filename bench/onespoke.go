@@ -22,7 +22,7 @@ const (
 // them to a fresh namespace of the same spoke. With nothing else to share the machine with,
 // this is where a client-side limit would show.
 func (b *bench) bulkOne(ctx context.Context, r *report) error {
-	spoke, plane := b.spokes[0], b.fleet.Spokes()[0]
+	spoke, plane := b.spokes[0], b.pushSpokes()[0]
 	if err := b.hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: oneNS}}); err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (b *bench) bulkOne(ctx context.Context, r *report) error {
 	}
 	flotilla, flotillaEnd, flotillaCPU := time.Since(start).Seconds(), time.Now(), meter.String()
 	firstFlotilla := a.firstArrival().Sub(start).Seconds()
-	flotillaLoad, err := measureLoad(b.fleet.Spokes()[:1], start, flotillaEnd)
+	flotillaLoad, err := measureLoad(b.pushSpokes()[:1], start, flotillaEnd)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (b *bench) bulkOne(ctx context.Context, r *report) error {
 		return err
 	}
 	direct, directCPU := time.Since(start).Seconds(), meter.String()
-	directLoad, err := measureLoad(b.fleet.Spokes()[:1], start, time.Now())
+	directLoad, err := measureLoad(b.pushSpokes()[:1], start, time.Now())
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func (b *bench) restart(ctx context.Context, r *report) error {
 	}
 	b.proc.stop()
 	start := time.Now()
-	proc, err := startHub(b.binDir, b.hubKC, b.prof.hubArgs()...)
+	proc, err := startHub(b.binDir, b.hubKC, b.hubArgs()...)
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (b *bench) restart(ctx context.Context, r *report) error {
 	ready := time.Since(start).Seconds()
 	spokeWrites, hubWrites := 0, 0
 	var examples []string
-	for _, p := range b.fleet.Planes() {
+	for _, p := range b.measuredPlanes() {
 		events, err := p.AuditEvents()
 		if err != nil {
 			return err

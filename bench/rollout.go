@@ -28,8 +28,8 @@ const (
 )
 
 func (b *bench) rollout(ctx context.Context, r *report) error {
-	names := make([]string, 0, len(b.fleet.Spokes()))
-	for _, s := range b.fleet.Spokes() {
+	names := make([]string, 0, len(b.pushSpokes()))
+	for _, s := range b.pushSpokes() {
 		names = append(names, s.Name())
 	}
 	first, second := max(len(names)/5, 1), max(len(names)*3/10, 1)

@@ -42,13 +42,17 @@ type bench struct {
 	spokes []kubernetes.Interface
 	proc   *process
 	prof   *profiler
+	// workAddr is where the hub serves pull-mode agents their work, when the pull scenario runs.
+	workAddr string
+	// agentLog is the log of the pull scenario's agent while it runs.
+	agentLog string
 }
 
 // stepNames are the scenario groups in the order they run; each may add several figures.
-var stepNames = []string{"bulk", "bulk_one", "update", "drift", "dashboard", "steady", "restart", "outage", "move", "failover", "rollout", "instance_ready", "deployments"}
+var stepNames = []string{"bulk", "bulk_one", "update", "drift", "pull", "dashboard", "steady", "restart", "outage", "move", "failover", "rollout", "instance_ready", "deployments"}
 
 // standalone steps need nothing of bulk's: run alone, they start from the bare fleet.
-var standalone = []string{"instance_ready", "rollout"}
+var standalone = []string{"instance_ready", "rollout", "pull"}
 
 // selectSteps parses --only: every step when empty.
 func selectSteps(only string) ([]string, error) {
@@ -74,6 +78,11 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 	if err != nil {
 		return nil, err
 	}
+	if len(steps) == 1 && steps[0] == "pull" && p.Spokes > 1 {
+		// The pull scenario compares the pull spoke with one push spoke; more would only idle.
+		fmt.Printf("--only pull: one push spoke beside the pull spoke (not %d)\n", p.Spokes)
+		p.Spokes = 1
+	}
 	dir, err := os.MkdirTemp("", "flotilla-bench-")
 	if err != nil {
 		return nil, err
@@ -87,20 +96,28 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 		}
 		planes = append(planes, spoke)
 	}
+	workAddr := ""
+	if slices.Contains(steps, "pull") {
+		// The pull scenario's spoke, reached only by its agent: no other scenario sees it.
+		planes = append(planes, localfleet.PlaneSpec{Name: pullPlane, Role: localfleet.RoleSpoke, AuditLog: true})
+		if workAddr, err = freeLoopbackAddr(); err != nil {
+			return nil, err
+		}
+	}
 	fmt.Printf("starting a hub and %d API-only spokes...\n", p.Spokes)
 	fleet, err := localfleet.Start(ctx, localfleet.Options{Dir: dir, BinDir: binDir, Planes: planes, Parallel: 4, Progress: os.Stdout})
 	if err != nil {
 		return nil, err
 	}
 	defer fleet.Stop()
-	b := &bench{p: p, binDir: binDir, dir: dir, fleet: fleet, hubKC: fleet.Hub().KubeconfigPath(), prof: prof}
+	b := &bench{p: p, binDir: binDir, dir: dir, fleet: fleet, hubKC: fleet.Hub().KubeconfigPath(), prof: prof, workAddr: workAddr}
 	if err := b.setUp(ctx); err != nil {
 		return nil, err
 	}
 	defer func() { b.proc.stop() }()
 	r := newReport(p)
 	fns := map[string]func(context.Context, *report) error{
-		"bulk": b.bulk, "bulk_one": b.bulkOne, "update": b.update, "drift": b.drift, "steady": b.steady, "restart": b.restart,
+		"bulk": b.bulk, "bulk_one": b.bulkOne, "update": b.update, "drift": b.drift, "pull": b.pull, "steady": b.steady, "restart": b.restart,
 		"outage": b.outage, "move": b.move, "failover": b.failover, "rollout": b.rollout, "dashboard": b.dashboard, "instance_ready": b.instanceReady, "deployments": b.deployments,
 	}
 	for _, name := range steps {
@@ -114,10 +131,36 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 			b.prof.heap("bulk")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("scenario %s: %w\nflotilla hub log (tail):\n%s", name, err, tail(b.proc.log.String(), 20))
+			return nil, fmt.Errorf("scenario %s: %w\nflotilla hub log (tail):\n%s%s", name, err, tail(b.proc.log.String(), 20), agentLogTail(b.agentLog))
 		}
 	}
 	return r, nil
+}
+
+// hubArgs are the flags `flotilla hub` runs with: profiles, and the work endpoint when the pull
+// scenario runs.
+func (b *bench) hubArgs() []string {
+	args := b.prof.hubArgs()
+	if b.workAddr != "" {
+		args = append(args, "--work-bind-address="+b.workAddr)
+	}
+	return args
+}
+
+// pushSpokes are the fleet's spokes the hub delivers to: every spoke but the pull scenario's.
+func (b *bench) pushSpokes() []*localfleet.Plane {
+	var spokes []*localfleet.Plane
+	for _, s := range b.fleet.Spokes() {
+		if s.Name() != pullPlane {
+			spokes = append(spokes, s)
+		}
+	}
+	return spokes
+}
+
+// measuredPlanes are the hub and the push spokes.
+func (b *bench) measuredPlanes() []*localfleet.Plane {
+	return append([]*localfleet.Plane{b.fleet.Hub()}, b.pushSpokes()...)
 }
 
 func tail(s string, n int) string {
@@ -138,10 +181,10 @@ func (b *bench) setUp(ctx context.Context) error {
 	if b.hub, err = client.New(hubCfg, client.Options{Scheme: install.Scheme()}); err != nil {
 		return err
 	}
-	if b.proc, err = startHub(b.binDir, b.hubKC, b.prof.hubArgs()...); err != nil {
+	if b.proc, err = startHub(b.binDir, b.hubKC, b.hubArgs()...); err != nil {
 		return err
 	}
-	for _, s := range b.fleet.Spokes() {
+	for _, s := range b.pushSpokes() {
 		if err := membership.Join(ctx, b.hub, membership.JoinOptions{Name: s.Name(), Spoke: s.RESTConfig()}); err != nil {
 			return err
 		}

@@ -49,7 +49,7 @@ func (b *bench) bulk(ctx context.Context, r *report) error {
 	if err != nil {
 		return err
 	}
-	flotillaLoad, err := measureLoad(b.fleet.Spokes(), start, flotillaEnd)
+	flotillaLoad, err := measureLoad(b.pushSpokes(), start, flotillaEnd)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (b *bench) bulk(ctx context.Context, r *report) error {
 		return err
 	}
 	direct, directCPU := time.Since(start).Seconds(), meter.String()
-	directLoad, err := measureLoad(b.fleet.Spokes(), start, time.Now())
+	directLoad, err := measureLoad(b.pushSpokes(), start, time.Now())
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (b *bench) steady(ctx context.Context, r *report) error {
 	start := time.Now()
 	time.Sleep(window / 3)
 	b.proc.stop()
-	proc, err := startHub(b.binDir, b.hubKC, b.prof.hubArgs()...)
+	proc, err := startHub(b.binDir, b.hubKC, b.hubArgs()...)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (b *bench) steady(ctx context.Context, r *report) error {
 	time.Sleep(time.Until(start.Add(window)))
 	writes, reads := 0, 0
 	var examples []string
-	for _, p := range b.fleet.Planes() {
+	for _, p := range b.measuredPlanes() {
 		events, err := p.AuditEvents()
 		if err != nil {
 			return err
@@ -196,7 +196,7 @@ func (b *bench) outage(ctx context.Context, r *report) error {
 		r.add("outage_extra_writes", "requests", nil, nil, "needs at least 2 spokes")
 		return nil
 	}
-	stopped := b.fleet.Spokes()[:down]
+	stopped := b.pushSpokes()[:down]
 	for _, s := range stopped {
 		s.Stop()
 	}
@@ -231,7 +231,7 @@ func (b *bench) outage(ctx context.Context, r *report) error {
 	}
 	reconverge := time.Since(started).Seconds()
 	extra := 0
-	for _, s := range b.fleet.Spokes()[down:] {
+	for _, s := range b.pushSpokes()[down:] {
 		events, err := s.AuditEvents()
 		if err != nil {
 			return err
@@ -274,7 +274,7 @@ func (b *bench) waitApplied(ctx context.Context) error {
 // spokeRequests counts Flotilla's writes and reads to every spoke since a time, from the audit
 // logs.
 func (b *bench) spokeRequests(since time.Time) (writes, reads int, err error) {
-	for _, p := range b.fleet.Spokes() {
+	for _, p := range b.pushSpokes() {
 		events, err := p.AuditEvents()
 		if err != nil {
 			return 0, 0, err
@@ -300,7 +300,7 @@ func (b *bench) cpuGroups() []cpuGroup {
 	for _, pid := range b.fleet.Hub().PIDs() {
 		groups[2].pids = append(groups[2].pids, pid)
 	}
-	for _, s := range b.fleet.Spokes() {
+	for _, s := range b.pushSpokes() {
 		pids := s.PIDs()
 		groups[3].pids = append(groups[3].pids, pids["kube-apiserver"])
 		groups[4].pids = append(groups[4].pids, pids["etcd"])

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/render"
+	"github.com/flotilla-dev/flotilla/internal/spokeclient"
 )
 
 // Defaults of Options.
@@ -65,6 +68,8 @@ type Agent struct {
 	book  *book
 	log   logr.Logger
 	wake  chan struct{} // a result changed
+	mem   *memory       // what the agent delivered, kept on the spoke
+	hubOK *contact      // the Events saying whether the hub answers
 	etag  string
 	away  string                        // why the hub did not answer last; "" while it does
 	sent  map[string]clusterwork.Result // the result last written per record
@@ -88,7 +93,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	opts.Spoke = rest.CopyConfig(opts.Spoke)
+	// The spoke sets the pace, as for the hub's engaged spokes: no client-side token bucket
+	// (a kubeconfig's or in-cluster config's default is 5 requests a second), one flow control
+	// that follows the spoke's answers.
+	opts.Spoke = spokeclient.New(opts.Cluster).Configure(opts.Spoke)
 	if opts.Spoke.UserAgent == "" {
 		opts.Spoke.UserAgent = UserAgent
 	}
@@ -111,8 +119,23 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		return fmt.Errorf("the spoke's cache did not start within %s", cacheStartTimeout)
 	}
-	a := &Agent{opts: opts, hub: hub, book: newBook(opts.Cluster, opts.RemovalGrace), log: log,
-		wake: make(chan struct{}, 1), sent: map[string]clusterwork.Result{}, skips: map[string]string{}}
+	spoke, err := kubernetes.NewForConfig(opts.Spoke)
+	if err != nil {
+		return fmt.Errorf("the spoke: %w", err)
+	}
+	mem, recalled, err := openMemory(ctx, spoke, agentNamespace(), opts.Cluster)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	events := record.NewBroadcaster(record.WithContext(ctx))
+	defer events.Shutdown()
+	a := &Agent{opts: opts, hub: hub, book: newBook(opts.Cluster, opts.RemovalGrace), log: log, mem: mem,
+		hubOK: newContact(ctx, spoke, events, mem.cm, opts.WorkURL),
+		wake:  make(chan struct{}, 1), sent: map[string]clusterwork.Result{}, skips: map[string]string{}}
+	a.book.recall(recalled)
 	a.apis = newFleetAPIs(opts.Cluster, cl)
 	a.book.apiJob = func(owner render.Owner, item clusterwork.Item) (deliver.Job, error) {
 		return a.apis.job(ctx, owner, item)
@@ -129,13 +152,17 @@ func Run(ctx context.Context, opts Options) error {
 	if err := a.apis.start(ctx, a.d, cl); err != nil {
 		return err
 	}
-	log.Info("Agent started", "hub", opts.WorkURL, "pollInterval", opts.PollInterval, "removalGrace", opts.RemovalGrace)
+	log.Info("Agent started", "hub", opts.WorkURL, "pollInterval", opts.PollInterval, "removalGrace", opts.RemovalGrace,
+		"remembered", len(recalled), "memory", mem.namespace+"/"+MemoryName)
 	tick := time.NewTicker(opts.PollInterval)
 	defer tick.Stop()
 	for {
 		a.poll(ctx)
 		a.serveAPIs()
 		a.report(ctx)
+		if err := a.mem.save(ctx, a.book.remember()); err != nil && ctx.Err() == nil {
+			a.log.Info("What the agent delivered is not written on the spoke yet; trying again", "reason", err.Error())
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -164,17 +191,26 @@ func (a *Agent) poll(ctx context.Context) {
 		a.unreachable(err)
 		return
 	}
-	if a.away != "" {
-		a.log.Info("The hub answers again: delivering its current work", "owners", len(a.book.owners))
-		a.away = ""
-	}
 	now := time.Now()
+	if a.hubOK.success(now) {
+		a.log.Info("The hub answers again: delivering its current work", "owners", len(a.book.owners))
+	}
+	a.away = ""
 	var removals []deliver.Job
 	if changed {
 		var submit []deliver.Job
 		var invalid map[string]string
 		submit, removals, invalid = a.book.answer(w, now)
-		a.etag = etag
+		// Written ahead: a kind is on the spoke's record before anything of it is delivered,
+		// so that an agent restarted at any moment knows what to remove.
+		if err := a.mem.save(ctx, a.book.remember()); err != nil {
+			if ctx.Err() == nil {
+				a.log.Info("Work not delivered yet: what the agent delivers cannot be written on the spoke; asking again", "reason", err.Error())
+			}
+			submit = nil // the etag is kept: the next answer is whole again
+		} else {
+			a.etag = etag
+		}
 		for _, job := range submit {
 			a.d.Submit(job)
 		}
@@ -190,14 +226,15 @@ func (a *Agent) poll(ctx context.Context) {
 	}
 }
 
-// unreachable says, once per outage, that the hub is away and the spoke keeps its last work.
+// unreachable says, once per outage (unreachableAfter failed polls in a row), in its log and
+// with an Event on the spoke, that the hub is away and the spoke keeps its last work.
 func (a *Agent) unreachable(err error) {
 	why := err.Error()
-	if a.away == "" {
+	if a.hubOK.failure(why) {
 		a.log.Info("The hub's work endpoint does not answer: keeping the last work applied and drift-corrected, deleting nothing",
 			"reason", why, "owners", len(a.book.owners))
 	} else if why != a.away {
-		a.log.V(1).Info("The hub's work endpoint still does not answer", "reason", why)
+		a.log.V(1).Info("The hub's work endpoint does not answer", "reason", why)
 	}
 	a.away = why
 }

@@ -16,10 +16,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -71,7 +73,9 @@ func (s *switchable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestPullCluster: a hub, a push spoke and a pull spoke whose agent runs in this process. A
 // Propagation's ConfigMap reaches both; the Propagation counts the pull cluster from the
-// agent's results; a spoke-side edit on the pull spoke is reverted by the agent; while the
+// agent's results; a spoke-side edit on the pull spoke is reverted by the agent; a transparent
+// Deployment reaches both spokes and its status on the hub counts the pull cluster's ready copy
+// from the agent's report; while the
 // hub's work endpoint is away the pull spoke's audit log shows no delete by the agent, and a
 // hub edit made meanwhile arrives once it is back.
 func TestPullCluster(t *testing.T) {
@@ -161,6 +165,25 @@ func TestPullCluster(t *testing.T) {
 	setValue(t, edge, "tampered")
 	hasValue(t, edge, "v1")
 	t.Logf("the agent reverted a spoke-side edit in %s", time.Since(start).Round(time.Millisecond))
+
+	// A transparent Deployment reaches the pull spoke too, and its status on the hub counts the
+	// pull cluster's copy from what the agent reports.
+	start = time.Now()
+	create(t, hubc, webDeployment())
+	for _, c := range []client.Client{core, edge} {
+		readyCopy(t, c)
+	}
+	fleettest.Eventually(t, wait, "the hub's Deployment counts both copies ready", func() error {
+		d := &appsv1.Deployment{}
+		if err := hubc.Get(ctx, web, d); err != nil {
+			return err
+		}
+		if d.Status.ReadyReplicas != 2 || d.Status.AvailableReplicas != 2 || d.Status.ObservedGeneration != d.Generation {
+			return fmt.Errorf("status %+v", d.Status)
+		}
+		return nil
+	})
+	t.Logf("a transparent Deployment reached both spokes and counted both ready in %s", time.Since(start).Round(time.Millisecond))
 
 	// The hub goes away: the agent's requests fail; it keeps the last work and deletes nothing.
 	gate.up.Store(false)
@@ -286,4 +309,37 @@ func noDeletes(t *testing.T, plane *localfleet.Plane) {
 	if len(deletes) > 0 {
 		t.Fatalf("the agent deleted on the pull spoke: %s", strings.Join(deletes, "; "))
 	}
+}
+
+var web = client.ObjectKey{Namespace: "team", Name: "web"}
+
+// webDeployment is a transparent Deployment of 2 replicas placed on every cluster: one each.
+func webDeployment() *appsv1.Deployment {
+	labels := map[string]string{"app": "web"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: web.Name, Namespace: web.Namespace, Labels: map[string]string{flotillav1.LabelPlacement: "all"}},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}}},
+	}
+}
+
+// readyCopy waits for the Deployment's copy of one replica on a spoke, and writes its status
+// as a Deployment controller would once the replica runs (the spokes run no controllers).
+func readyCopy(t *testing.T, c client.Client) {
+	t.Helper()
+	fleettest.Eventually(t, wait, "the Deployment's copy is on the spoke, and ready", func() error {
+		d := &appsv1.Deployment{}
+		if err := c.Get(context.Background(), web, d); err != nil {
+			return err
+		}
+		if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
+			return fmt.Errorf("replicas %v", d.Spec.Replicas)
+		}
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+			Conditions: []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"}}}
+		return c.Status().Update(context.Background(), d)
+	})
 }

@@ -7,12 +7,18 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/clusterwork"
@@ -107,7 +113,13 @@ func TestFailedRequestsRemoveNothing(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	mem, _, err := openMemory(ctx, fake.NewClientset(), DefaultNamespace, "edge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := record.NewFakeRecorder(10)
 	a := &Agent{opts: Options{Cluster: "edge", RemovalGrace: time.Nanosecond}, hub: hub, book: newBook("edge", time.Nanosecond),
+		mem: mem, hubOK: &contact{recorder: events, about: &corev1.ObjectReference{Kind: "ConfigMap"}},
 		log: logr.Discard(), wake: make(chan struct{}, 1), sent: map[string]clusterwork.Result{}}
 	a.d = deliver.New(ctx, func(render.Owner) {}, deliver.Options{})
 	a.poll(ctx)
@@ -143,6 +155,10 @@ func TestFailedRequestsRemoveNothing(t *testing.T) {
 			t.Error("the agent did not notice the hub is away")
 		}
 	}
+	// The hub going away is said once on the spoke, however long it stays away.
+	if got := drain(events.Events); len(got) != 1 || !strings.HasPrefix(got[0], "Warning "+ReasonHubUnreachable+" ") {
+		t.Errorf("events while the hub is away: %q", got)
+	}
 	mu.Lock()
 	if last := tokens[len(tokens)-1]; last != "Bearer two" {
 		t.Errorf("rotated token not used: %q", last)
@@ -158,11 +174,118 @@ func TestFailedRequestsRemoveNothing(t *testing.T) {
 	if a.away != "" {
 		t.Error("the hub answers again, and the agent still thinks it away")
 	}
+	if got := drain(events.Events); len(got) != 1 || !strings.HasPrefix(got[0], "Normal "+ReasonHubReachable+" ") {
+		t.Errorf("events when the hub answers again: %q", got)
+	}
 	if h := a.book.owners[owner]; h == nil || h.missing.IsZero() {
 		t.Fatalf("a successful answer without the owner did not start its grace: %+v", h)
 	}
 	a.poll(ctx) // a request later: past the 1ns grace
 	if h := a.book.owners[owner]; h == nil || !h.removing {
 		t.Fatalf("the owner was not removed after its grace: %+v", h)
+	}
+}
+
+// drain returns the events recorded so far.
+func drain(events chan string) []string {
+	var out []string
+	for {
+		select {
+		case e := <-events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// TestBookRecallsWhatAnEarlierAgentDelivered: owners read back from the spoke at start are
+// held with their kinds; one the first successful answer lists is delivered pruning the
+// remembered kinds too, one it leaves out is removed after the grace, over its remembered
+// kinds and with its deletion policy, and an owner that never delivered a kind is not
+// remembered.
+func TestBookRecallsWhatAnEarlierAgentDelivered(t *testing.T) {
+	a, gone := item("a"), item("gone")
+	earlier := newBook("edge", time.Minute)
+	t0 := time.Unix(1000, 0)
+	gone.Strategy = &flotillav1.PropagationStrategy{Deletion: flotillav1.DeletionOrphan}
+	secret := &unstructured.Unstructured{}
+	secret.SetAPIVersion("v1")
+	secret.SetKind("Secret")
+	withSecret := a
+	withSecret.Objects = append([]*unstructured.Unstructured{secret}, a.Objects...)
+	pending := item("pending")
+	pending.Objects, pending.Pending = nil, "no work yet"
+	earlier.answer(clusterwork.Work{Cluster: "edge", Items: []clusterwork.Item{withSecret, gone, pending}}, t0)
+	kept := earlier.remember()
+	if len(kept) != 2 || len(kept[ownerOf(a)].Kinds) != 2 || kept[ownerOf(gone)].Deletion != flotillav1.DeletionOrphan {
+		t.Fatalf("remembered %+v", kept)
+	}
+	text, err := formatMemory(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := parseMemory(text)
+	if err != nil || !reflect.DeepEqual(back, kept) {
+		t.Fatalf("read back %+v (%v), want %+v", back, err, kept)
+	}
+
+	// A new agent: the hub now lists a without its Secret, and no longer lists gone.
+	b := newBook("edge", time.Minute)
+	b.recall(back)
+	submit, remove, _ := b.answer(clusterwork.Work{Cluster: "edge", Items: []clusterwork.Item{a}}, t0.Add(time.Hour))
+	if len(submit) != 1 || len(remove) != 0 || len(submit[0].PruneKinds) != 2 {
+		t.Fatalf("first answer: submitted %+v, removed %+v", submit, remove)
+	}
+	if r := b.unchanged(t0.Add(time.Hour + 59*time.Second)); len(r) != 0 {
+		t.Fatalf("removed before the grace: %+v", r)
+	}
+	r := b.unchanged(t0.Add(time.Hour + time.Minute))
+	if len(r) != 1 || r[0].Owner != ownerOf(gone) || r[0].Strategy.Deletion != flotillav1.DeletionOrphan || len(r[0].PruneKinds) != 1 {
+		t.Fatalf("removal after the grace: %+v", r)
+	}
+	if _, err := parseMemory(`{"not an owner": {}}`); err == nil {
+		t.Error("a memory naming no owner was read")
+	}
+}
+
+// TestMemoryOnTheSpoke: the agent's ConfigMap is created with its namespace, written only when
+// what it holds changes, read back by the next agent, and refused when another cluster's agent
+// keeps it.
+func TestMemoryOnTheSpoke(t *testing.T) {
+	ctx := context.Background()
+	spoke := fake.NewClientset()
+	mem, owners, err := openMemory(ctx, spoke, DefaultNamespace, "edge")
+	if err != nil || len(owners) != 0 {
+		t.Fatalf("first start: %v, %v", owners, err)
+	}
+	if _, err := spoke.CoreV1().Namespaces().Get(ctx, DefaultNamespace, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the namespace was not created: %v", err)
+	}
+	b := newBook("edge", time.Minute)
+	b.answer(clusterwork.Work{Cluster: "edge", Items: []clusterwork.Item{item("a")}}, time.Now())
+	writes := func() int {
+		n := 0
+		for _, a := range spoke.Actions() {
+			if a.GetVerb() == "update" && a.GetResource().Resource == "configmaps" {
+				n++
+			}
+		}
+		return n
+	}
+	for range 3 {
+		if err := mem.save(ctx, b.remember()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := writes(); n != 1 {
+		t.Errorf("%d writes of the same memory, want 1", n)
+	}
+	_, owners, err = openMemory(ctx, spoke, DefaultNamespace, "edge")
+	if err != nil || !reflect.DeepEqual(owners, b.remember()) {
+		t.Fatalf("read back %+v (%v), want %+v", owners, err, b.remember())
+	}
+	if _, _, err := openMemory(ctx, spoke, DefaultNamespace, "other"); err == nil || !strings.Contains(err.Error(), "another agent") {
+		t.Errorf("another cluster's memory was taken: %v", err)
 	}
 }

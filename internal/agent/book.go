@@ -20,8 +20,12 @@ const removalRevision = "removed"
 
 // held is an owner the agent delivers, or removes.
 type held struct {
-	record string      // its Delivery record on the hub, namespace/name
-	job    deliver.Job // its latest work submitted (no job yet: nothing of it was ever resolved)
+	record string // its Delivery record on the hub, namespace/name
+	// uid and generation are those of the record whose work job is: the agent never takes
+	// an older generation of the same record (a hub replica whose cache lags).
+	uid        string
+	generation int64
+	job        deliver.Job // its latest work submitted (no job yet: nothing of it was ever resolved)
 	// kinds are every kind its jobs delivered since the agent started: where a removal, or a
 	// prune of a kind it dropped, looks.
 	kinds    []string
@@ -63,6 +67,14 @@ func (b *book) answer(work clusterwork.Work, now time.Time) (submit []deliver.Jo
 		if item.Pending != "" {
 			continue // the hub cannot say now: what runs stays
 		}
+		if item.RecordUID != "" && item.RecordUID == h.uid && item.Generation < h.generation {
+			if invalid == nil {
+				invalid = map[string]string{}
+			}
+			invalid[item.Record] = fmt.Sprintf("the hub answered with generation %d of the record, older than generation %d the spoke runs "+
+				"(a hub replica that lags): keeping generation %d", item.Generation, h.generation, h.generation)
+			continue
+		}
 		job, err := b.jobOf(owner, item)
 		if err != nil {
 			if invalid == nil {
@@ -73,7 +85,7 @@ func (b *book) answer(work clusterwork.Work, now time.Time) (submit []deliver.Jo
 		}
 		h.kinds = render.Kinds(job.Objects, h.kinds...)
 		job.PruneKinds = render.ParseKinds(h.kinds)
-		h.job = job
+		h.job, h.uid, h.generation = job, item.RecordUID, item.Generation
 		if item.Strategy != nil {
 			h.deletion = item.Strategy.Deletion
 		}
@@ -148,4 +160,41 @@ func (b *book) jobOf(owner render.Owner, item clusterwork.Item) (deliver.Job, er
 		Strategy: decide.Strategy{Deletion: s.Deletion, Conflict: s.Conflict, Mode: s.Mode, Drift: s.Drift,
 			PruneBudget: budget, ConfirmToken: item.Revision},
 		Ignore: ignore}, nil
+}
+
+// remembered is what the agent keeps on its spoke of an owner it delivered there (memory.go):
+// enough for a restarted agent to remove the owner, or prune a kind it dropped, when the hub
+// no longer lists it.
+type remembered struct {
+	Record   string                    `json:"record"`
+	Kinds    []string                  `json:"kinds"`
+	Deletion flotillav1.DeletionPolicy `json:"deletion,omitempty"`
+}
+
+// recall takes what an earlier run of the agent delivered (read from the spoke at start):
+// each owner is held with its kinds and deletion policy and no job. A successful answer that
+// lists it delivers it as usual, pruning the remembered kinds too; one that leaves it out
+// starts its removal grace, as for any owner.
+func (b *book) recall(owners map[render.Owner]remembered) {
+	for owner, r := range owners {
+		if owner.OnSpoke() || len(r.Kinds) == 0 {
+			continue
+		}
+		if h := b.owners[owner]; h != nil {
+			h.kinds = render.Kinds(nil, append(h.kinds, r.Kinds...)...)
+			continue
+		}
+		b.owners[owner] = &held{record: r.Record, kinds: render.Kinds(nil, r.Kinds...), deletion: r.Deletion}
+	}
+}
+
+// remember is what the spoke must keep of the book: every owner that delivered a kind there.
+func (b *book) remember() map[render.Owner]remembered {
+	out := map[render.Owner]remembered{}
+	for owner, h := range b.owners {
+		if len(h.kinds) > 0 {
+			out[owner] = remembered{Record: h.record, Kinds: h.kinds, Deletion: h.deletion}
+		}
+	}
+	return out
 }

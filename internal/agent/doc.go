@@ -8,36 +8,52 @@
 // work is submitted to the same delivery engine push mode uses (package deliver: server-side
 // apply under Flotilla's field manager, ownership marks, tenancy checks, drift correction from
 // the spoke's own watches, prune rules and budgets), engaged on the local spoke alone with the
-// cache an engaged spoke has on the hub (inventory.LocalCluster). The latest result of each
+// cache an engaged spoke has on the hub (inventory.LocalCluster) and its flow control (package
+// spokeclient: no client-side rate limit, the spoke's answers set the pace). The latest result of each
 // owner is posted back to POST /clusters/{cluster}/results when it changes, and the hub writes
 // it into the owner's Delivery record of the cluster through its ledger.
 //
 // Disconnection is safe. When the hub does not answer, or answers with an error, nothing
-// changes on the spoke: the last work stays applied and drift-corrected, nothing is deleted,
-// and the agent logs that it keeps the last work (once when the hub goes away, once when it
-// returns). The token file is read again for every request, so a rotated projected token is
-// used as soon as it is on disk. An owner is removed only when the hub answers successfully
-// and leaves it out of the work, at least RemovalGrace (default 10 minutes) after the first
-// successful answer that left it out; a failed request never counts toward that grace, and
-// the removal is the engine's (only objects carrying the owner's marks, adopted objects
-// released rather than deleted, the owner's deletion policy kept). An owner whose work the
-// hub cannot resolve now (Pending) keeps what it runs.
+// changes on the spoke: the last work stays applied and drift-corrected (the engine's watches
+// are the spoke's own), nothing is deleted, and results wait to be posted. After
+// unreachableAfter (3) failed polls in a row the agent says so once, in its log and with a
+// Warning Event HubUnreachable on its spoke, and once more with a Normal Event HubReachable when
+// the hub answers again, both naming the last successful contact (signal.go). The Events are
+// about the agent's Pod when POD_NAME and POD_NAMESPACE are set, else about its ConfigMap
+// (below): `kubectl get events -n flotilla-system` shows them. The token file is read again for
+// every request, so a rotated projected token is used as soon as it is on disk. An owner is
+// removed only when the hub answers successfully and leaves it out of the work, at least
+// RemovalGrace (default 10 minutes) after the first successful answer that left it out; a
+// failed request never counts toward that grace, and the removal is the engine's (only objects
+// carrying the owner's marks, adopted objects released rather than deleted, the owner's
+// deletion policy kept). An owner whose work the hub cannot resolve now (Pending) keeps what it
+// runs, and so does an owner whose record the hub serves at a generation older than the one
+// the spoke runs (a hub replica whose cache lags).
+//
+// Restarts are safe too. What the agent delivered is kept on the spoke, in the ConfigMap
+// MemoryName in its namespace (memory.go): per owner, its Delivery record, every kind it
+// delivered and its deletion policy, written before a job delivers a kind it does not list. A
+// restarted agent (SIGKILL included) reads it before its first poll: an owner the hub's first
+// successful answer lists is delivered again whole, pruning the remembered kinds too; one it
+// leaves out (deleted on the hub while the agent was down) is removed after the grace, counted
+// from that answer, so a crash loop only ever delays a removal. The engine deletes nothing of
+// an owner it has not been asked to remove, and never an object without the owner's marks.
 //
 // Fleet APIs (fleetapis.go): an item owned by an RGD names the RGD revision the hub planned for
 // the cluster and resolves to that RGD with the hub's tenancy. The agent compiles it against
 // its own spoke with the hub's compile path (fleetapi.Spoke), and the owner's job is the CRD,
-// delivered and removed as any owner's; once the deliverer reports the CRD Established its
-// graph is served to an instances controller (package instances) engaged on this spoke alone,
-// which expands the instances created there through the same deliverer. An RGD that may not be
-// served here is reported with its reason (clusterwork.Result.Reason) and planned again every
-// apiRetryInterval; the spoke keeps what it served, and the graph served before while the agent
-// runs.
+// delivered, remembered and removed as any owner's; once the deliverer reports the CRD
+// Established its graph is served to an instances controller (package instances) engaged on
+// this spoke alone, which expands the instances created there through the same deliverer. An
+// RGD that may not be served here is reported with its reason (clusterwork.Result.Reason) and
+// planned again every apiRetryInterval; the spoke keeps what it served, and the graph served
+// before while the agent runs.
 //
-// What the agent does not do yet: it keeps what it delivered in memory only (a restarted agent
-// learns its owners from the next answer, prunes kinds an owner dropped only if it saw the
-// owner deliver them since it started, and has no graph for an RGD whose new revision it
-// refuses); it cleans up no fleet API instances before their CRD is deleted (a CRD with
-// instances waits for a confirmation it does not read); it reads no prune confirmation (an owner's
-// flotilla.dev/confirm-prune), so a prune over the budget waits; and it reports on the hub
-// only through the records' status, not a status object of its own on the spoke.
+// What the agent does not do yet: it reads no prune confirmation (an owner's
+// flotilla.dev/confirm-prune), so a prune over the budget waits, and so does the deletion of a
+// fleet API's CRD that still has instances (it cleans up no instances before their CRD goes);
+// a restarted agent has no graph for an RGD whose newest revision it refuses (that RGD's
+// instances wait until it compiles); and it reports counts and readiness, not the status of
+// the objects it delivers (the hub counts a pull cluster's transparent workload from its
+// readiness: package transparent; it counts no fleet API instances there).
 package agent

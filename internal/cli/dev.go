@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -33,6 +34,12 @@ Deployments on them become Available without running containers.
 Spokes are named spoke-1, spoke-2, ... and labelled with a region (eu-west, us-east, ap-south)
 and an env (prod, staging) in turn. A kubeconfig for every plane is written to --dir.
 
+--pull-spokes N makes the last N spokes pull-mode clusters (Cluster spec.mode Pull): the hub
+holds no credentials for them and never connects; it serves their work on a loopback work
+endpoint, and dev up runs a 'flotilla agent' for each, as a child process next to its spoke,
+with a work token it renews (logs: --dir/planes/spoke-N/flotilla-agent.log). The others are
+registered with 'flotilla join', and the last of them through a kubeconfig Secret.
+
 --dir must be a new or empty directory, or one an earlier 'flotilla dev up' set up (it holds a
 .flotilla-dev marker file). From such a directory, when no dev up runs there, it removes what
 the earlier run wrote (planes/, the kubeconfigs, flotilla-hub.log, dev.pid) and keeps any other
@@ -47,16 +54,28 @@ you put there stay.`,
   flotilla dev up
 
   # One spoke with five fake nodes, kubeconfigs in /tmp/fleet
-  flotilla dev up --spokes 1 --nodes 5 --dir /tmp/fleet`,
+  flotilla dev up --spokes 1 --nodes 5 --dir /tmp/fleet
+
+  # Three spokes, spoke-3 in pull mode with its agent
+  flotilla dev up --pull-spokes 1`,
 		Args: cobra.NoArgs,
 		PreRunE: func(*cobra.Command, []string) error {
-			_, err := devenv.Layout(opts.Spokes, opts.Nodes)
-			return usageError(err)
+			if _, err := devenv.Layout(opts.Spokes, opts.Nodes); err != nil {
+				return usageError(err)
+			}
+			return usageError(devenv.CheckPullSpokes(opts.Spokes, opts.PullSpokes))
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			opts.Out = cmd.OutOrStdout()
+			if opts.PullSpokes > 0 {
+				self, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("find the flotilla binary the agents run: %w", err)
+				}
+				opts.Flotilla = self
+			}
 			// A second Ctrl-C while stopping ends the process at once; its children get SIGKILL.
 			go func() { <-ctx.Done(); stop() }()
 			return devenv.Up(ctx, opts)
@@ -65,6 +84,7 @@ you put there stay.`,
 	f := cmd.Flags()
 	f.IntVar(&opts.Spokes, "spokes", opts.Spokes, "number of spoke clusters (1 to 10)")
 	f.IntVar(&opts.Nodes, "nodes", opts.Nodes, "fake Nodes per spoke (1 to 50)")
+	f.IntVar(&opts.PullSpokes, "pull-spokes", 0, "how many of the spokes, the last ones, run in pull mode, each with a flotilla agent (0 to --spokes)")
 	f.StringVar(&opts.Dir, "dir", opts.Dir, "new or empty directory for kubeconfigs and plane data (or one an earlier dev up set up)")
 	f.StringVar(&opts.BinDir, "bin-dir", "", "directory with the Kubernetes binaries (default: beside flotilla, or $"+localfleet.BinDirEnv+")")
 	return cmd

@@ -11,8 +11,11 @@
 //     Audience (a token for the hub API server itself is refused), answers remembered for
 //     CacheTTL; no token or a token the hub refuses: 401;
 //   - serves only cluster's agent, the ServiceAccount membership.AgentServiceAccount(cluster)
-//     in flotilla-system (membership.GrantAgent); anyone else, whatever they may read on the
-//     hub: 403. A cluster name that is not a DNS-1123 label: 400;
+//     in flotilla-system as membership.GrantAgent made it (labelled for the cluster, and the
+//     token's UID its UID: identity.go); anyone else, whatever they may read on the hub: 403.
+//     A cluster name that is not a DNS-1123 label: 400;
+//   - serves at most MaxInFlight requests at once, the others 429 with Retry-After before
+//     their token is reviewed (limits.go);
 //   - serves only while the hub keeps Delivery records to its controller: the
 //     ValidatingAdmissionPolicy install.DeliveryPolicyName and its binding exist and the binding
 //     denies (looked at again at most every ProtectionInterval); otherwise 503, saying how to
@@ -20,7 +23,8 @@
 //   - lists the cluster's Delivery records (label flotilla.dev/cluster, every namespace) from
 //     the hub cache, keeps those the ledger wrote for a live owner (ledger.Trust, counted as
 //     reader "agent" when ignored), and returns, per record, its owner, revision, digest and
-//     strategy and the objects revisions.Store.Work resolves (Secrets with their data, read
+//     strategy, the record's UID and generation (an agent never goes back to an older generation of
+//     a record, which a lagging replica could serve), and the objects revisions.Store.Work resolves (Secrets with their data, read
 //     again from their sources). A record with no spec.work yet, or whose work cannot be
 //     resolved now, is listed with the reason (Pending), not dropped. So is a record whose
 //     changes would make an object the revision lacks (work.Confined): the hub writes none,

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -51,8 +52,17 @@ type Handler struct {
 	// ProtectionInterval is how long a look at the Delivery policy is believed; 0 is
 	// ProtectionInterval.
 	ProtectionInterval time.Duration
+	// Accounts reads the agents' ServiceAccounts (an uncached reader: one look per cluster per
+	// CacheTTL); nil reads them with Hub.
+	Accounts client.Reader
+	// MaxInFlight bounds the requests served at once (each may cost a TokenReview); more are
+	// answered 429 with Retry-After. 0 is DefaultMaxInFlight.
+	MaxInFlight int
 
 	protection protection
+	accounts   accounts
+	inFlight   chan struct{}
+	once       sync.Once
 }
 
 // Routes returns the endpoint's routes.
@@ -60,7 +70,7 @@ func (h *Handler) Routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /clusters/{cluster}/work", h.work)
 	mux.HandleFunc("POST /clusters/{cluster}/results", h.results)
-	return mux
+	return h.limited(mux)
 }
 
 func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
@@ -132,6 +142,14 @@ func (h *Handler) authorize(r *http.Request, cluster string) (int, string) {
 	if user, want := res.User.GetName(), membership.AgentUser(cluster); user != want {
 		return http.StatusForbidden, fmt.Sprintf("%s may not read the work of cluster %s: it is served to the cluster's agent (%s) alone", user, cluster, want)
 	}
+	msg, err := h.agentAccount(r.Context(), cluster, res.User.GetUID())
+	if err != nil {
+		h.Log.Error(err, "Cannot check the agent's identity", "cluster", cluster)
+		return http.StatusServiceUnavailable, "the hub cannot check the agent's identity now; retry"
+	}
+	if msg != "" {
+		return http.StatusForbidden, msg
+	}
 	return http.StatusOK, ""
 }
 
@@ -171,7 +189,8 @@ type resolvedItem struct {
 // item is one record's work, resolved into objects; final is true when the answer holds until
 // the record changes (it has no work, or its work is refused), false when it may not.
 func (h *Handler) item(ctx context.Context, rec *flotillav1.Delivery) (_ resolvedItem, final bool) {
-	item := resolvedItem{Item: Item{Owner: rec.Spec.Owner, Record: rec.Namespace + "/" + rec.Name}}
+	item := resolvedItem{Item: Item{Owner: rec.Spec.Owner, Record: rec.Namespace + "/" + rec.Name,
+		RecordUID: string(rec.UID), Generation: rec.Generation}}
 	wk := rec.Spec.Work
 	if wk == nil {
 		item.Pending = "the hub has not recorded this cluster's work for the owner yet (the record has no spec.work)"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,14 +33,30 @@ import (
 
 // tokens stands in for the hub's TokenReview: each token is one user, accepted only when the
 // review asks for Audience (as the delegating authenticator does, from the request context).
+// An agent's token carries its account's UID, as a ServiceAccount token's review does
+// (agentUID).
 func tokens(users map[string]string) authenticator.Request {
 	return authenticator.RequestFunc(func(r *http.Request) (*authenticator.Response, bool, error) {
 		name, ok := users[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
 		if auds, _ := authenticator.AudiencesFrom(r.Context()); !ok || !auds.Has(Audience) {
 			return nil, false, nil
 		}
-		return &authenticator.Response{User: &user.DefaultInfo{Name: name}}, true, nil
+		return &authenticator.Response{User: &user.DefaultInfo{Name: name, UID: agentUID(name)}}, true, nil
 	})
+}
+
+// agentUID is the UID of the agent account named by user in these tests.
+func agentUID(user string) string { return "uid-of-" + user }
+
+// agentAccounts are the agent accounts of clusters a and b as join makes them.
+func agentAccounts() client.Reader {
+	var objs []client.Object
+	for _, c := range []string{"a", "b"} {
+		objs = append(objs, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{
+			Name: membership.AgentServiceAccount(c), Namespace: membership.Namespace,
+			UID: types.UID(agentUID(membership.AgentUser(c))), Labels: map[string]string{flotillav1.LabelCluster: c}}})
+	}
+	return fake.NewClientBuilder().WithScheme(install.Scheme()).WithObjects(objs...).Build()
 }
 
 func record(name, cluster string, owner *flotillav1.Propagation, uid string) *flotillav1.Delivery {
@@ -71,6 +88,9 @@ func serve(t *testing.T, h *Handler) func(cluster, token, etag string) (*http.Re
 	}
 	if h.Authenticator == nil {
 		h.Authenticator = tokens(map[string]string{"a": membership.AgentUser("a"), "b": membership.AgentUser("b"), "admin": "kubernetes-admin"})
+	}
+	if h.Accounts == nil {
+		h.Accounts = agentAccounts()
 	}
 	srv := httptest.NewServer(h.Routes())
 	t.Cleanup(srv.Close)

@@ -52,6 +52,7 @@ func TestResults(t *testing.T) {
 			New: func() client.Object { return &flotillav1.Propagation{} }}},
 		Revisions:     &revisions.Store{Reader: hub},
 		Authenticator: tokens(map[string]string{"a": membership.AgentUser("a"), "b": membership.AgentUser("b"), "admin": "kubernetes-admin"}),
+		Accounts:      agentAccounts(),
 		Reports:       rep,
 		Notify:        func(render.Owner) { notified++ },
 	}

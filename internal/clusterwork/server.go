@@ -28,7 +28,8 @@ func (s *Server) NeedLeaderElection() bool { return false }
 
 // Start serves until ctx ends.
 func (s *Server) Start(ctx context.Context) error {
-	srv := &http.Server{Handler: s.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: s.Handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: ReadTimeout,
+		WriteTimeout: WriteTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	scheme := "http"
 	if s.CertFile != "" || s.KeyFile != "" {
 		watcher, err := certwatcher.New(s.CertFile, s.KeyFile)

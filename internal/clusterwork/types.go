@@ -18,6 +18,11 @@ type Item struct {
 	Owner flotillav1.DeliveryOwner `json:"owner"`
 	// Record is the Delivery record, namespace/name.
 	Record string `json:"record"`
+	// RecordUID and Generation are the record's UID and metadata.generation, which grows with
+	// every change of its spec: an agent that was served a generation never goes back to an
+	// older one of the same record (a hub replica whose cache lags answers with older work).
+	RecordUID  string `json:"recordUID,omitempty"`
+	Generation int64  `json:"generation,omitempty"`
 	// Revision, Digest and Strategy are the record's spec.work: the owner's revision the
 	// cluster runs, the digest of the objects as the cluster runs them (what the record's
 	// status.revision reports once they are delivered), and how to apply them.

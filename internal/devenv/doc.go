@@ -7,4 +7,10 @@
 // directory, or one it set up itself (marked by .flotilla-dev), and removes only the entries it
 // writes there (ownedEntries), never a user's files. Starting and stopping the planes is
 // localfleet's job.
+//
+// With PullSpokes, the last spokes are pull-mode clusters: RegisterPull creates their Cluster
+// (spec.mode Pull, no credentials) and agent identity, the in-process hub serves its work
+// endpoint on loopback, and StartAgent runs each one's `flotilla agent` as a child process in
+// its plane's directory with a work token it renews. The benchmark's pull scenario runs its
+// agent the same way.
 package devenv

@@ -38,60 +38,93 @@ const hubLogFile = "flotilla-hub.log"
 // devProbeInterval probes dev spokes often, so stopping one shows quickly in `kubectl get clusters`.
 const devProbeInterval = 2 * time.Second
 
+// workAddr is where the dev hub serves pull-mode agents their work: loopback, any free port
+// (plain HTTP is allowed there only).
+const workAddr = "127.0.0.1:0"
+
 // startHub installs the CRDs, runs the hub controller in this process (logging to a file in
-// dir) and registers every spoke with its labels: all but the last with `flotilla join`, the
-// last through a labelled kubeconfig Secret that the hub imports, so the dev fleet shows both
-// ways (it prints which is which). It returns when all spokes are Ready; the controller runs
-// until ctx ends, and done is closed when it has stopped.
-func startHub(ctx context.Context, fleet *localfleet.Fleet, dir, displayDir string, out io.Writer) (done <-chan error, err error) {
+// dir) and registers every spoke with its labels: the last pullSpokes in pull mode
+// (RegisterPull), and of the others all but the last with `flotilla join`, the last through a
+// labelled kubeconfig Secret that the hub imports, so the dev fleet shows every way (it prints
+// which is which). With pull spokes the hub also serves its work endpoint on loopback, at
+// workURL. It returns when all spokes are Ready; the controller runs until ctx ends, and done
+// is closed when it has stopped.
+func startHub(ctx context.Context, fleet *localfleet.Fleet, dir, displayDir string, pullSpokes int, out io.Writer) (done <-chan error, workURL string, err error) {
 	hubCfg := fleet.Hub().RESTConfig()
 	// The controller runs in this process with the hub's admin kubeconfig: that is who may
 	// write Delivery records.
 	if err := install.ApplyForSelf(ctx, hubCfg, nil); err != nil {
-		return nil, fmt.Errorf("install CRDs: %w", err)
+		return nil, "", fmt.Errorf("install CRDs: %w", err)
 	}
 	logFile, err := os.Create(filepath.Join(dir, hubLogFile))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
+	opts := hub.Options{
+		MetricsAddr: "0", HealthAddr: "0",
+		Inventory: inventory.Options{ProbeInterval: devProbeInterval, ProbeTimeout: time.Second},
+		// Every importer, as `flotilla hub` runs them by default.
+		Sources: sources.Options{KubeconfigSecrets: true, ClusterAPI: true, ArgoCD: true, ClusterProfiles: true, PublishClusterProfiles: true},
+	}
+	urls := make(chan string, 1)
+	if pullSpokes > 0 {
+		opts.WorkAddr, opts.WorkReady = workAddr, func(url string) { urls <- url }
+	}
 	finished := make(chan error, 1)
 	go func() {
 		defer func() { _ = logFile.Close() }()
-		finished <- hub.Run(ctx, hubCfg, hub.Options{
-			MetricsAddr: "0", HealthAddr: "0",
-			Inventory: inventory.Options{ProbeInterval: devProbeInterval, ProbeTimeout: time.Second},
-			// Every importer, as `flotilla hub` runs them by default.
-			Sources: sources.Options{KubeconfigSecrets: true, ClusterAPI: true, ArgoCD: true, ClusterProfiles: true, PublishClusterProfiles: true},
-		})
+		finished <- hub.Run(ctx, hubCfg, opts)
 	}()
-	_, _ = fmt.Fprintf(out, "  hub controller running (logs: %s)\n", filepath.Join(displayDir, hubLogFile))
+	hubLog := filepath.Join(displayDir, hubLogFile)
+	_, _ = fmt.Fprintf(out, "  hub controller running (logs: %s)\n", hubLog)
+	if pullSpokes > 0 {
+		select {
+		case workURL = <-urls:
+		case err := <-finished:
+			finished <- err
+			return finished, "", fmt.Errorf("hub controller stopped: %w (see %s)", err, hubLog)
+		case <-time.After(time.Minute):
+			return finished, "", fmt.Errorf("the hub's work endpoint did not listen within a minute (see %s)", hubLog)
+		}
+		_, _ = fmt.Fprintf(out, "  hub work endpoint for pull-mode agents at %s (loopback only)\n", workURL)
+	}
 
 	hubClient, err := client.New(hubCfg, client.Options{Scheme: install.Scheme()})
 	if err != nil {
-		return finished, err
+		return finished, workURL, err
 	}
 	spokes := fleet.Spokes()
-	imported := spokes[len(spokes)-1]
-	for _, spoke := range spokes[:len(spokes)-1] {
+	push, pull := spokes[:len(spokes)-pullSpokes], spokes[len(spokes)-pullSpokes:]
+	for i, spoke := range push {
+		if i == len(push)-1 {
+			if err := registerBySecret(ctx, hubClient, spoke); err != nil {
+				return finished, workURL, fmt.Errorf("register %s through a kubeconfig Secret: %w", spoke.Name(), err)
+			}
+			_, _ = fmt.Fprintf(out, "  %s registered through the kubeconfig Secret %s/%s (label %s=true), not `flotilla join`\n",
+				spoke.Name(), membership.Namespace, spoke.Name(), sources.KubeconfigSecretLabel)
+			continue
+		}
 		if err := membership.Join(ctx, hubClient, membership.JoinOptions{
 			Name: spoke.Name(), Spoke: spoke.RESTConfig(), Labels: spoke.Spec().Labels, APIGroups: devAPIGroups,
 		}); err != nil {
-			return finished, fmt.Errorf("join %s: %w", spoke.Name(), err)
+			return finished, workURL, fmt.Errorf("join %s: %w", spoke.Name(), err)
 		}
 		_, _ = fmt.Fprintf(out, "  %s registered with `flotilla join --api-groups %s` (a ServiceAccount token of its own)\n",
 			spoke.Name(), strings.Join(devAPIGroups, ","))
 	}
-	if err := registerBySecret(ctx, hubClient, imported); err != nil {
-		return finished, fmt.Errorf("register %s through a kubeconfig Secret: %w", imported.Name(), err)
+	for _, spoke := range pull {
+		if err := RegisterPull(ctx, hubClient, spoke.Name(), spoke.Spec().Labels, nil); err != nil {
+			return finished, workURL, err
+		}
+		_, _ = fmt.Fprintf(out, "  %s registered in pull mode (spec.mode Pull, no credentials on the hub; its agent's identity: serviceaccount %s/%s)\n",
+			spoke.Name(), membership.Namespace, membership.AgentServiceAccount(spoke.Name()))
 	}
-	_, _ = fmt.Fprintf(out, "  %s registered through the kubeconfig Secret %s/%s (label %s=true), not `flotilla join`\n",
-		imported.Name(), membership.Namespace, imported.Name(), sources.KubeconfigSecretLabel)
 	if err := waitClustersReady(ctx, hubClient, len(spokes)); err != nil {
-		return finished, err
+		return finished, workURL, err
 	}
 	_, _ = fmt.Fprintf(out, "  %d spokes registered and Ready\n", len(spokes))
-	return finished, nil
+	return finished, workURL, nil
 }
 
 // registerBySecret stores the spoke's kubeconfig in a Secret the hub's kubeconfig-Secret
@@ -124,7 +157,8 @@ func waitClustersReady(ctx context.Context, hub client.Client, want int) error {
 		}
 		ready := 0
 		for _, c := range list.Items {
-			if meta.IsStatusConditionPresentAndEqual(c.Status.Conditions, flotillav1.ClusterReady, metav1.ConditionTrue) && c.Status.NodeCount > 0 {
+			// A pull cluster is Ready (reason PullMode) unprobed, so with no node count.
+			if meta.IsStatusConditionPresentAndEqual(c.Status.Conditions, flotillav1.ClusterReady, metav1.ConditionTrue) && (c.Status.NodeCount > 0 || c.Pulls()) {
 				ready++
 			}
 		}

@@ -56,3 +56,17 @@ func TestLayoutRejectsAbsurdSizes(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckPullSpokes(t *testing.T) {
+	for _, ok := range [][2]int{{3, 0}, {3, 1}, {3, 3}, {1, 1}} {
+		if err := CheckPullSpokes(ok[0], ok[1]); err != nil {
+			t.Errorf("CheckPullSpokes(%d, %d) = %v, want nil", ok[0], ok[1], err)
+		}
+	}
+	for _, bad := range [][2]int{{3, 4}, {3, -1}, {1, 2}} {
+		err := CheckPullSpokes(bad[0], bad[1])
+		if err == nil || !strings.Contains(err.Error(), "--pull-spokes must be between 0 and --spokes") {
+			t.Errorf("CheckPullSpokes(%d, %d) = %v, want a range error", bad[0], bad[1], err)
+		}
+	}
+}

@@ -17,8 +17,13 @@ type Options struct {
 	Dir    string // where kubeconfigs and plane data go
 	Spokes int
 	Nodes  int // fake Nodes per spoke
-	BinDir string
-	Out    io.Writer
+	// PullSpokes is how many of the spokes, the last ones, are pull-mode clusters, each with a
+	// `flotilla agent` that Up runs as a child process.
+	PullSpokes int
+	// Flotilla is the flotilla binary the agents run (needed with PullSpokes).
+	Flotilla string
+	BinDir   string
+	Out      io.Writer
 }
 
 // Up starts the dev fleet, prints a line starting with "ready:" and the commands to try, and
@@ -29,6 +34,12 @@ func Up(ctx context.Context, opts Options) error {
 	planes, err := Layout(opts.Spokes, opts.Nodes)
 	if err != nil {
 		return err
+	}
+	if err := CheckPullSpokes(opts.Spokes, opts.PullSpokes); err != nil {
+		return err
+	}
+	if opts.PullSpokes > 0 && opts.Flotilla == "" {
+		return fmt.Errorf("pull spokes need the flotilla binary their agents run (Options.Flotilla)")
 	}
 	out := opts.Out
 	dir, err := filepath.Abs(opts.Dir)
@@ -64,7 +75,7 @@ func Up(ctx context.Context, opts Options) error {
 		return err
 	}
 	hubCtx, stopHub := context.WithCancel(ctx)
-	hubDone, err := startHub(hubCtx, fleet, dir, opts.Dir, out)
+	hubDone, workURL, err := startHub(hubCtx, fleet, dir, opts.Dir, opts.PullSpokes, out)
 	defer func() {
 		stopHub()
 		if hubDone != nil {
@@ -74,14 +85,69 @@ func Up(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	agents, err := startAgents(ctx, fleet, opts, dir, workURL)
+	defer func() {
+		for _, a := range agents {
+			a.Stop()
+		}
+	}()
+	if err != nil {
+		return err
+	}
 	printReady(out, fleet, opts.Dir, time.Since(started))
+	agentExited := make(chan *runningAgent, len(agents))
+	for _, a := range agents {
+		go func() {
+			<-a.Done()
+			agentExited <- a
+		}()
+	}
 	select {
 	case <-ctx.Done():
 		return nil
 	case err := <-hubDone:
 		hubDone = nil
 		return fmt.Errorf("hub controller stopped: %w (see %s)", err, filepath.Join(opts.Dir, hubLogFile))
+	case a := <-agentExited:
+		return fmt.Errorf("the agent of %s stopped: %w", a.cluster, a.ExitError())
 	}
+}
+
+// runningAgent is a pull spoke's agent that Up started.
+type runningAgent struct {
+	*Agent
+	cluster string
+}
+
+// startAgents starts the agent of every pull spoke (the last opts.PullSpokes), each in its
+// plane's directory, and returns those it started, to be stopped on failure too.
+func startAgents(ctx context.Context, fleet *localfleet.Fleet, opts Options, dir, workURL string) ([]*runningAgent, error) {
+	spokes := fleet.Spokes()
+	var agents []*runningAgent
+	for _, spoke := range spokes[len(spokes)-opts.PullSpokes:] {
+		a, err := StartAgent(ctx, AgentOptions{
+			Flotilla: opts.Flotilla, Dir: spoke.Dir(), Cluster: spoke.Name(), WorkURL: workURL,
+			Hub: fleet.Hub().RESTConfig(), SpokeKubeconfig: KubeconfigPath(dir, spoke.Name()),
+		})
+		if err != nil {
+			return agents, err
+		}
+		agents = append(agents, &runningAgent{Agent: a, cluster: spoke.Name()})
+		logPath := a.LogPath()
+		if rel, err := filepath.Rel(dir, logPath); err == nil {
+			logPath = filepath.Join(opts.Dir, rel)
+		}
+		_, _ = fmt.Fprintf(opts.Out, "  %s's agent running: flotilla agent --cluster %s (pid %d, logs: %s)\n", spoke.Name(), spoke.Name(), a.PID(), logPath)
+	}
+	return agents, nil
+}
+
+// CheckPullSpokes checks that --pull-spokes names some of the spokes (0 for none).
+func CheckPullSpokes(spokes, pullSpokes int) error {
+	if pullSpokes < 0 || pullSpokes > spokes {
+		return fmt.Errorf("--pull-spokes must be between 0 and --spokes (%d), got %d", spokes, pullSpokes)
+	}
+	return nil
 }
 
 // KubeconfigPath returns where Up writes the kubeconfig of the named plane.

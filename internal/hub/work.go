@@ -36,7 +36,7 @@ func serveWork(mgr manager.Manager, cfg *rest.Config, store *revisions.Store, re
 	}
 	// The Delivery policy is read directly, once per interval: the cache need not watch it.
 	h := &clusterwork.Handler{Hub: mgr.GetClient(), Owners: owners, Revisions: store, Authenticator: authn,
-		Log: ctrl.Log.WithName("clusterwork"), Notify: notify, Policies: mgr.GetAPIReader(), ProtectionInterval: opts.WorkProtectionInterval}
+		Log: ctrl.Log.WithName("clusterwork"), Notify: notify, Policies: mgr.GetAPIReader(), Accounts: mgr.GetAPIReader(), ProtectionInterval: opts.WorkProtectionInterval}
 	if records != nil {
 		h.Reports = records
 	}

@@ -230,7 +230,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	key := render.Key(rendered)
 	if h := res.Hold; h != nil {
 		r.reportFailure(u, owner, h.Reason, h.Message)
-		return reconcile.Result{}, r.writeStatus(ctx, u, res.Chosen, nil, nil)
+		return reconcile.Result{}, r.writeStatus(ctx, u, res.Chosen, nil, nil, r.pulledCopies(ctx, u, res))
 	}
 	if res.Held != "" { // the only hold that lets deliveries go on: the Placement lags its spec
 		r.reportFailure(u, owner, flotillav1.ReasonPlacementPending, res.Held)
@@ -238,7 +238,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		reason, message := r.failure(placement, res, key)
 		r.reportFailure(u, owner, reason, message)
 	}
-	return reconcile.Result{RequeueAfter: res.Recheck}, errors.Join(res.Err, r.writeStatus(ctx, u, res.Chosen, res.Computed.Shares[key], behind(pass, res)))
+	return reconcile.Result{RequeueAfter: res.Recheck}, errors.Join(res.Err, r.writeStatus(ctx, u, res.Chosen, res.Computed.Shares[key], behind(pass, res),
+		r.pulledCopies(ctx, u, res)))
 }
 
 // behind are the clusters a rollout holds at an older revision than the object's latest (a
@@ -430,14 +431,18 @@ func (r *Reconciler) ledgerOwner(u *unstructured.Unstructured, owner render.Owne
 
 // writeStatus writes a workload's fleet-wide status from its spoke copies, if it changed.
 // shares are a divided workload's shares per cluster (nil: not divided; see aggregate); behind
-// the clusters a rollout has not reached yet.
-func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructured, clusters []string, shares map[string]int64, behind map[string]bool) error {
+// the clusters a rollout has not reached yet; pulled the copies on pull clusters, which the
+// hub cannot read, as their agents reported them (pulledCopies).
+func (r *Reconciler) writeStatus(ctx context.Context, u *unstructured.Unstructured, clusters []string, shares map[string]int64, behind map[string]bool,
+	pulled map[string]*unstructured.Unstructured) error {
 	if r.GVK.Group != "apps" && r.GVK.Group != "batch" {
 		return nil
 	}
 	var copies []spokeCopy
 	for _, c := range clusters {
-		if live, ok := r.spokeCopy(ctx, c, client.ObjectKeyFromObject(u)); ok {
+		if p, ok := pulled[c]; ok {
+			copies = append(copies, spokeCopy{cluster: c, obj: p, behind: behind[c]})
+		} else if live, ok := r.spokeCopy(ctx, c, client.ObjectKeyFromObject(u)); ok {
 			copies = append(copies, spokeCopy{cluster: c, obj: live, behind: behind[c]})
 		}
 	}

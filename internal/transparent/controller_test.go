@@ -92,7 +92,7 @@ func TestStatusDoesNotWaitForAStuckSpokeCache(t *testing.T) {
 	u.SetNamespace("team")
 	u.SetName("web")
 	returnsWithin(t, spokeReadTimeout+10*time.Second, "a status pass over a spoke whose cache does not sync", func() {
-		if err := r.writeStatus(context.Background(), u, []string{"stuck", "away"}, nil, nil); err != nil {
+		if err := r.writeStatus(context.Background(), u, []string{"stuck", "away"}, nil, nil, nil); err != nil {
 			t.Error(err)
 		}
 	})

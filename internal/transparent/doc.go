@@ -15,7 +15,10 @@
 // of replicas that serve a divided workload count each cluster only up to its share in the current division, and the
 // FleetSurplus condition says what runs beyond it (surplus.go), so the hub never shows more ready than desired. The hub runs
 // no workload controllers, so nothing else writes that status: `kubectl get deploy` on the hub
-// answers for the fleet.
+// answers for the fleet. The hub cannot read a copy on a pull cluster (Cluster.spec.mode Pull);
+// a Deployment's, StatefulSet's or ReplicaSet's copy there counts its desired replicas as
+// ready, available and updated once the cluster's agent reports it delivered and Ready, and
+// nothing before (pulled.go).
 //
 // An HPA labelled for the same Placement as the divided workload it scales is divided with it
 // (autoscale.go): its bounds by the workload's shares, and it goes only where the workload has

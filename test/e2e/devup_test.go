@@ -20,6 +20,8 @@ func TestDevUpUsageErrors(t *testing.T) {
 		{"--spokes", "5000"},
 		{"--nodes", "0"},
 		{"--spokes", "three"},
+		{"--pull-spokes", "4"}, // more than the 3 spokes
+		{"--spokes", "1", "--pull-spokes", "-1"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "dev")

@@ -104,13 +104,56 @@ func TestWalkthroughs(t *testing.T) {
 	}
 
 	// The next `make dev` starts in the directory that holds the user's file (a small fleet:
-	// what matters here is that it starts).
-	again := startDevUp(t, root, "--spokes", "1", "--nodes", "1")
+	// what matters here is that it starts), its one spoke in pull mode as the README shows.
+	again := startDevUp(t, root, "--spokes", "1", "--nodes", "1", "--pull-spokes", "1")
 	again.waitReady(t)
+	t.Run("a pull spoke as the README shows", func(t *testing.T) { checkPullSpoke(t, root, again) })
+	againPIDs := planePIDs(t, devDir)
+	if _, ok := againPIDs[filepath.Join("planes", "spoke-1", "flotilla-agent.pid")]; !ok {
+		t.Errorf("no PID file of the pull spoke's agent: %v", againPIDs)
+	}
 	again.interrupt(t)
+	for name, pid := range againPIDs {
+		if localfleet.ProcessAlive(pid) {
+			t.Errorf("%s (pid %d) still running after dev up stopped", name, pid)
+		}
+	}
 	if _, err := os.Stat(userFile); err != nil {
 		t.Errorf("the user's file is gone after the second run: %v", err)
 	}
+}
+
+// checkPullSpoke checks a dev up with --pull-spokes against the README: it prints what the
+// README's pull-mode sample shows; the pull spoke is Ready on the hub with reason PullMode; and
+// examples/propagation.yaml (region=eu-west, the one dev spoke here) reaches it through its
+// agent, counted on the hub.
+func checkPullSpoke(t *testing.T, root string, dev *devUp) {
+	want := shownSample(t, "../../README.md", "With a pull spoke, dev up also prints:")
+	fleettest.Eventually(t, 10*time.Second, "dev up prints README.md's pull-mode sample", func() error {
+		if err := matchDigitsAside(want, dev.output()); err != nil {
+			return fmt.Errorf("%v\ndev up printed:\n%s", err, dev.output())
+		}
+		return nil
+	})
+	hub := "kubectl --kubeconfig .flotilla/dev/hub.kubeconfig "
+	shows := func(what, command, want string) {
+		t.Helper()
+		fleettest.Eventually(t, convergeWithin, what, func() error {
+			out, err := runShell(root, command, nil)
+			if err != nil || strings.TrimSpace(out) != want {
+				return fmt.Errorf("%s: %v %q, want %q", command, err, out, want)
+			}
+			return nil
+		})
+	}
+	shows("the pull spoke is Ready with reason PullMode",
+		hub+`get cluster spoke-1 -o jsonpath='{.spec.mode} {.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}'`,
+		"Pull True PullMode")
+	if out, err := runShell(root, hub+"apply -f examples/propagation.yaml", nil); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	shows("the agent delivered the Deployment", "kubectl --kubeconfig .flotilla/dev/spoke-1.kubeconfig get deployment web -n web-demo -o jsonpath='{.status.availableReplicas}'", "2")
+	shows("the hub counts the pull spoke applied", hub+"get propagation web -n web-demo -o jsonpath='{.status.appliedClusters}/{.status.targetClusters}'", "1/1")
 }
 
 // checkoutLike lays a temporary directory out as the repository is where a reader runs the
@@ -220,14 +263,20 @@ func runShell(root, command string, vars map[string]string) (string, error) {
 // shownDevUpOutput is the sample of dev up's output the README shows after "You will see".
 func shownDevUpOutput(t *testing.T, readme string) []string {
 	t.Helper()
+	return shownSample(t, readme, "You will see:")
+}
+
+// shownSample is the ``` block of readme right after the paragraph that ends with intro.
+func shownSample(t *testing.T, readme, intro string) []string {
+	t.Helper()
 	data, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(data), "You will see:\n\n```\n")
+	_, after, ok := strings.Cut(string(data), intro+"\n\n```\n")
 	sample, _, closed := strings.Cut(after, "```")
 	if !ok || !closed {
-		t.Fatalf("%s shows no sample after \"You will see:\"", readme)
+		t.Fatalf("%s shows no sample after %q", readme, intro)
 	}
 	return strings.Split(strings.TrimSpace(sample), "\n")
 }
