@@ -45,6 +45,14 @@ type Options struct {
 	// TokenFile holds the agent's token for the work endpoint (audience flotilla.dev/work),
 	// read again for every request.
 	TokenFile string
+	// HubKubeconfig, instead of TokenFile, is the agent's hub credential (`flotilla join
+	// --mode pull` writes it): the agent requests its work tokens with it and renews it,
+	// writing it back to the file (renew.go).
+	HubKubeconfig string
+	// HubKubeconfigSecret, instead, is NAMESPACE/NAME of a Secret on the spoke holding that
+	// kubeconfig (membership.AgentCredentialSecret), read and renewed with the spoke
+	// credentials.
+	HubKubeconfigSecret string
 	// CAFile, when set, is the CA bundle the hub's serving certificate is checked against
 	// (else the system's roots).
 	CAFile string
@@ -80,8 +88,8 @@ type Agent struct {
 // Run runs the agent until ctx ends. It fails only when it cannot start (options, the spoke's
 // cache); once running, the hub going away is not an error.
 func Run(ctx context.Context, opts Options) error {
-	if opts.Cluster == "" || opts.WorkURL == "" || opts.TokenFile == "" || opts.Spoke == nil {
-		return errors.New("the agent needs the cluster's name, the hub's work URL, a token file and the spoke's credentials")
+	if opts.Cluster == "" || opts.WorkURL == "" || opts.Spoke == nil || credentialsGiven(opts) != 1 {
+		return errors.New("the agent needs the cluster's name, the hub's work URL, one hub credential (a token file, a hub kubeconfig or its Secret) and the spoke's credentials")
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
@@ -99,6 +107,9 @@ func Run(ctx context.Context, opts Options) error {
 	opts.Spoke = spokeclient.New(opts.Cluster).Configure(opts.Spoke)
 	if opts.Spoke.UserAgent == "" {
 		opts.Spoke.UserAgent = UserAgent
+	}
+	if hub.tokens, err = hubTokens(ctx, opts); err != nil {
+		return err
 	}
 	log := ctrllog.FromContext(ctx).WithName("agent").WithValues("cluster", opts.Cluster)
 	cl, err := inventory.LocalCluster(opts.Spoke, opts.Cluster, install.Scheme(), log)

@@ -1,7 +1,16 @@
 // Package agent is `flotilla agent`: pull mode's spoke side. It runs on (or next to) a spoke
-// the hub cannot reach, with the spoke's credentials and a token of its own hub identity (the
-// ServiceAccount flotilla-system/agent-<cluster>, audience flotilla.dev/work), and keeps the
-// spoke running what the hub says the cluster must run.
+// the hub cannot reach, with the spoke's credentials and a credential of its own hub identity
+// (the ServiceAccount flotilla-system/agent-<cluster>), and keeps the spoke running what the
+// hub says the cluster must run.
+//
+// The hub credential is either a token file for the work endpoint's audience
+// (flotilla.dev/work), read for every request, or the hub kubeconfig `flotilla join --mode
+// pull` writes, in a file or a Secret on the spoke (store.go, renew.go): a token for the hub
+// API server with which the agent requests its work tokens (one hour, by the TokenRequest API
+// on its own ServiceAccount, the one thing its Role allows) and renews that credential, each
+// once 80% of its life has passed (a work token also at once after a 401), writing the
+// renewed kubeconfig back (a file atomically, a Secret only over the version it read). The
+// timing takes the clock as an input. No token is ever logged.
 //
 // Every PollInterval it asks the hub's work endpoint (package clusterwork) for the cluster's
 // work with If-None-Match, so an idle cluster costs one small request and a 304. Each owner's
@@ -20,8 +29,9 @@
 // Warning Event HubUnreachable on its spoke, and once more with a Normal Event HubReachable when
 // the hub answers again, both naming the last successful contact (signal.go). The Events are
 // about the agent's Pod when POD_NAME and POD_NAMESPACE are set, else about its ConfigMap
-// (below): `kubectl get events -n flotilla-system` shows them. The token file is read again for
-// every request, so a rotated projected token is used as soon as it is on disk. An owner is
+// (below): `kubectl get events -n flotilla-system` shows them. A token file is read again for
+// every request, so a rotated projected token is used as soon as it is on disk; a revoked
+// identity (unjoined) is just a hub that refuses. An owner is
 // removed only when the hub answers successfully and leaves it out of the work, at least
 // RemovalGrace (default 10 minutes) after the first successful answer that left it out; a
 // failed request never counts toward that grace, and the removal is the engine's (only objects

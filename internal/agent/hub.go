@@ -21,13 +21,15 @@ import (
 const requestTimeout = 30 * time.Second
 
 // hubClient asks the hub's work endpoint for the cluster's work and posts its results, as the
-// cluster's agent: the bearer token is read from tokenFile for every request, so a rotated
-// (projected) token is used as soon as it is on disk.
+// cluster's agent, with the bearer token its tokenSource gives: read from a file for every
+// request (a rotated projected token is used as soon as it is on disk), or requested and
+// renewed with the agent's hub credential (renew.go), in which case a token the endpoint
+// refuses (401) is replaced and the request made once more at once.
 type hubClient struct {
-	base      string // the work endpoint, without a trailing slash
-	cluster   string
-	tokenFile string
-	http      *http.Client
+	base    string // the work endpoint, without a trailing slash
+	cluster string
+	tokens  tokenSource
+	http    *http.Client
 }
 
 func newHubClient(base, cluster, tokenFile, caFile string) (*hubClient, error) {
@@ -47,37 +49,35 @@ func newHubClient(base, cluster, tokenFile, caFile string) (*hubClient, error) {
 		}
 		transport.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
 	}
-	return &hubClient{base: strings.TrimSuffix(base, "/"), cluster: cluster, tokenFile: tokenFile,
+	return &hubClient{base: strings.TrimSuffix(base, "/"), cluster: cluster, tokens: fileToken(tokenFile),
 		http: &http.Client{Transport: transport, Timeout: requestTimeout}}, nil
 }
 
-// token reads the agent's token.
-func (c *hubClient) token() (string, error) {
-	b, err := os.ReadFile(c.tokenFile)
-	if err != nil {
-		return "", fmt.Errorf("read the agent's token: %w", err)
+func (c *hubClient) do(ctx context.Context, method, path string, body []byte, header http.Header) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		token, err := c.tokens.token(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var r io.Reader
+		if body != nil {
+			r = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, c.base+"/clusters/"+c.cluster+path, r)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := c.http.Do(req)
+		if err != nil || res.StatusCode != http.StatusUnauthorized || attempt > 0 || !c.tokens.refused() {
+			return res, err
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
+		_ = res.Body.Close()
 	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		return "", fmt.Errorf("the token file %s is empty", c.tokenFile)
-	}
-	return t, nil
-}
-
-func (c *hubClient) do(ctx context.Context, method, path string, body io.Reader, header http.Header) (*http.Response, error) {
-	token, err := c.token()
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+"/clusters/"+c.cluster+path, body)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	return c.http.Do(req)
 }
 
 // work asks for the cluster's work. With etag (the last answer's), an unchanged work is
@@ -116,7 +116,7 @@ func (c *hubClient) post(ctx context.Context, results clusterwork.Results) (clus
 	if err != nil {
 		return out, err
 	}
-	res, err := c.do(ctx, http.MethodPost, "/results", bytes.NewReader(body), http.Header{"Content-Type": {"application/json"}})
+	res, err := c.do(ctx, http.MethodPost, "/results", body, http.Header{"Content-Type": {"application/json"}})
 	if err != nil {
 		return out, err
 	}

@@ -16,10 +16,11 @@ func newJoinCommand(hf *hubFlags) *cobra.Command {
 		kubeconfig, kubeContext, role string
 		labels, apiGroups             []string
 		lifetime                      time.Duration
+		pull                          pullFlags
 	)
 	cmd := &cobra.Command{
-		Use:     "join NAME --kubeconfig FILE",
-		Short:   "Join a spoke cluster to the fleet",
+		Use:     "join NAME --kubeconfig FILE | join NAME --mode pull --agent-kubeconfig FILE",
+		Short:   "Join a spoke cluster to the fleet (push: the hub delivers; pull: an agent on the spoke fetches)",
 		GroupID: groupFleet,
 		Long: `Join a spoke cluster to the hub under NAME, a DNS-1123 label (at most 63 characters:
 lowercase letters, digits and '-', starting and ending with a letter or digit).
@@ -74,15 +75,46 @@ a third of the lifetime, the token expires: join again.
 On the hub, join stores a kubeconfig with that token in the Secret flotilla-system/NAME-kubeconfig
 and creates the Cluster NAME with the given labels. Joining again under the same name issues a
 new token bound to a new Secret, stores it, then deletes the previous Secret, which revokes the
-old token; joining the same API server under a second name is refused.`,
+old token; joining the same API server under a second name is refused.
+
+Pull mode (--mode pull), for a spoke the hub cannot reach or must not hold credentials for:
+the hub never connects to the spoke, and stores no credentials for it. On the hub join
+creates the Cluster NAME with spec.mode Pull, the ServiceAccount flotilla-system/agent-NAME
+(the agent's identity: the work endpoint serves it this cluster's work alone), and the Role
+and RoleBinding flotilla-system/agent-NAME, which let it create tokens for itself and nothing
+else. It then issues the agent's bootstrap credential, a token of agent-NAME for the hub API
+server valid for --token-lifetime, and writes a kubeconfig with it, the hub's address
+(--hub-server, default your hub connection's) and CA to --agent-kubeconfig (mode 0600; the
+token is never printed); copy that file to the spoke. Or, with --kubeconfig (the spoke's,
+used once by this command, never stored), it stores that kubeconfig in the Secret
+flotilla-system/flotilla-agent-hub on the spoke instead. Then run the agent command join
+prints: the agent requests its short-lived work tokens with the credential and renews it,
+writing it back (to the file or the Secret), before it expires. Joining again re-issues the credential (earlier ones stay valid until they expire
+or stop being renewed); ` + "`flotilla unjoin NAME`" + ` deletes the ServiceAccount, which revokes
+every token of the agent at once. A cluster joined in one mode is not joined in the other:
+unjoin it first (what runs on the spoke stays).`,
 		Example: `  flotilla join eu-1 --kubeconfig ~/.kube/eu-1.yaml --label region=eu-west --label env=prod
   flotilla join staging --kubeconfig ~/.kube/config --context staging-admin
-  flotilla join eu-2 --kubeconfig ~/.kube/eu-2.yaml --role flotilla-apps --token-lifetime 8h`,
+  flotilla join eu-2 --kubeconfig ~/.kube/eu-2.yaml --role flotilla-apps --token-lifetime 8h
+
+  # A spoke behind NAT: join on the hub alone, then run the agent on the spoke
+  flotilla join edge-1 --mode pull --label site=store-42 --agent-kubeconfig edge-1-hub.kubeconfig \
+    --hub-server https://hub.example.com:6443 --hub-work-url https://hub.example.com:9443`,
 		Args: exactlyOneName("join"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if err := membership.ValidateName(name); err != nil {
 				return usageError(err)
+			}
+			switch pull.mode {
+			case "push":
+				if err := pull.pushOnly(cmd); err != nil {
+					return err
+				}
+			case "pull":
+				return joinPull(cmd, hf, name, labels, lifetime, pull, kubeconfig, kubeContext)
+			default:
+				return usageError(fmt.Errorf("--mode %q: want push or pull", pull.mode))
 			}
 			if err := membership.ValidateRole(role); err != nil {
 				return usageError(err)
@@ -122,7 +154,8 @@ old token; joining the same API server under a second name is refused.`,
 	f.StringSliceVar(&apiGroups, "api-groups", membership.DefaultAPIGroups,
 		"API groups of CRDs the hub will deliver, granted whole before the spoke serves them (groups served at join are granted anyway)")
 	f.DurationVar(&lifetime, "token-lifetime", membership.DefaultTokenLifetime,
-		fmt.Sprintf("how long each token is valid (%s to %s); the hub renews it when a third is left", membership.MinTokenLifetime, membership.MaxTokenLifetime))
+		fmt.Sprintf("how long each token is valid (%s to %s); the hub renews it when a third is left (pull: the agent's credential, which the agent renews at 80%%)", membership.MinTokenLifetime, membership.MaxTokenLifetime))
+	pull.register(cmd)
 	return cmd
 }
 
@@ -149,7 +182,14 @@ and nothing is changed; pass --kubeconfig then.
 A Cluster imported by the hub (from a kubeconfig Secret, Cluster API, a ClusterProfile or Argo
 CD: the SOURCE column of ` + "`kubectl get clusters`" + `) is refused, and nothing is changed:
 the importer would create it again, and join created nothing on its spoke. The refusal names
-the object it came from and how to remove it there.`,
+the object it came from and how to remove it there.
+
+A pull-mode cluster (joined with --mode pull): the hub side only, the Cluster, the
+ServiceAccount flotilla-system/agent-NAME (the hub then refuses every token of the agent: at
+once, and within 10s at the work endpoint) and the Role and RoleBinding agent-NAME join made;
+with --kubeconfig also the Secret flotilla-system/flotilla-agent-hub on the spoke, if join
+from this hub stored it there. The agent keeps what it delivered and deletes nothing: stop it
+on the spoke.`,
 		Example: `  flotilla unjoin eu-1`,
 		Args:    exactlyOneName("unjoin"),
 		RunE: func(cmd *cobra.Command, args []string) error {

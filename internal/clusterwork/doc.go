@@ -33,6 +33,13 @@
 //     status writes) and honours If-None-Match with 304 Not Modified, so an idle agent costs
 //     one small request and no revision read per poll. A response with an unresolved record
 //     carries no ETag: the next poll resolves again.
+//   - with If-None-Match and ?waitSeconds=N (at most MaxWait), holds a request whose work is
+//     unchanged until one of the cluster's records changes (its spec, added or deleted, seen by
+//     the hub cache's informer: changes.go) or N seconds pass, so a change reaches an agent as
+//     soon as the hub has it, and an idle agent costs one request per N seconds; a held request
+//     gives its place among those in flight back while it waits;
+//   - answers 503 (retry), not 401, when a token cannot be reviewed because the hub API server
+//     does not answer;
 //
 // The response holds Secret data and goes to the authorized agent only (Cache-Control:
 // no-store); objects are never logged. Without TLS the endpoint is for a loopback address and

@@ -43,6 +43,9 @@ type Handler struct {
 	// Reports writes the results agents post into records (POST .../results; nil refuses
 	// them): the ledger.
 	Reports Reporter
+	// Changes, when set, lets a request that asks to wait (?waitSeconds=N) be held until one of
+	// its cluster's records changes (changes.go).
+	Changes *Changes
 	// Notify, when set, is told of each owner whose record took a result, so that its
 	// controller counts the cluster's new state (the ledger's writes trigger no reconcile).
 	Notify func(render.Owner)
@@ -89,13 +92,45 @@ func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
 		refuse(w, log, http.StatusServiceUnavailable, msg)
 		return
 	}
-	records, err := h.records(ctx, cluster)
+	wait, err := waitOf(r)
 	if err != nil {
-		log.Error(err, "Cannot list the cluster's work")
-		http.Error(w, "the hub cannot list the cluster's work now; retry", http.StatusServiceUnavailable)
+		refuse(w, log, http.StatusBadRequest, err.Error())
 		return
 	}
-	etag := etagOf(cluster, records)
+	deadline := time.Now().Add(wait)
+	var records []flotillav1.Delivery
+	var etag string
+	for {
+		// Held before the records are read, so that a change made while they are read wakes it.
+		var changed <-chan struct{}
+		done := func() {}
+		if wait > 0 && h.Changes != nil {
+			var held bool
+			if changed, done, held = h.Changes.hold(cluster); !held {
+				changed, done = nil, func() {}
+			}
+		}
+		records, err = h.records(ctx, cluster)
+		if err != nil {
+			done()
+			log.Error(err, "Cannot list the cluster's work")
+			http.Error(w, "the hub cannot list the cluster's work now; retry", http.StatusServiceUnavailable)
+			return
+		}
+		etag = etagOf(cluster, records)
+		if !matches(r.Header.Get("If-None-Match"), etag) || changed == nil || time.Until(deadline) <= 0 {
+			done()
+			break
+		}
+		woke := await(ctx, changed, time.Until(deadline))
+		done()
+		if ctx.Err() != nil {
+			return
+		}
+		if !woke {
+			break
+		}
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	if matches(r.Header.Get("If-None-Match"), etag) {
 		w.Header().Set("ETag", etag)
@@ -136,6 +171,10 @@ func (h *Handler) authorize(r *http.Request, cluster string) (int, string) {
 	// review is for the hub API server's own audiences.
 	r = r.WithContext(authenticator.WithAudiences(r.Context(), authenticator.Audiences{Audience}))
 	res, ok, err := h.Authenticator.AuthenticateRequest(r)
+	if err != nil && reviewUnavailable(err) {
+		h.Log.V(1).Info("Cannot review the agent's token", "cluster", cluster, "reason", err.Error())
+		return http.StatusServiceUnavailable, "the hub cannot review tokens now (its API server does not answer); retry"
+	}
 	if err != nil || !ok {
 		return http.StatusUnauthorized, fmt.Sprintf("the hub does not accept this token for audience %s", Audience)
 	}

@@ -1,6 +1,7 @@
 package clusterwork
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -23,7 +24,8 @@ const (
 )
 
 // limited serves next with at most the handler's MaxInFlight requests at once; the others are
-// answered 429 at once, unread, with Retry-After, and counted in the log at V(1).
+// answered 429 at once, unread, with Retry-After. A request held waiting for a change gives its
+// place back while it waits (await).
 func (h *Handler) limited(next http.Handler) http.Handler {
 	h.once.Do(func() {
 		n := h.MaxInFlight
@@ -33,14 +35,60 @@ func (h *Handler) limited(next http.Handler) http.Handler {
 		h.inFlight = make(chan struct{}, n)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case h.inFlight <- struct{}{}:
-			defer func() { <-h.inFlight }()
-			next.ServeHTTP(w, r)
-		default:
+		s := &slot{places: h.inFlight}
+		if !s.try() {
 			w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
 			refuse(w, h.Log.WithValues("path", r.URL.Path), http.StatusTooManyRequests,
 				"the work endpoint is serving as many requests as it takes; retry after the time Retry-After says")
+			return
 		}
+		defer s.release()
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), slotKey{}, s)))
 	})
+}
+
+// slot is one request's place among those in flight.
+type slot struct {
+	places chan struct{}
+	held   bool
+}
+
+type slotKey struct{}
+
+// slotOf is the request's place; a request served without limited has one of its own.
+func slotOf(ctx context.Context) *slot {
+	if s, ok := ctx.Value(slotKey{}).(*slot); ok {
+		return s
+	}
+	return &slot{places: make(chan struct{}, 1), held: false}
+}
+
+func (s *slot) try() bool {
+	select {
+	case s.places <- struct{}{}:
+		s.held = true
+	default:
+	}
+	return s.held
+}
+
+func (s *slot) release() {
+	if s.held {
+		<-s.places
+		s.held = false
+	}
+}
+
+// acquire waits for a place, and returns false if ctx ends first.
+func (s *slot) acquire(ctx context.Context) bool {
+	if s.held {
+		return true
+	}
+	select {
+	case s.places <- struct{}{}:
+		s.held = true
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

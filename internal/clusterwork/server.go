@@ -29,7 +29,9 @@ func (s *Server) NeedLeaderElection() bool { return false }
 // Start serves until ctx ends.
 func (s *Server) Start(ctx context.Context) error {
 	srv := &http.Server{Handler: s.Handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: ReadTimeout,
-		WriteTimeout: WriteTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+		WriteTimeout: WriteTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		// Requests held waiting for a change end with the server.
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	scheme := "http"
 	if s.CertFile != "" || s.KeyFile != "" {
 		watcher, err := certwatcher.New(s.CertFile, s.KeyFile)

@@ -1,11 +1,15 @@
 package hub
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 
 	"github.com/flotilla-dev/flotilla/internal/clusterwork"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
@@ -40,6 +44,17 @@ func serveWork(mgr manager.Manager, cfg *rest.Config, store *revisions.Store, re
 	if records != nil {
 		h.Reports = records
 	}
+	// A request that asks to wait is woken by its cluster's records changing, seen by the
+	// informer the ledger's cache has anyway.
+	changes := &clusterwork.Changes{}
+	inf, err := mgr.GetCache().GetInformer(context.Background(), &flotillav1.Delivery{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("work endpoint: watch Delivery records: %w", err)
+	}
+	if _, err := inf.AddEventHandler(changes.RecordHandler()); err != nil {
+		return fmt.Errorf("work endpoint: watch Delivery records: %w", err)
+	}
+	h.Changes = changes
 	return mgr.Add(&clusterwork.Server{Addr: opts.WorkAddr, CertFile: opts.WorkCertFile, KeyFile: opts.WorkKeyFile,
 		Handler: h.Routes(), Ready: opts.WorkReady})
 }

@@ -22,4 +22,17 @@
 // included (which revokes every token), and reports only what it found and removed. Workloads
 // on the spoke are never touched. A Cluster an importer maintains (package sources) is not
 // unjoined: Unjoin returns an *ImportedError naming its source and how to remove it there.
+//
+// A pull-mode cluster (JoinPull, `flotilla join --mode pull`) is joined on the hub alone: the
+// Cluster with spec.mode Pull, its agent's ServiceAccount flotilla-system/agent-<cluster>
+// (GrantAgent; the work endpoint serves it that cluster's work alone), and a Role and
+// RoleBinding of the same name allowing it one thing, creating tokens for itself
+// (AgentRenewalRules). JoinPull returns the agent's bootstrap credential, a kubeconfig with a
+// token of that account for the hub API server, which the agent renews; StoreAgentCredential
+// writes it into a Secret on the spoke (AgentCredentialSecret) with the operator's spoke
+// connection, when one is given. Joining a name in the
+// other mode than it has is refused (*ModeChangeError). Unjoining a pull cluster deletes the
+// Cluster, the ServiceAccount (revoking every token of the agent) and the Role and RoleBinding
+// join labelled; it touches no spoke unless given the operator's connection, then only to
+// delete that Secret if it carries this hub's label.
 package membership

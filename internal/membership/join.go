@@ -49,7 +49,7 @@ type JoinOptions struct {
 // Join sets the spoke up for Flotilla and registers it on the hub. A name that is not a
 // DNS-1123 label, a bad role name or lifetime is refused before the spoke or the hub is
 // touched; so is a spoke where an object of join's names exists that join did not create
-// from this hub (a *NotOursError).
+// from this hub (a *NotOursError), and a name joined in mode Pull (a *ModeChangeError).
 //
 // Joining again issues a new token bound to a new Secret, stores it on the hub, and then
 // deletes the Secrets earlier tokens were bound to, which revokes them.
@@ -76,6 +76,9 @@ func Join(ctx context.Context, hub client.Client, opts JoinOptions) error {
 	progress := opts.Progress
 	if progress == nil {
 		progress = func(string) {}
+	}
+	if err := refuseModeChange(ctx, hub, opts.Name, flotillav1.ClusterPush); err != nil {
+		return err
 	}
 	cs, err := kubernetes.NewForConfig(opts.Spoke)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,6 +57,10 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 		// nothing on its spoke.
 		return err
 	}
+	if c.Pulls() {
+		// The hub never connected to it, and joining it created nothing on its spoke.
+		return unjoinPull(ctx, hub, c, opts.Spoke, progress)
+	}
 	ref := c.Spec.Credentials
 	secret := &corev1.Secret{}
 	secretErr := hub.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret)
@@ -96,16 +102,80 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 		progress(fmt.Sprintf("hub: secret %s/%s deleted", secret.Namespace, secret.Name))
 	}
 	// A pull-mode agent's identity goes too, which revokes every token issued for it.
-	if revoked, err := RevokeAgent(ctx, hub, c.Name); err != nil {
+	if err := removeAgent(ctx, hub, c.Name, progress); err != nil {
 		return err
-	} else if revoked {
-		progress(fmt.Sprintf("hub: serviceaccount %s/%s deleted (every token of the cluster's agent revoked)", Namespace, AgentServiceAccount(c.Name)))
 	}
 	if spokeErr != nil {
 		return fmt.Errorf("cluster %s removed from the hub, but Flotilla's objects could not all be removed from the spoke (%w); "+
 			"remove them there with: %s", c.Name, spokeErr, manualRemoval(hubID))
 	}
 	return nil
+}
+
+// unjoinPull removes a pull-mode cluster from the hub: the Cluster, then its agent's identity
+// and grant. The agent's tokens die with its ServiceAccount; what the agent delivered on the
+// spoke stays (the agent, refused by the hub, keeps it and deletes nothing).
+//
+// With spokeCfg (the operator's connection, --kubeconfig), the Secret AgentCredentialSecret that
+// join may have stored there is deleted too, if it carries this hub's label.
+func unjoinPull(ctx context.Context, hub client.Client, c *flotillav1.Cluster, spokeCfg *rest.Config, progress func(string)) error {
+	if err := client.IgnoreNotFound(hub.Delete(ctx, c)); err != nil {
+		return fmt.Errorf("delete cluster %s on the hub: %w", c.Name, err)
+	}
+	progress(fmt.Sprintf("hub: cluster.flotilla.dev/%s deleted", c.Name))
+	if err := removeAgent(ctx, hub, c.Name, progress); err != nil {
+		return err
+	}
+	if spokeCfg == nil {
+		progress(fmt.Sprintf("spoke: not reached (the hub never connects to a pull cluster); stop the agent there: the hub now refuses it, "+
+			"and it keeps what it delivered, deleting nothing. If join stored its credential there, the Secret %s/%s holds a revoked token: "+
+			"delete it, or unjoin with --kubeconfig", Namespace, AgentCredentialSecret))
+		return nil
+	}
+	hubID, err := hubIdentity(ctx, hub)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(spokeCfg)
+	if err != nil {
+		return err
+	}
+	s := spoke{cs: cs, hubID: hubID}
+	secrets := cs.CoreV1().Secrets(Namespace)
+	did, err := s.removeOwned(ctx, spokeObject{"secret", Namespace + "/" + AgentCredentialSecret,
+		func(ctx context.Context) (metav1.Object, error) {
+			return secrets.Get(ctx, AgentCredentialSecret, metav1.GetOptions{})
+		},
+		func(ctx context.Context, uid types.UID) error {
+			return secrets.Delete(ctx, AgentCredentialSecret, deleteIf(uid))
+		}})
+	switch {
+	case err != nil:
+		return fmt.Errorf("cluster %s removed from the hub, but the agent's credential Secret on the spoke: %w", c.Name, err)
+	case did == removed:
+		progress(fmt.Sprintf("spoke: secret %s/%s (the agent's revoked credential) removed", Namespace, AgentCredentialSecret))
+	case did == notOurs:
+		progress(fmt.Sprintf("spoke: secret %s/%s left in place: `flotilla join` from this hub did not create it", Namespace, AgentCredentialSecret))
+	}
+	progress("spoke: stop the agent there: the hub now refuses it, and it keeps what it delivered, deleting nothing")
+	return nil
+}
+
+// removeAgent deletes cluster's agent identity (which revokes every token issued for it) and
+// its grant, if JoinPull or GrantAgent made them.
+func removeAgent(ctx context.Context, hub client.Client, cluster string, progress func(string)) error {
+	revoked, err := RevokeAgent(ctx, hub, cluster)
+	if err != nil {
+		return err
+	}
+	if revoked {
+		progress(fmt.Sprintf("hub: serviceaccount %s/%s deleted (every token of the cluster's agent revoked)", Namespace, AgentServiceAccount(cluster)))
+	}
+	deleted, err := revokeRenewal(ctx, hub, cluster)
+	for _, d := range deleted {
+		progress("hub: " + d + " deleted")
+	}
+	return err
 }
 
 // manualRemoval is the command that removes what join created on a spoke, selected by this
