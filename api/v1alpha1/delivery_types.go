@@ -216,6 +216,13 @@ type DeliveryStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	Message string `json:"message,omitempty"`
+
+	// reason names, in one CamelCase word, why the latest result is not complete, when the
+	// cluster's agent reports one: a fleet API a pull cluster's agent could not serve there
+	// (CompileFailed, SchemaNotFound, BreakingChange, Conflict, ...). Absent otherwise.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
 }
 
 // Delivery is Flotilla's durable record of what one owner delivers to one cluster. Flotilla

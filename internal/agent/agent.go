@@ -82,6 +82,7 @@ type Agent struct {
 	away  string                        // why the hub did not answer last; "" while it does
 	sent  map[string]clusterwork.Result // the result last written per record
 	skips map[string]string             // invalid items last logged, by record
+	apis  *fleetAPIs                    // the fleet APIs of the work (fleetapis.go)
 }
 
 // Run runs the agent until ctx ends. It fails only when it cannot start (options, the spoke's
@@ -146,9 +147,20 @@ func Run(ctx context.Context, opts Options) error {
 		hubOK: newContact(ctx, spoke, events, mem.cm, opts.WorkURL),
 		wake:  make(chan struct{}, 1), sent: map[string]clusterwork.Result{}, skips: map[string]string{}}
 	a.book.recall(recalled)
-	a.d = deliver.New(ctx, func(render.Owner) { a.poke() }, opts.DeliverOptions)
+	a.apis = newFleetAPIs(opts.Cluster, cl)
+	a.book.apiJob = func(owner render.Owner, item clusterwork.Item) (deliver.Job, error) {
+		return a.apis.job(ctx, owner, item)
+	}
+	a.d = deliver.New(ctx, func(owner render.Owner) {
+		if !a.apis.notify(owner) { // an instance's result goes to the instances controller
+			a.poke()
+		}
+	}, opts.DeliverOptions)
 	// The one spoke, engaged as the hub's inventory engages each of its spokes.
 	if err := a.d.Engage(ctx, multicluster.ClusterName(opts.Cluster), cl); err != nil {
+		return err
+	}
+	if err := a.apis.start(ctx, a.d, cl); err != nil {
 		return err
 	}
 	log.Info("Agent started", "hub", opts.WorkURL, "pollInterval", opts.PollInterval, "removalGrace", opts.RemovalGrace,
@@ -157,6 +169,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer tick.Stop()
 	for {
 		a.poll(ctx)
+		a.serveAPIs()
 		a.report(ctx)
 		if err := a.mem.save(ctx, a.book.remember()); err != nil && ctx.Err() == nil {
 			a.log.Info("What the agent delivered is not written on the spoke yet; trying again", "reason", err.Error())
@@ -275,17 +288,19 @@ func (a *Agent) logInvalid(invalid map[string]string) {
 // report posts the results that changed since last written, and finishes removals.
 func (a *Agent) report(ctx context.Context) {
 	var out clusterwork.Results
+	refusals := a.apis.refusals()
 	for owner, h := range a.book.owners {
 		if h.removing {
 			if res, ok := a.d.Result(owner, a.opts.Cluster); ok && res.Complete && res.Revision == removalRevision {
 				a.log.Info("Owner removed from the spoke", "owner", owner.String())
 				a.d.Forget(owner, a.opts.Cluster)
 				a.book.removed(owner)
+				a.apis.forget(owner)
 				delete(a.sent, h.record)
 			}
 			continue
 		}
-		if h.job.Revision == "" {
+		if _, refused := refusals[h.record]; h.job.Revision == "" || refused {
 			continue
 		}
 		res, ok := a.d.Result(owner, a.opts.Cluster)
@@ -298,6 +313,7 @@ func (a *Agent) report(ctx context.Context) {
 		}
 		out.Items = append(out.Items, r)
 	}
+	out.Items = append(out.Items, a.unsentRefusals(refusals)...)
 	if len(out.Items) == 0 || a.away != "" {
 		return // nothing new; or the hub is away: posted when it answers again
 	}

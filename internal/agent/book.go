@@ -42,6 +42,8 @@ type book struct {
 	cluster string
 	grace   time.Duration
 	owners  map[render.Owner]*held
+	// apiJob makes an RGD's item into its CRD's job (fleetapis.go); nil refuses such items.
+	apiJob func(render.Owner, clusterwork.Item) (deliver.Job, error)
 }
 
 func newBook(cluster string, grace time.Duration) *book {
@@ -81,7 +83,7 @@ func (b *book) answer(work clusterwork.Work, now time.Time) (submit []deliver.Jo
 			invalid[item.Record] = err.Error()
 			continue
 		}
-		h.kinds = render.Kinds(item.Objects, h.kinds...)
+		h.kinds = render.Kinds(job.Objects, h.kinds...)
 		job.PruneKinds = render.ParseKinds(h.kinds)
 		h.job, h.uid, h.generation = job, item.RecordUID, item.Generation
 		if item.Strategy != nil {
@@ -132,7 +134,13 @@ func (b *book) jobOf(owner render.Owner, item clusterwork.Item) (deliver.Job, er
 		return deliver.Job{}, fmt.Errorf("no digest")
 	}
 	if owner.OnSpoke() {
-		return deliver.Job{}, fmt.Errorf("owner %s lives on a spoke: fleet API instances are not delivered by the agent", owner)
+		return deliver.Job{}, fmt.Errorf("owner %s lives on a spoke: the hub records no work for an instance of a fleet API", owner)
+	}
+	if isFleetAPI(owner) {
+		if b.apiJob == nil {
+			return deliver.Job{}, fmt.Errorf("owner %s is a fleet API: this agent serves none", owner)
+		}
+		return b.apiJob(owner, item)
 	}
 	s := flotillav1.PropagationStrategy{}
 	if item.Strategy != nil {

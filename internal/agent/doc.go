@@ -49,9 +49,21 @@
 // from that answer, so a crash loop only ever delays a removal. The engine deletes nothing of
 // an owner it has not been asked to remove, and never an object without the owner's marks.
 //
-// What the agent does not do yet: it delivers Propagations' and transparent owners' work
-// (records with spec.work), not fleet API instances; it reads no prune confirmation (an
-// owner's flotilla.dev/confirm-prune), so a prune over the budget waits; and it reports
-// counts and readiness, not the status of the objects it delivers (the hub counts a pull
-// cluster's transparent workload from its readiness: package transparent).
+// Fleet APIs (fleetapis.go): an item owned by an RGD names the RGD revision the hub planned for
+// the cluster and resolves to that RGD with the hub's tenancy. The agent compiles it against
+// its own spoke with the hub's compile path (fleetapi.Spoke), and the owner's job is the CRD,
+// delivered, remembered and removed as any owner's; once the deliverer reports the CRD
+// Established its graph is served to an instances controller (package instances) engaged on
+// this spoke alone, which expands the instances created there through the same deliverer. An
+// RGD that may not be served here is reported with its reason (clusterwork.Result.Reason) and
+// planned again every apiRetryInterval; the spoke keeps what it served, and the graph served
+// before while the agent runs.
+//
+// What the agent does not do yet: it reads no prune confirmation (an owner's
+// flotilla.dev/confirm-prune), so a prune over the budget waits, and so does the deletion of a
+// fleet API's CRD that still has instances (it cleans up no instances before their CRD goes);
+// a restarted agent has no graph for an RGD whose newest revision it refuses (that RGD's
+// instances wait until it compiles); and it reports counts and readiness, not the status of
+// the objects it delivers (the hub counts a pull cluster's transparent workload from its
+// readiness: package transparent; it counts no fleet API instances there).
 package agent

@@ -48,7 +48,8 @@
 // POST /clusters/{cluster}/results
 //
 //   - authenticates and authorizes as GET does (the cluster's agent alone);
-//   - takes per-record results (Results: revision, counts, message; never objects), at most
+//   - takes per-record results (Results: revision, counts, message, and for a result that is not
+//     complete a one-word reason such as SchemaNotFound; never objects), at most
 //     MaxResultsBytes;
 //   - writes each into the record through the ledger (Reporter: ledger.Ledger.WriteReported),
 //     only when the record is one of the cluster's that ledger.Trust believes and its

@@ -232,7 +232,7 @@ func (h *Handler) item(ctx context.Context, rec *flotillav1.Delivery) (_ resolve
 		RecordUID: string(rec.UID), Generation: rec.Generation}}
 	wk := rec.Spec.Work
 	if wk == nil {
-		item.Pending = "the hub has not recorded this cluster's work for the owner yet (the record has no spec.work; fleet APIs keep none yet)"
+		item.Pending = "the hub has not recorded this cluster's work for the owner yet (the record has no spec.work)"
 		return item, true
 	}
 	item.Revision, item.Digest, item.Strategy = wk.Revision, wk.Digest, wk.Strategy.DeepCopy()

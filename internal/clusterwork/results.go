@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -91,7 +93,7 @@ func (h *Handler) results(w http.ResponseWriter, r *http.Request) {
 			failed = true
 			continue
 		}
-		status := ledger.StatusOf(rec.Status, res.result(), objs)
+		status := res.status(rec.Status, objs)
 		if err := h.Reports.WriteReported(ctx, owner, cluster, status); err != nil {
 			log.Error(err, "Cannot write a reported result", "record", res.Record)
 			out.Skipped[res.Record] = "the hub cannot write the record now; post again"
@@ -124,6 +126,19 @@ func (h *Handler) skip(rec *flotillav1.Delivery, res Result, cluster string) str
 		return "negative counts"
 	}
 	return ""
+}
+
+// reasonWord is what a reported reason must be: one CamelCase word that fits status.reason.
+var reasonWord = regexp.MustCompile(`^[A-Z][A-Za-z]{0,63}$`)
+
+// status is the record's status once it takes r, its objects the record's own work: the
+// reason r gives only when it is not complete and is one CamelCase word.
+func (r Result) status(prev flotillav1.DeliveryStatus, objs []*unstructured.Unstructured) flotillav1.DeliveryStatus {
+	status := ledger.StatusOf(prev, r.result(), objs)
+	if !r.Complete && reasonWord.MatchString(r.Reason) {
+		status.Reason = r.Reason
+	}
+	return status
 }
 
 // result is the deliver.Result the ledger's StatusOf reads.

@@ -127,3 +127,29 @@ func TestResults(t *testing.T) {
 		t.Errorf("written %v, notified %d: nothing should be", rep.wrote, notified)
 	}
 }
+
+// TestReportedReason: a result that is not complete carries its reason into the record when
+// it is one CamelCase word; a complete one, or anything else an agent posts, carries none, and
+// what was served stays the record's status.revision.
+func TestReportedReason(t *testing.T) {
+	prev := flotillav1.DeliveryStatus{Revision: "d1", Reason: "SchemaNotFound"}
+	for _, c := range []struct {
+		name string
+		res  Result
+		want string
+	}{
+		{"a compile failure", Result{Revision: "d2", Reason: "SchemaNotFound", Message: "no Gadget"}, "SchemaNotFound"},
+		{"not a word", Result{Revision: "d2", Reason: "Schema not found; rm -rf"}, ""},
+		{"too long", Result{Revision: "d2", Reason: "A" + strings.Repeat("b", 64)}, ""},
+		{"complete", Result{Revision: "d2", Complete: true, Reason: "CompileFailed"}, ""},
+		{"no reason", Result{Revision: "d2", Message: "apply failed"}, ""},
+	} {
+		got := c.res.status(prev, nil)
+		if got.Reason != c.want {
+			t.Errorf("%s: reason %q, want %q", c.name, got.Reason, c.want)
+		}
+		if want := map[bool]string{true: "d2", false: "d1"}[c.res.Complete]; got.Revision != want {
+			t.Errorf("%s: revision %q, want %q", c.name, got.Revision, want)
+		}
+	}
+}

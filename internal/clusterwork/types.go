@@ -60,6 +60,11 @@ type Result struct {
 	Fighting int  `json:"fighting,omitempty"`
 	// Message says what failed or waits (bounded by the record's status.message).
 	Message string `json:"message,omitempty"`
+	// Reason names why the revision is not served, in one CamelCase word, when the agent
+	// knows (a fleet API that does not compile on the spoke: CompileFailed, SchemaNotFound,
+	// BreakingChange, Conflict, ...): the record's status.reason. A reason that is not such a
+	// word is not written.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Written is the answer to a post: how many results were written into records, and, for each

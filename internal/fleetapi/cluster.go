@@ -55,6 +55,8 @@ type clusterPlan struct {
 	// connecting says the cluster is Ready on the hub but not engaged yet (just after a start
 	// or a join): its row is not worth publishing for a moment.
 	connecting bool
+	// pull says the cluster is a pull cluster: its agent compiles and serves want (pull.go).
+	pull bool
 }
 
 // spokeView is what planning an RGD for one cluster reads of it: the controller reads through
@@ -68,9 +70,13 @@ type spokeView struct {
 	schemas func() (*snapshot, error)
 }
 
-// planCluster plans a cluster the controller is connected to (planOn); one it is not is
-// Pending, and keeps what it serves.
-func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner render.Owner, name, pin string) clusterPlan {
+// planCluster plans a cluster the controller is connected to (planOn), and a pull cluster by
+// the revision its agent is to compile (planPull); one it is not connected to is Pending, and
+// keeps what it serves.
+func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner render.Owner, name, pin string, pull pullPass) clusterPlan {
+	if r.pulls(ctx, name) {
+		return r.planPull(ctx, newest, owner, name, pin, pull)
+	}
 	engaged, err := r.Clusters.Get(ctx, multicluster.ClusterName(name))
 	if err != nil {
 		p := clusterPlan{row: flotillav1.APIClusterResult{Cluster: name, API: newest.rgd.Name}}
@@ -158,9 +164,11 @@ func (r *Reconciler) compile(rgd *kro.ResourceGraphDefinition, view *snapshot) (
 // hold finds the graph of the revision a cluster keeps serving, refused aside (the revision
 // that just failed there): its instances are expanded with it. A CRD delivered without
 // history, or a revision no longer kept, leaves the cluster without one; its row says why.
+// Without a store (a pull cluster's agent, Spoke, which keeps the graph it served) it finds
+// none.
 func (r *Reconciler) hold(ctx context.Context, p clusterPlan, owner render.Owner, view *snapshot, refused string) clusterPlan {
 	name := p.served
-	if name == "" || name == refused {
+	if name == "" || name == refused || r.Revisions == nil {
 		return p
 	}
 	rev, err := r.loadRevision(ctx, owner, name)

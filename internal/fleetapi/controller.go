@@ -154,7 +154,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		// A record deleted by someone else, or by the garbage collector with its RGD.
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
 			return o.APIVersion == kro.GroupVersion.String() && o.Kind == rgdKind
-		})), builder.WithPredicates(ledger.Changed())).
+		})), builder.WithPredicates(predicate.Or(ledger.Changed(), ledger.Pulled(r.Hub)))).
 		WatchesRawSource(r.notifier.Source()).
 		Complete(r)
 	if err != nil {
@@ -289,8 +289,9 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		return reconcile.Result{}, err
 	}
 	plans := map[string]clusterPlan{}
+	pull := pullPass{records: records, tenancy: placer.Spec.Tenancy}
 	for _, c := range st.targets {
-		plans[c] = r.planCluster(ctx, newest, owner, c, placer.Spec.PinOf(rgd.Name, c))
+		plans[c] = r.planCluster(ctx, newest, owner, c, placer.Spec.PinOf(rgd.Name, c), pull)
 	}
 	keep, err := r.revisionsInUse(ctx, owner, plans, pinsOf(placer, rgd.Name))
 	if err != nil {
@@ -307,7 +308,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	var gated ownerpass.Result
 	if placement.Spec.Rollout != nil {
 		// The clusters the rollout holds keep the revision they serve (what revisionsInUse kept).
-		gated = r.gateRollout(ctx, rgd, placer, placement, ledgerOwner, newest, notKept, st.targets, plans)
+		gated = r.gateRollout(ctx, rgd, placer, placement, ledgerOwner, newest, notKept, st.targets, plans, pull)
 	} else {
 		r.rollouts.Forget(owner)
 	}
@@ -325,6 +326,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	out := r.fanout.Sync(ctx, fanout.Pass{
 		Owner:   ledgerOwner,
 		Records: chosen, Chosen: st.targets, Want: want, Kinds: []string{render.KindString(crdKind)}, Prune: true, Strategy: strategy,
+		Declared: declaredOf(placer), // what a pull cluster's agent delivers with (pull.go)
 	})
 	// The removals every owner kind waits for a confirmation of (package holds).
 	guard := guardOf(placer, rgd.Name, placement, records)
@@ -353,6 +355,9 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		case p.want != nil:
 			res, ok := out.Results[c]
 			row = settle(row, p.want, res, ok, p.generation)
+			if p.pull {
+				row = pullRow(row, records[c])
+			}
 			switch {
 			case row.Phase != flotillav1.APIServing:
 			case p.rolloutHeld != "":
@@ -474,12 +479,17 @@ func keepFinalizer(ctx context.Context, hub client.Writer, obj client.Object, wa
 // that still has instances is deleted only once the flotilla.dev/confirm-prune annotation
 // confirms it (the deliverer's rule for objects whose deletion takes other data along).
 func strategyOf(p *flotillav1.APIPropagation, rgd string) decide.Strategy {
-	deletion := p.Spec.Removal
+	return crdStrategy(rgd, p.Spec.Removal, p.Annotations[flotillav1.AnnotationConfirmPrune], "apipropagation "+p.Name)
+}
+
+// crdStrategy is strategyOf for an RGD removed as deletion says, a prune confirmed by
+// confirmed on confirmOn (a pull cluster's agent reads no confirmation: "").
+func crdStrategy(rgd string, deletion flotillav1.DeletionPolicy, confirmed, confirmOn string) decide.Strategy {
 	if deletion == "" {
 		deletion = flotillav1.DeletionOrphan
 	}
-	return decide.Strategy{Deletion: deletion, Conflict: flotillav1.ConflictReject, PruneConfirmed: p.Annotations[flotillav1.AnnotationConfirmPrune],
-		ConfirmOn: "apipropagation " + p.Name, AdoptMarked: decide.Mark{Key: kro.RGDNameLabel, Value: rgd}}
+	return decide.Strategy{Deletion: deletion, Conflict: flotillav1.ConflictReject, PruneConfirmed: confirmed,
+		ConfirmOn: confirmOn, AdoptMarked: decide.Mark{Key: kro.RGDNameLabel, Value: rgd}}
 }
 
 func removalMessage(s decide.Strategy, res deliver.Result) string {

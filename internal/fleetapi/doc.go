@@ -52,6 +52,17 @@
 //     only when the status changes, and after a restart only once every RGD has been through a
 //     pass, so a restart writes nothing either.
 //
+// A pull cluster (Cluster.spec.mode Pull; pull.go) is planned without being read: the hub
+// compiles nothing for it. Its record's spec.work names the RGD revision it must serve (the
+// newest, or the one a pin or the rollout holds it at, chosen as above) with the hub's tenancy
+// as its one change (AnnotationTenancy), and the digest made of both. Its agent (package agent)
+// compiles that revision against its own spoke with this package's planOn (Spoke, spoke.go:
+// the same schema views, compile cache, kro's refusals and CRD), delivers the CRD with the
+// engine and expands the instances there; what it reports into the record (the digest served,
+// or status.reason: CompileFailed, SchemaNotFound, BreakingChange, Conflict) is the cluster's
+// row, and the revision a digest names is what it serves, for the history and the rollout
+// gate (servedByAgent). Its instances are not counted on the hub.
+//
 // `flotilla plan rgd/NAME` and `plan apipropagation/NAME` (Preview, preview.go) plan each
 // chosen cluster with the controller's planOn, reading the cluster through a client of the
 // CLI's instead of the controller's engagement (spokeView), compiling against its schemas;

@@ -32,7 +32,7 @@ const factsTimeout = 10 * time.Second
 // planned with. notKept says why the newest revision is not kept ("" when it is): the rollout
 // then halts.
 func (r *Reconciler) gateRollout(ctx context.Context, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, placement *flotillav1.Placement,
-	owner ledger.Owner, newest rgdRevision, notKept string, targets []string, plans map[string]clusterPlan) ownerpass.Result {
+	owner ledger.Owner, newest rgdRevision, notKept string, targets []string, plans map[string]clusterPlan, pull pullPass) ownerpass.Result {
 	latest := newest.name
 	if latest == "" { // no store: named all the same, so that the gate can tell it from what clusters serve
 		if _, hash, err := revisionObject(rgd); err == nil {
@@ -55,7 +55,7 @@ func (r *Reconciler) gateRollout(ctx context.Context, rgd *kro.ResourceGraphDefi
 		if held == "" || held == plannedWith(plans[c], latest) {
 			continue
 		}
-		p := r.planCluster(ctx, newest, owner.Owner, c, held)
+		p := r.planCluster(ctx, newest, owner.Owner, c, held, pull)
 		p.rolloutHeld = held
 		plans[c] = p
 	}

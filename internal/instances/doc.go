@@ -9,7 +9,9 @@
 // side to fill. Nothing here reads RGDs.
 //
 // The Controller is a multicluster-runtime runnable (manager.Runnable and multicluster.Aware):
-// the manager engages every spoke into it, current and future.
+// the manager engages every spoke into it, current and future. A pull cluster's agent (package
+// agent) runs one too, engaged on its own spoke alone, with a Memory it fills from its own
+// compiles.
 //
 //   - Per engaged spoke and served kind, a dynamic informer watches the instances (all of them:
 //     the spoke caches hold only objects carrying Flotilla's owner label, which users do not

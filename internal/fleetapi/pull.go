@@ -1,0 +1,210 @@
+package fleetapi
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/fanout"
+	"github.com/flotilla-dev/flotilla/internal/kro"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// A pull cluster (Cluster.spec.mode Pull) is one the hub cannot reach: it reads neither its
+// schemas nor its CRDs, so it compiles nothing for it. The cluster's work (its record's
+// spec.work, served to its agent by package clusterwork) names the RGD revision the cluster
+// must serve: the newest, or the one a pin or the rollout holds it at, chosen as for every
+// cluster, plus one change of the hub's own, AnnotationTenancy on the RGD, which says whether
+// its instances may reach their whole cluster. The agent (package agent) compiles that
+// revision against its own spoke's schemas with this package's compile path (Spoke,
+// spoke.go), delivers the CRD with the engine, expands the instances there, and reports back
+// into the record: the digest it serves once the CRD is complete, or why it does not (a
+// status.reason such as CompileFailed, SchemaNotFound, BreakingChange or Conflict), which the
+// cluster's row shows as a push cluster's would.
+
+// AnnotationTenancy is set by the hub on the RGD of a pull cluster's work: the APIPropagation's
+// tenancy (Namespace or Cluster) the instances are expanded with. The hub always writes it,
+// over whatever the RGD itself carries, so only the hub decides it.
+const AnnotationTenancy = "flotilla.dev/api-tenancy"
+
+// pullPass is what planning a pull cluster needs of the pass: the records (what each agent
+// reported) and the tenancy the APIPropagation serves the API with.
+type pullPass struct {
+	records map[string]*flotillav1.Delivery
+	tenancy flotillav1.Tenancy
+}
+
+// pulls reports whether cluster is a pull cluster; a Cluster that cannot be read is not.
+func (r *Reconciler) pulls(ctx context.Context, cluster string) bool {
+	cl := &flotillav1.Cluster{}
+	return r.Hub.Get(ctx, client.ObjectKey{Name: cluster}, cl) == nil && cl.Pulls()
+}
+
+// planPull plans a pull cluster: the revision it should serve (the newest, or pin) as its
+// work, with the tenancy change. What it serves is what its agent last reported complete.
+func (r *Reconciler) planPull(ctx context.Context, newest rgdRevision, owner render.Owner, name, pin string, pass pullPass) clusterPlan {
+	p := clusterPlan{row: flotillav1.APIClusterResult{Cluster: name, API: newest.rgd.Name}, pull: true}
+	p.served, p.unread = r.servedByAgent(ctx, pass.records[name], owner, newest)
+	if p.served != "" {
+		p.row.ServedGeneration = r.generationOf(ctx, owner, p.served, newest)
+	}
+	target := newest
+	if pin != "" && pin != newest.name {
+		p.pinned = pin
+		var err error
+		if target, err = r.loadRevision(ctx, owner, pin); err != nil {
+			p.row.Phase, p.row.Reason = flotillav1.APIFailed, flotillav1.ReasonRevisionNotKept
+			p.row.Message = limit(fmt.Sprintf("pinned to revision %s (spec.revisionPins, or the rollout): %v", pin, err))
+			return p
+		}
+	}
+	if target.name == "" {
+		p.row.Phase, p.row.Reason = flotillav1.APIFailed, flotillav1.ReasonRevisionNotKept
+		p.row.Message = "this hub keeps no revisions of the RGD, and a pull cluster's agent reads the revision it serves from them"
+		return p
+	}
+	base, err := r.pullBase(ctx, owner, target, newest)
+	if err != nil {
+		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIFailed, flotillav1.ReasonRevisionNotKept, limit(err.Error())
+		return p
+	}
+	objs := pullObjects(base, revisionHash(target.name), pass.tenancy)
+	p.row.Phase = flotillav1.APIDelivering
+	p.want = &fanout.Want{Objects: objs, Revision: render.Revision(objs),
+		Base: &fanout.Base{Name: target.name, Digest: render.Revision(base), Objects: base}}
+	p.generation = target.rgd.Generation
+	return p
+}
+
+// pullBase is the kept revision's objects as the work endpoint will read them: loaded from the
+// store, or, for the newest revision not saved yet (this pass saves it before the record names
+// it), the object about to be saved.
+func (r *Reconciler) pullBase(ctx context.Context, owner render.Owner, target, newest rgdRevision) ([]*unstructured.Unstructured, error) {
+	objs, _, err := r.Revisions.Load(ctx, owner, target.name)
+	if err == nil {
+		return objs, nil
+	}
+	if target.name != newest.name {
+		return nil, err
+	}
+	obj, _, rerr := revisionObject(newest.rgd)
+	if rerr != nil {
+		return nil, rerr
+	}
+	return []*unstructured.Unstructured{obj}, nil
+}
+
+// pullObjects is the revision's RGD as a pull cluster gets it: with the hub's tenancy, and a
+// hash (flotilla.dev/hash) naming the revision and the tenancy, which the work's digest
+// (render.Revision) is made of (pullDigest).
+func pullObjects(base []*unstructured.Unstructured, hash string, tenancy flotillav1.Tenancy) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(base))
+	for _, o := range base {
+		c := o.DeepCopy()
+		a := c.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[AnnotationTenancy] = string(tenancyOrDefault(tenancy))
+		a[flotillav1.AnnotationHash] = hash + "." + strings.ToLower(string(tenancyOrDefault(tenancy)))
+		c.SetAnnotations(a)
+		out = append(out, c)
+	}
+	return out
+}
+
+func tenancyOrDefault(t flotillav1.Tenancy) flotillav1.Tenancy {
+	if t == "" {
+		return flotillav1.TenancyNamespace
+	}
+	return t
+}
+
+// pullDigest is the digest of a pull cluster's work for the RGD rgd at the revision of that hash
+// with tenancy (what pullObjects makes, as render.Revision digests it), without the RGD:
+// the digest an agent reports names the revision it serves (servedByAgent).
+func pullDigest(rgd, hash string, tenancy flotillav1.Tenancy) string {
+	o := &unstructured.Unstructured{}
+	o.SetGroupVersionKind(kro.GroupVersion.WithKind(rgdKind))
+	o.SetName(rgd)
+	return render.Revision(pullObjects([]*unstructured.Unstructured{o}, hash, tenancy))
+}
+
+// revisionHash is the hash a revision's name ends with (revisions.Name).
+func revisionHash(name string) string {
+	return name[strings.LastIndex(name, ".")+1:]
+}
+
+// servedByAgent is the revision a pull cluster's agent last reported serving whole: the one
+// whose digest is the record's status.revision (its work's, the newest's or a kept one's);
+// unread when none is (the cluster was a push cluster, or the history cannot be listed), so
+// that any kept revision may be in use.
+func (r *Reconciler) servedByAgent(ctx context.Context, rec *flotillav1.Delivery, owner render.Owner, newest rgdRevision) (served string, unread bool) {
+	if rec == nil || rec.Status.Revision == "" {
+		return "", false
+	}
+	digest := rec.Status.Revision
+	if w := rec.Spec.Work; w != nil && w.Digest == digest {
+		return w.Revision, false
+	}
+	names := []string{newest.name}
+	if r.Revisions == nil {
+		return "", true
+	}
+	if kept, err := r.Revisions.List(ctx, owner); err == nil {
+		for _, k := range kept {
+			names = append(names, k.Name)
+		}
+	}
+	for _, name := range names {
+		for _, t := range []flotillav1.Tenancy{flotillav1.TenancyNamespace, flotillav1.TenancyCluster} {
+			if name != "" && pullDigest(owner.Name, revisionHash(name), t) == digest {
+				return name, false
+			}
+		}
+	}
+	return "", true
+}
+
+// generationOf is the RGD generation of a revision, 0 when it cannot be read.
+func (r *Reconciler) generationOf(ctx context.Context, owner render.Owner, name string, newest rgdRevision) int64 {
+	if name == newest.name {
+		return newest.rgd.Generation
+	}
+	rev, err := r.loadRevision(ctx, owner, name)
+	if err != nil {
+		return 0
+	}
+	return rev.rgd.Generation
+}
+
+// pullRow is a pull cluster's row once settled: a result its agent reported as not served, with
+// a reason, shows that reason as a push cluster's row would.
+func pullRow(row flotillav1.APIClusterResult, rec *flotillav1.Delivery) flotillav1.APIClusterResult {
+	if rec == nil || rec.Status.Reason == "" || row.Phase != flotillav1.APIFailed {
+		return row
+	}
+	switch reason := rec.Status.Reason; reason {
+	case flotillav1.ReasonCompileFailed, flotillav1.ReasonSchemaNotFound, flotillav1.ReasonSchemaUnreadable, flotillav1.ReasonInvalidGraph:
+		row.Phase, row.Reason = flotillav1.APICompileFailed, reason
+	case flotillav1.ReasonBreakingChange, flotillav1.ReasonConflict:
+		row.Phase, row.Reason = phaseOfRefusal(reason), reason
+	case flotillav1.ReasonInvalidSpec, flotillav1.ReasonApplyFailed:
+		row.Reason = reason
+	}
+	return row
+}
+
+// declaredOf is the strategy a pull cluster's work records: how its agent delivers and removes
+// the CRD (the APIPropagation's removal; a CRD of another owner is never taken).
+func declaredOf(p *flotillav1.APIPropagation) flotillav1.PropagationStrategy {
+	deletion := p.Spec.Removal
+	if deletion == "" {
+		deletion = flotillav1.DeletionOrphan
+	}
+	return flotillav1.PropagationStrategy{Deletion: deletion, Conflict: flotillav1.ConflictReject}
+}
