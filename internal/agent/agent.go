@@ -168,11 +168,14 @@ func Run(ctx context.Context, opts Options) error {
 	tick := time.NewTicker(opts.PollInterval)
 	defer tick.Stop()
 	for {
-		a.poll(ctx)
+		again := a.poll(ctx)
 		a.serveAPIs()
 		a.report(ctx)
 		if err := a.mem.save(ctx, a.book.remember()); err != nil && ctx.Err() == nil {
 			a.log.Info("What the agent delivered is not written on the spoke yet; trying again", "reason", err.Error())
+		}
+		if again && ctx.Err() == nil {
+			continue // new work with an ETag: the next request is held until the work changes again
 		}
 		select {
 		case <-ctx.Done():
@@ -191,10 +194,36 @@ func (a *Agent) poke() {
 	}
 }
 
-// poll asks for the work and submits what it says. A failed request changes nothing on the
-// spoke.
-func (a *Agent) poll(ctx context.Context) {
-	w, etag, changed, err := a.hub.work(ctx, a.etag)
+// fetched is the hub's answer to one request for the work.
+type fetched struct {
+	work    clusterwork.Work
+	etag    string
+	changed bool
+	err     error
+}
+
+// poll asks for the work and submits what it says, and reports whether to ask again at once:
+// after new work with an ETag, which the hub holds the next request on. A failed request
+// changes nothing on the spoke.
+func (a *Agent) poll(ctx context.Context) (again bool) {
+	// The hub holds the request for up to a poll interval while nothing changes, so a change
+	// arrives at once; results that change meanwhile are posted without waiting for it.
+	out := make(chan fetched, 1)
+	go func(etag string) {
+		var f fetched
+		f.work, f.etag, f.changed, f.err = a.hub.work(ctx, etag, a.opts.PollInterval)
+		out <- f
+	}(a.etag)
+	var f fetched
+	for answered := false; !answered; {
+		select {
+		case f = <-out:
+			answered = true
+		case <-a.wake:
+			a.report(ctx)
+		}
+	}
+	w, etag, changed, err := f.work, f.etag, f.changed, f.err
 	if err != nil {
 		if ctx.Err() != nil {
 			return
@@ -220,7 +249,7 @@ func (a *Agent) poll(ctx context.Context) {
 			}
 			submit = nil // the etag is kept: the next answer is whole again
 		} else {
-			a.etag = etag
+			a.etag, again = etag, etag != ""
 		}
 		for _, job := range submit {
 			a.d.Submit(job)
@@ -235,6 +264,7 @@ func (a *Agent) poll(ctx context.Context) {
 			"grace", a.opts.RemovalGrace)
 		a.d.Submit(job)
 	}
+	return again
 }
 
 // unreachable says, once per outage (unreachableAfter failed polls in a row), in its log and

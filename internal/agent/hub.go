@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,15 +81,25 @@ func (c *hubClient) do(ctx context.Context, method, path string, body []byte, he
 	}
 }
 
+// maxHold bounds how long the agent asks the hub to hold a request: well within requestTimeout.
+const maxHold = requestTimeout / 2
+
 // work asks for the cluster's work. With etag (the last answer's), an unchanged work is
-// answered 304: changed false. Any failure (no answer, an error status, a body that does not
-// decode) is an error, and says nothing about the work.
-func (c *hubClient) work(ctx context.Context, etag string) (w clusterwork.Work, newETag string, changed bool, err error) {
+// answered 304: changed false; the hub is asked to hold the request until the work changes,
+// for up to hold (whole seconds, at most maxHold), so that a change arrives as soon as the hub
+// has it rather than at the next poll (a hub that does not hold answers at once). Any failure
+// (no answer, an error status, a body that does not decode) is an error, and says nothing
+// about the work.
+func (c *hubClient) work(ctx context.Context, etag string, hold time.Duration) (w clusterwork.Work, newETag string, changed bool, err error) {
 	h := http.Header{}
+	path := "/work"
 	if etag != "" {
 		h.Set("If-None-Match", etag)
+		if secs := int(min(hold, maxHold) / time.Second); secs > 0 {
+			path += "?" + clusterwork.WaitParameter + "=" + strconv.Itoa(secs)
+		}
 	}
-	res, err := c.do(ctx, http.MethodGet, "/work", nil, h)
+	res, err := c.do(ctx, http.MethodGet, path, nil, h)
 	if err != nil {
 		return w, "", false, err
 	}

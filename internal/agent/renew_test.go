@@ -274,14 +274,14 @@ func TestRefusedTokenIsReplacedAtOnce(t *testing.T) {
 	}
 	tokens := &stubTokens{}
 	c.tokens = tokens
-	if _, _, _, err := c.work(context.Background(), ""); err != nil {
+	if _, _, _, err := c.work(context.Background(), "", 0); err != nil {
 		t.Fatalf("the request with the replaced token failed: %v (sent %v)", err, seen)
 	}
 	if strings.Join(seen, ",") != "Bearer t1,Bearer t2" || tokens.refusals != 1 {
 		t.Fatalf("sent %v with %d refusals, want t1 then t2", seen, tokens.refusals)
 	}
 	accept, seen = "none", nil
-	if _, _, _, err := c.work(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, _, _, err := c.work(context.Background(), "", 0); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("two refusals in a row: %v", err)
 	}
 	if len(seen) != 2 {
