@@ -158,7 +158,7 @@ func (b *book) jobOf(owner render.Owner, item clusterwork.Item) (deliver.Job, er
 	render.Sort(objs)
 	return deliver.Job{Owner: owner, Cluster: b.cluster, Objects: objs, Revision: item.Digest, Prune: len(objs) > 0,
 		Strategy: decide.Strategy{Deletion: s.Deletion, Conflict: s.Conflict, Mode: s.Mode, Drift: s.Drift,
-			PruneBudget: budget, ConfirmToken: item.Revision},
+			PruneBudget: budget, ConfirmToken: item.Revision, PruneConfirmed: item.PruneConfirmed},
 		Ignore: ignore}, nil
 }
 

@@ -40,3 +40,15 @@ func TestBookNeverGoesBackToOlderWork(t *testing.T) {
 		t.Fatalf("a record made again: %+v", submit)
 	}
 }
+
+// TestBookPassesThePruneConfirmation: the owner's confirmation the hub serves lifts the budget
+// of the agent's job as it does the hub's.
+func TestBookPassesThePruneConfirmation(t *testing.T) {
+	b := newBook("edge", time.Minute)
+	i := item("a")
+	i.PruneConfirmed = i.Revision
+	submit, _, _ := b.answer(clusterwork.Work{Cluster: "edge", Items: []clusterwork.Item{i}}, time.Unix(1000, 0))
+	if len(submit) != 1 || submit[0].Strategy.PruneConfirmed != i.Revision || !submit[0].Strategy.Confirmed(i.Digest) {
+		t.Fatalf("the job does not carry the confirmation: %+v", submit)
+	}
+}
