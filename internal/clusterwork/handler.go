@@ -77,14 +77,8 @@ func (h *Handler) Routes() http.Handler {
 }
 
 func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
-	cluster := r.PathValue("cluster")
-	log := h.Log.WithValues("cluster", cluster)
-	if errs := validation.IsDNS1123Label(cluster); len(errs) > 0 {
-		refuse(w, log, http.StatusBadRequest, fmt.Sprintf("%q is not a cluster name (a DNS-1123 label): %s", cluster, strings.Join(errs, "; ")))
-		return
-	}
-	if status, msg := h.authorize(r, cluster); status != http.StatusOK {
-		refuse(w, log, status, msg)
+	cluster, log, ok := h.fromAgent(w, r)
+	if !ok {
 		return
 	}
 	ctx := r.Context()
@@ -162,6 +156,22 @@ func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log.V(1).Info("Work served", "records", len(records), "resolved", resolved)
+}
+
+// fromAgent returns the cluster a request names and a logger for it, when the request comes
+// from that cluster's agent; otherwise it has answered the refusal, and ok is false.
+func (h *Handler) fromAgent(w http.ResponseWriter, r *http.Request) (cluster string, log logr.Logger, ok bool) {
+	cluster = r.PathValue("cluster")
+	log = h.Log.WithValues("cluster", cluster)
+	if errs := validation.IsDNS1123Label(cluster); len(errs) > 0 {
+		refuse(w, log, http.StatusBadRequest, fmt.Sprintf("%q is not a cluster name (a DNS-1123 label): %s", cluster, strings.Join(errs, "; ")))
+		return cluster, log, false
+	}
+	if status, msg := h.authorize(r, cluster); status != http.StatusOK {
+		refuse(w, log, status, msg)
+		return cluster, log, false
+	}
+	return cluster, log, true
 }
 
 // authorize returns http.StatusOK when r comes from cluster's agent, else the status and
