@@ -258,6 +258,7 @@ func (a *Agent) poll(ctx context.Context) (again nextAsk) {
 	now := time.Now()
 	if a.hubOK.success(now) {
 		a.log.Info("The hub answers again: delivering its current work", "owners", len(a.book.owners))
+		a.book.resumed(now) // the time the hub did not answer does not count toward a removal
 	}
 	a.away = ""
 	var removals []deliver.Job
@@ -365,7 +366,11 @@ func (a *Agent) report(ctx context.Context) {
 		return
 	}
 	for _, r := range out.Items {
-		a.sent[r.Record] = r // a stale one is not posted again: the next work brings its revision
+		// One the hub skipped (stale, or taken by a replica whose cache lags) is posted again
+		// when it is current; one it wrote is not posted again until it changes.
+		if _, skipped := written.Skipped[r.Record]; !skipped {
+			a.sent[r.Record] = r
+		}
 	}
 	a.log.V(1).Info("Results posted", "results", len(out.Items), "written", written.Written, "skipped", len(written.Skipped))
 }
