@@ -79,10 +79,12 @@ type Agent struct {
 	mem   *memory       // what the agent delivered, kept on the spoke
 	hubOK *contact      // the Events saying whether the hub answers
 	etag  string
-	away  string                        // why the hub did not answer last; "" while it does
-	sent  map[string]clusterwork.Result // the result last written per record
-	skips map[string]string             // invalid items last logged, by record
-	apis  *fleetAPIs                    // the fleet APIs of the work (fleetapis.go)
+	// unresolved counts the answers in a row without an ETag (askSoon).
+	unresolved int
+	away       string                        // why the hub did not answer last; "" while it does
+	sent       map[string]clusterwork.Result // the result last written per record
+	skips      map[string]string             // invalid items last logged, by record
+	apis       *fleetAPIs                    // the fleet APIs of the work (fleetapis.go)
 }
 
 // Run runs the agent until ctx ends. It fails only when it cannot start (options, the spoke's
@@ -174,14 +176,20 @@ func Run(ctx context.Context, opts Options) error {
 		if err := a.mem.save(ctx, a.book.remember()); err != nil && ctx.Err() == nil {
 			a.log.Info("What the agent delivered is not written on the spoke yet; trying again", "reason", err.Error())
 		}
-		if again && ctx.Err() == nil {
+		var soon <-chan time.Time
+		switch {
+		case ctx.Err() != nil:
+		case again == askNow:
 			continue // new work with an ETag: the next request is held until the work changes again
+		case again == askSoon:
+			soon = time.After(unresolvedRetry)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 		case <-a.wake:
+		case <-soon:
 		}
 	}
 }
@@ -202,10 +210,26 @@ type fetched struct {
 	err     error
 }
 
-// poll asks for the work and submits what it says, and reports whether to ask again at once:
-// after new work with an ETag, which the hub holds the next request on. A failed request
+// nextAsk is when the loop asks for the work again.
+type nextAsk int
+
+const (
+	askOnTick nextAsk = iota // at the next poll interval (or a result to report)
+	askNow                   // at once: new work with an ETag, on which the hub holds the next request
+	askSoon                  // after unresolvedRetry: new work without an ETag (some item not resolved yet)
+)
+
+// unresolvedRetry is how soon the work is asked for again when the hub could not resolve all of
+// it (a revision its cache does not show yet): answered without an ETag, the request would not be
+// held, and waiting a whole poll interval would delay a new owner's first delivery.
+const unresolvedRetry = 250 * time.Millisecond
+
+// maxUnresolvedRetries bounds the quick retries in a row.
+const maxUnresolvedRetries = 8
+
+// poll asks for the work and submits what it says, and says when to ask again. A failed request
 // changes nothing on the spoke.
-func (a *Agent) poll(ctx context.Context) (again bool) {
+func (a *Agent) poll(ctx context.Context) (again nextAsk) {
 	// The hub holds the request for up to a poll interval while nothing changes, so a change
 	// arrives at once; results that change meanwhile are posted without waiting for it.
 	out := make(chan fetched, 1)
@@ -234,6 +258,7 @@ func (a *Agent) poll(ctx context.Context) (again bool) {
 	now := time.Now()
 	if a.hubOK.success(now) {
 		a.log.Info("The hub answers again: delivering its current work", "owners", len(a.book.owners))
+		a.book.resumed(now) // the time the hub did not answer does not count toward a removal
 	}
 	a.away = ""
 	var removals []deliver.Job
@@ -249,7 +274,18 @@ func (a *Agent) poll(ctx context.Context) (again bool) {
 			}
 			submit = nil // the etag is kept: the next answer is whole again
 		} else {
-			a.etag, again = etag, etag != ""
+			a.etag, again = etag, askNow
+			if etag == "" {
+				// Soon a few times (a revision the hub's cache has not shown yet), then at the
+				// poll interval (one it cannot resolve for longer).
+				if a.unresolved++; a.unresolved <= maxUnresolvedRetries {
+					again = askSoon
+				} else {
+					again = askOnTick
+				}
+			} else {
+				a.unresolved = 0
+			}
 		}
 		for _, job := range submit {
 			a.d.Submit(job)
@@ -330,7 +366,11 @@ func (a *Agent) report(ctx context.Context) {
 		return
 	}
 	for _, r := range out.Items {
-		a.sent[r.Record] = r // a stale one is not posted again: the next work brings its revision
+		// One the hub skipped (stale, or taken by a replica whose cache lags) is posted again
+		// when it is current; one it wrote is not posted again until it changes.
+		if _, skipped := written.Skipped[r.Record]; !skipped {
+			a.sent[r.Record] = r
+		}
 	}
 	a.log.V(1).Info("Results posted", "results", len(out.Items), "written", written.Written, "skipped", len(written.Skipped))
 }

@@ -99,6 +99,17 @@ func (b *book) answer(work clusterwork.Work, now time.Time) (submit []deliver.Jo
 	return submit, b.due(now), invalid
 }
 
+// resumed restarts, at now, the grace of every owner a successful answer had left out: the hub
+// answers again after failed requests (an outage, a refused token), and the time it did not
+// answer does not count toward a removal.
+func (b *book) resumed(now time.Time) {
+	for _, h := range b.owners {
+		if !h.missing.IsZero() && !h.removing {
+			h.missing = now
+		}
+	}
+}
+
 // unchanged takes a successful answer that the work is as it was (304) at now: the owners
 // whose removal is due.
 func (b *book) unchanged(now time.Time) []deliver.Job { return b.due(now) }
@@ -158,7 +169,7 @@ func (b *book) jobOf(owner render.Owner, item clusterwork.Item) (deliver.Job, er
 	render.Sort(objs)
 	return deliver.Job{Owner: owner, Cluster: b.cluster, Objects: objs, Revision: item.Digest, Prune: len(objs) > 0,
 		Strategy: decide.Strategy{Deletion: s.Deletion, Conflict: s.Conflict, Mode: s.Mode, Drift: s.Drift,
-			PruneBudget: budget, ConfirmToken: item.Revision},
+			PruneBudget: budget, ConfirmToken: item.Revision, PruneConfirmed: item.PruneConfirmed},
 		Ignore: ignore}, nil
 }
 
@@ -169,6 +180,10 @@ type remembered struct {
 	Record   string                    `json:"record"`
 	Kinds    []string                  `json:"kinds"`
 	Deletion flotillav1.DeletionPolicy `json:"deletion,omitempty"`
+	// UID and Generation are the record's whose work the spoke runs: a restarted agent does not
+	// go back to an older generation either.
+	UID        string `json:"uid,omitempty"`
+	Generation int64  `json:"generation,omitempty"`
 }
 
 // recall takes what an earlier run of the agent delivered (read from the spoke at start):
@@ -184,7 +199,8 @@ func (b *book) recall(owners map[render.Owner]remembered) {
 			h.kinds = render.Kinds(nil, append(h.kinds, r.Kinds...)...)
 			continue
 		}
-		b.owners[owner] = &held{record: r.Record, kinds: render.Kinds(nil, r.Kinds...), deletion: r.Deletion}
+		b.owners[owner] = &held{record: r.Record, kinds: render.Kinds(nil, r.Kinds...), deletion: r.Deletion,
+			uid: r.UID, generation: r.Generation}
 	}
 }
 
@@ -193,7 +209,7 @@ func (b *book) remember() map[render.Owner]remembered {
 	out := map[render.Owner]remembered{}
 	for owner, h := range b.owners {
 		if len(h.kinds) > 0 {
-			out[owner] = remembered{Record: h.record, Kinds: h.kinds, Deletion: h.deletion}
+			out[owner] = remembered{Record: h.record, Kinds: h.kinds, Deletion: h.deletion, UID: h.uid, Generation: h.generation}
 		}
 	}
 	return out

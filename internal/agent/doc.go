@@ -59,9 +59,11 @@
 // planned again every apiRetryInterval; the spoke keeps what it served, and the graph served
 // before while the agent runs.
 //
-// What the agent does not do yet: it reads no prune confirmation (an owner's
-// flotilla.dev/confirm-prune), so a prune over the budget waits, and so does the deletion of a
-// fleet API's CRD that still has instances (it cleans up no instances before their CRD goes);
+// A prune beyond an owner's budget waits, as the hub's deliveries do, for the owner's
+// flotilla.dev/confirm-prune on the hub, which each item carries (Item.PruneConfirmed).
+//
+// What the agent does not do yet: the deletion of a fleet API's CRD that still has instances
+// waits (it reads no confirmation for it, and cleans up no instances before their CRD goes);
 // a restarted agent has no graph for an RGD whose newest revision it refuses (that RGD's
 // instances wait until it compiles); and it reports counts and readiness, not the status of
 // the objects it delivers (the hub counts a pull cluster's transparent workload from its

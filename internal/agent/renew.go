@@ -169,6 +169,10 @@ func (r *renewingToken) identity() string { return serviceaccount.MakeUsername(r
 func (r *renewingToken) token(ctx context.Context) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// The lock is held while the hub is asked: a hub that takes the connection and never
+	// answers must not stall every request of the agent.
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
 	now := r.now()
 	if r.hub.due(now) && !now.Before(r.hub.renewAfterFailed) {
 		if err := r.renewHub(ctx, now); err != nil {

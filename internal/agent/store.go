@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/flotilla-dev/flotilla/internal/privatefile"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -34,38 +35,7 @@ func (f fileStore) String() string { return string(f) }
 func (f fileStore) load(context.Context) ([]byte, error) { return os.ReadFile(string(f)) }
 
 func (f fileStore) save(_ context.Context, data []byte) error {
-	path := string(f)
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	done := false
-	defer func() {
-		if !done {
-			_ = os.Remove(name)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	done = true
-	return nil
+	return privatefile.Write(string(f), data)
 }
 
 // secretStore is a Secret on the spoke (`flotilla join --mode pull --kubeconfig SPOKE` writes

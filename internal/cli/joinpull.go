@@ -3,10 +3,10 @@ package cli
 import (
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/flotilla-dev/flotilla/internal/privatefile"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -103,7 +103,7 @@ func joinPull(cmd *cobra.Command, hf *hubFlags, name string, labels []string, li
 		_, _ = fmt.Fprintf(out, "Next, run the agent on the spoke, with spoke credentials that may get and update that Secret:\n"+
 			"  flotilla agent --cluster %s --hub-work-url %s --hub-kubeconfig-secret %s\n", name, workURL, ref)
 	} else {
-		if err := writePrivateFile(p.agentKubeconfig, cred.Kubeconfig); err != nil {
+		if err := privatefile.Write(p.agentKubeconfig, cred.Kubeconfig); err != nil {
 			return fmt.Errorf("cluster %s joined, but the agent's kubeconfig could not be written (%w); join again to issue another", name, err)
 		}
 		_, _ = fmt.Fprintf(out, "agent: its hub kubeconfig is in %s (mode 0600; the credential is valid until %s, and the agent renews it)\n",
@@ -115,41 +115,5 @@ func joinPull(cmd *cobra.Command, hf *hubFlags, name string, labels []string, li
 	if p.hubWorkURL == "" {
 		_, _ = fmt.Fprintln(out, "  (--hub-work-url: where the spoke reaches the hub's work endpoint, `flotilla hub --work-bind-address`)")
 	}
-	return nil
-}
-
-// writePrivateFile writes data to path, readable and writable by its owner only: a temporary
-// file in the same directory renamed over path, so a reader never sees half of it.
-func writePrivateFile(path string, data []byte) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+strings.TrimPrefix(base, ".")+".*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			_ = os.Remove(name)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	ok = true
 	return nil
 }

@@ -178,6 +178,21 @@ func TestJoinPull(t *testing.T) {
 	if code := work("other", workToken); code != http.StatusForbidden {
 		t.Errorf("the minted work token on another cluster's work: %d, want 403", code)
 	}
+	// Nor may it write another cluster's status.
+	post, err := http.NewRequestWithContext(ctx, http.MethodPost, workURL+"/clusters/other/results",
+		strings.NewReader(`{"items":[{"record":"default/propagation.web.other","revision":"x","applied":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post.Header.Set("Authorization", "Bearer "+workToken)
+	res, err := http.DefaultClient.Do(post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("the minted work token posting another cluster's results: %d, want 403", res.StatusCode)
+	}
 	if code := work("edge", reissued.BearerToken); code != http.StatusUnauthorized {
 		t.Errorf("the hub credential itself on the work endpoint: %d, want 401 (wrong audience)", code)
 	}

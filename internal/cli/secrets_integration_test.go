@@ -14,9 +14,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/hub/hubtest"
@@ -38,8 +36,7 @@ const secretCanary = "canary-b0und4ry-f1071lla"
 // ControllerRevisions has the revisions and not the data; a pin whose Secret changed on the hub
 // fails, writing nothing, instead of delivering the new value.
 func TestSecretDataStaysInside(t *testing.T) {
-	var logs fleettest.SyncBuffer
-	ctrl.SetLogger(zap.New(zap.WriteTo(&logs), zap.UseDevMode(true)))
+	logs := &capturedLogs // set in TestMain
 	spokeSpec := fleettest.APIOnlySpoke("spoke-a")
 	spokeSpec.AuditLog = true
 	fleet := fleettest.Start(t, fleettest.Hub(), spokeSpec)

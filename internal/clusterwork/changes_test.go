@@ -59,7 +59,7 @@ func TestRequestsWaitForAChange(t *testing.T) {
 		return out
 	}
 	waiting := held("a", 30)
-	waitUntilHeld(t, changes, "a")
+	waitUntilHeld(t, h, "a")
 	// With the one place in flight given back, another request is served.
 	if res, _, body := get("a", "a", ""); res.StatusCode != http.StatusOK {
 		t.Fatalf("a request beside a held one: %d (%s)", res.StatusCode, body)
@@ -107,15 +107,15 @@ func TestRequestsWaitForAChange(t *testing.T) {
 	}
 }
 
-// waitUntilHeld waits until a request for cluster is held.
-func waitUntilHeld(t *testing.T, c *Changes, cluster string) {
+// waitUntilHeld waits until a request for cluster is held, its place in flight given back.
+func waitUntilHeld(t *testing.T, h *Handler, cluster string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		c.mu.Lock()
-		n := c.waiters[cluster]
-		c.mu.Unlock()
-		if n > 0 {
+		h.Changes.mu.Lock()
+		n := h.Changes.waiters[cluster]
+		h.Changes.mu.Unlock()
+		if n > 0 && len(h.inFlight) == 0 {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -77,14 +77,8 @@ func (h *Handler) Routes() http.Handler {
 }
 
 func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
-	cluster := r.PathValue("cluster")
-	log := h.Log.WithValues("cluster", cluster)
-	if errs := validation.IsDNS1123Label(cluster); len(errs) > 0 {
-		refuse(w, log, http.StatusBadRequest, fmt.Sprintf("%q is not a cluster name (a DNS-1123 label): %s", cluster, strings.Join(errs, "; ")))
-		return
-	}
-	if status, msg := h.authorize(r, cluster); status != http.StatusOK {
-		refuse(w, log, status, msg)
+	cluster, log, ok := h.fromAgent(w, r)
+	if !ok {
 		return
 	}
 	ctx := r.Context()
@@ -99,6 +93,7 @@ func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
 	}
 	deadline := time.Now().Add(wait)
 	var records []flotillav1.Delivery
+	var confirmed map[string]string
 	var etag string
 	for {
 		// Held before the records are read, so that a change made while they are read wakes it.
@@ -117,7 +112,8 @@ func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "the hub cannot list the cluster's work now; retry", http.StatusServiceUnavailable)
 			return
 		}
-		etag = etagOf(cluster, records)
+		confirmed = h.confirmations(ctx, records)
+		etag = etagOf(cluster, records, confirmed)
 		if !matches(r.Header.Get("If-None-Match"), etag) || changed == nil || time.Until(deadline) <= 0 {
 			done()
 			break
@@ -147,6 +143,7 @@ func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
 			refused++
 			log.Info("Delivery record ignored", "record", item.Record, "reason", item.Pending)
 		}
+		item.PruneConfirmed = confirmed[item.Record]
 		out.Items = append(out.Items, item.Item)
 	}
 	ledger.CountIgnored(ledger.ReaderAgent, refused)
@@ -159,6 +156,22 @@ func (h *Handler) work(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log.V(1).Info("Work served", "records", len(records), "resolved", resolved)
+}
+
+// fromAgent returns the cluster a request names and a logger for it, when the request comes
+// from that cluster's agent; otherwise it has answered the refusal, and ok is false.
+func (h *Handler) fromAgent(w http.ResponseWriter, r *http.Request) (cluster string, log logr.Logger, ok bool) {
+	cluster = r.PathValue("cluster")
+	log = h.Log.WithValues("cluster", cluster)
+	if errs := validation.IsDNS1123Label(cluster); len(errs) > 0 {
+		refuse(w, log, http.StatusBadRequest, fmt.Sprintf("%q is not a cluster name (a DNS-1123 label): %s", cluster, strings.Join(errs, "; ")))
+		return cluster, log, false
+	}
+	if status, msg := h.authorize(r, cluster); status != http.StatusOK {
+		refuse(w, log, status, msg)
+		return cluster, log, false
+	}
+	return cluster, log, true
 }
 
 // authorize returns http.StatusOK when r comes from cluster's agent, else the status and
@@ -259,12 +272,16 @@ func (h *Handler) item(ctx context.Context, rec *flotillav1.Delivery) (_ resolve
 }
 
 // etagOf is a strong entity tag over the records served: their identities and generations,
-// which change with their specs (spec.work among them) and not with their status.
-func etagOf(cluster string, records []flotillav1.Delivery) string {
+// which change with their specs (spec.work among them) and not with their status, and the
+// prune confirmations of their owners (confirm.go).
+func etagOf(cluster string, records []flotillav1.Delivery, confirmed map[string]string) string {
 	h := sha256.New()
 	h.Write([]byte(cluster))
 	for _, rec := range records {
 		h.Write([]byte("\x00" + string(rec.UID) + "\x00" + strconv.FormatInt(rec.Generation, 10)))
+		if v, ok := confirmed[rec.Namespace+"/"+rec.Name]; ok {
+			h.Write([]byte("\x00confirmed\x00" + v))
+		}
 	}
 	return `"` + hex.EncodeToString(h.Sum(nil))[:32] + `"`
 }

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
@@ -39,14 +37,8 @@ type Reporter interface {
 // status lists are the record's own work, resolved on the hub: the agent sends counts only,
 // and nothing it posts is echoed or logged but counts and record names.
 func (h *Handler) results(w http.ResponseWriter, r *http.Request) {
-	cluster := r.PathValue("cluster")
-	log := h.Log.WithValues("cluster", cluster)
-	if errs := validation.IsDNS1123Label(cluster); len(errs) > 0 {
-		refuse(w, log, http.StatusBadRequest, fmt.Sprintf("%q is not a cluster name (a DNS-1123 label): %s", cluster, strings.Join(errs, "; ")))
-		return
-	}
-	if status, msg := h.authorize(r, cluster); status != http.StatusOK {
-		refuse(w, log, status, msg)
+	cluster, log, ok := h.fromAgent(w, r)
+	if !ok {
 		return
 	}
 	if h.Reports == nil {

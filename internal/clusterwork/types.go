@@ -32,6 +32,9 @@ type Item struct {
 	// Objects are what the cluster must run of the owner: the revision's objects with the
 	// cluster's changes, Secrets with their data.
 	Objects []*unstructured.Unstructured `json:"objects,omitempty"`
+	// PruneConfirmed is the owner's flotilla.dev/confirm-prune annotation on the hub, which
+	// lets the agent prune beyond the owner's budget as the hub's deliveries would.
+	PruneConfirmed string `json:"pruneConfirmed,omitempty"`
 	// Pending says why Objects are absent: the record has no work yet, or its work cannot be
 	// resolved now. The agent keeps what it runs of this owner.
 	Pending string `json:"pending,omitempty"`

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/flotilla-dev/flotilla/internal/privatefile"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -149,9 +151,5 @@ func writeAgentToken(ctx context.Context, cs kubernetes.Interface, cluster, file
 		return fmt.Errorf("request a work token for %s's agent (serviceaccount %s/%s): %w",
 			cluster, membership.Namespace, membership.AgentServiceAccount(cluster), err)
 	}
-	tmp := file + ".new"
-	if err := os.WriteFile(tmp, []byte(tr.Status.Token), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, file)
+	return privatefile.Write(file, []byte(tr.Status.Token))
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	krov1alpha1 "github.com/kubernetes-sigs/kro/api/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,7 +23,7 @@ func keptRGD(t *testing.T, name, kind string) (*unstructured.Unstructured, strin
 	t.Helper()
 	rgd := &kro.ResourceGraphDefinition{}
 	rgd.Name = name
-	rgd.Spec.Schema = &krov1alpha1.Schema{Kind: kind, APIVersion: "v1alpha1"}
+	rgd.Spec.Schema = &kro.Schema{Kind: kind, APIVersion: "v1alpha1"}
 	obj, hash, err := revisionObject(rgd)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +187,7 @@ func TestPullPlansThePinnedRevision(t *testing.T) {
 	}
 	rgd2 := &kro.ResourceGraphDefinition{}
 	rgd2.Name, rgd2.Generation = "notes", 2
-	rgd2.Spec.Schema = &krov1alpha1.Schema{Kind: "NoteV2", APIVersion: "v1alpha1"}
+	rgd2.Spec.Schema = &kro.Schema{Kind: "NoteV2", APIVersion: "v1alpha1"}
 	_, h2, err := revisionObject(rgd2)
 	if err != nil {
 		t.Fatal(err)

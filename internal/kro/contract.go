@@ -17,6 +17,7 @@ import (
 type (
 	ResourceGraphDefinition     = v1alpha1.ResourceGraphDefinition
 	ResourceGraphDefinitionList = v1alpha1.ResourceGraphDefinitionList
+	Schema                      = v1alpha1.Schema
 )
 
 // GroupVersion is kro.run/v1alpha1.

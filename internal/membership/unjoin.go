@@ -112,20 +112,22 @@ func Unjoin(ctx context.Context, hub client.Client, opts UnjoinOptions) error {
 	return nil
 }
 
-// unjoinPull removes a pull-mode cluster from the hub: the Cluster, then its agent's identity
-// and grant. The agent's tokens die with its ServiceAccount; what the agent delivered on the
-// spoke stays (the agent, refused by the hub, keeps it and deletes nothing).
+// unjoinPull removes a pull-mode cluster from the hub: its agent's identity and grant, then the
+// Cluster. The agent's tokens die with its ServiceAccount; what the agent delivered on the
+// spoke stays (the agent, refused by the hub, keeps it and deletes nothing). The identity goes
+// first so that the agent is refused as soon as the hub's token cache allows, rather than served
+// the empty work of a cluster being deleted.
 //
 // With spokeCfg (the operator's connection, --kubeconfig), the Secret AgentCredentialSecret that
 // join may have stored there is deleted too, if it carries this hub's label.
 func unjoinPull(ctx context.Context, hub client.Client, c *flotillav1.Cluster, spokeCfg *rest.Config, progress func(string)) error {
+	if err := removeAgent(ctx, hub, c.Name, progress); err != nil {
+		return err
+	}
 	if err := client.IgnoreNotFound(hub.Delete(ctx, c)); err != nil {
 		return fmt.Errorf("delete cluster %s on the hub: %w", c.Name, err)
 	}
 	progress(fmt.Sprintf("hub: cluster.flotilla.dev/%s deleted", c.Name))
-	if err := removeAgent(ctx, hub, c.Name, progress); err != nil {
-		return err
-	}
 	if spokeCfg == nil {
 		progress(fmt.Sprintf("spoke: not reached (the hub never connects to a pull cluster); stop the agent there: the hub now refuses it, "+
 			"and it keeps what it delivered, deleting nothing. If join stored its credential there, the Secret %s/%s holds a revoked token: "+
