@@ -58,8 +58,8 @@ type Options struct {
 	CAFile string
 	// Spoke is the spoke the agent delivers to (the agent's in-cluster credentials).
 	Spoke *rest.Config
-	// PollInterval is how often the work is asked for (default 2s; an unchanged work costs a
-	// 304).
+	// PollInterval is how long the hub may hold a request for unchanged work (default 2s): an
+	// idle agent asks once per interval, and a change is answered at once.
 	PollInterval time.Duration
 	// RemovalGrace is how long an owner must stay out of the hub's successful answers before
 	// its objects are removed from the spoke (default 10m; failed requests never count).

@@ -12,8 +12,11 @@
 // renewed kubeconfig back (a file atomically, a Secret only over the version it read). The
 // timing takes the clock as an input. No token is ever logged.
 //
-// Every PollInterval it asks the hub's work endpoint (package clusterwork) for the cluster's
-// work with If-None-Match, so an idle cluster costs one small request and a 304. Each owner's
+// It asks the hub's work endpoint (package clusterwork) for the cluster's work with
+// If-None-Match and asks the hub to hold the request while the work is unchanged, for up to
+// PollInterval: a change is answered as soon as the hub has it, and an idle cluster costs one
+// small request and a 304 per interval. Results that change meanwhile are posted without
+// waiting for the answer; after new work it asks again at once. Each owner's
 // work is submitted to the same delivery engine push mode uses (package deliver: server-side
 // apply under Flotilla's field manager, ownership marks, tenancy checks, drift correction from
 // the spoke's own watches, prune rules and budgets), engaged on the local spoke alone with the

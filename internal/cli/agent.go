@@ -114,7 +114,7 @@ The spoke is reached with the agent's in-cluster credentials, or with --kubeconf
 	f.StringVar(&opts.CAFile, "hub-ca-file", "", "CA bundle (PEM) the work endpoint's certificate is checked against (default: the system's roots)")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the spoke (default: the in-cluster credentials)")
 	f.StringVar(&kubeContext, "context", "", "context of the spoke in that kubeconfig (default: its current context)")
-	f.DurationVar(&opts.PollInterval, "poll-interval", agent.DefaultPollInterval, "how often the work is asked for; an unchanged work costs one request answered 304")
+	f.DurationVar(&opts.PollInterval, "poll-interval", agent.DefaultPollInterval, "how long the hub may hold a request for work that has not changed (a change is answered at once): an idle agent asks once per interval")
 	f.DurationVar(&opts.RemovalGrace, "removal-grace", agent.DefaultRemovalGrace, "how long an owner must stay out of the hub's successful answers before its objects are removed from the spoke; failed requests never count")
 	f.StringVar(&logFormat, "log-format", logFormat, "log format: json or text; the --zap-* flags tune the rest")
 	goFlags := flag.NewFlagSet("flotilla", flag.ContinueOnError)
