@@ -18,6 +18,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/install"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
@@ -110,17 +111,15 @@ func TestRequestsWaitForAChange(t *testing.T) {
 // waitUntilHeld waits until a request for cluster is held, its place in flight given back.
 func waitUntilHeld(t *testing.T, h *Handler, cluster string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	fleettest.Eventually(t, 10*time.Second, "a request held", func() error {
 		h.Changes.mu.Lock()
 		n := h.Changes.waiters[cluster]
 		h.Changes.mu.Unlock()
-		if n > 0 && len(h.inFlight) == 0 {
-			return
+		if n == 0 || len(h.inFlight) != 0 {
+			return fmt.Errorf("%d held, %d in flight", n, len(h.inFlight))
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("the request was never held")
+		return nil
+	})
 }
 
 func TestWaitOf(t *testing.T) {

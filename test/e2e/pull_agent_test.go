@@ -13,6 +13,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-dev/flotilla/internal/agent"
@@ -92,6 +95,14 @@ func TestPullAgentCrashAndHubOutage(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "bulk.yaml"), manifest.String())
 	writeFile(t, filepath.Join(dir, "propagation.yaml"), bulkPropagation)
+	// The kill must land mid-delivery: a watch of the pull spoke, opened before the delivery
+	// starts, says when the first object is there.
+	arrivals, err := kubernetes.NewForConfigOrDie(edgePlane.RESTConfig()).CoreV1().ConfigMaps("bulk").
+		Watch(ctx, metav1.ListOptions{LabelSelector: "bulk=yes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer arrivals.Stop()
 	mustKubectl(t, hubKC, "apply", "--server-side", "-f", filepath.Join(dir, "bulk.yaml"))
 	mustKubectl(t, hubKC, "apply", "-f", filepath.Join(dir, "propagation.yaml"))
 	bulk := func() map[string]string {
@@ -105,14 +116,16 @@ func TestPullAgentCrashAndHubOutage(t *testing.T) {
 		}
 		return out
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for len(bulk()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no bulk ConfigMap reached the pull spoke within 90s")
+	select {
+	case ev, open := <-arrivals.ResultChan():
+		if !open || ev.Type != watch.Added {
+			t.Fatalf("watching the pull spoke's ConfigMaps: %v (open %v)", ev.Type, open)
 		}
-		time.Sleep(10 * time.Millisecond) // a tight poll: the kill must land mid-delivery
+	case <-time.After(90 * time.Second):
+		t.Fatal("no bulk ConfigMap reached the pull spoke within 90s")
 	}
 	first.kill(t)
+	arrivals.Stop()
 	atKill := len(bulk())
 	t.Logf("killed flotilla agent (SIGKILL) with %d of %d objects on the pull spoke", atKill, objects)
 	if atKill == objects {
