@@ -238,7 +238,8 @@ func arrival(ctx context.Context, cs kubernetes.Interface, name, version string)
 	return at, nil
 }
 
-// requestsBy counts one client's writes and reads to a plane since a time, from its audit log.
+// requestsBy counts the writes and reads to a plane since a time of the clients whose user agent
+// starts with userAgent, from its audit log.
 func requestsBy(p *localfleet.Plane, userAgent string, since time.Time) (writes, reads int, err error) {
 	events, err := p.AuditEvents()
 	if err != nil {

@@ -275,20 +275,11 @@ func (b *bench) waitApplied(ctx context.Context) error {
 // logs.
 func (b *bench) spokeRequests(since time.Time) (writes, reads int, err error) {
 	for _, p := range b.pushSpokes() {
-		events, err := p.AuditEvents()
+		w, r, err := requestsBy(p, "flotilla", since)
 		if err != nil {
 			return 0, 0, err
 		}
-		for _, ev := range events {
-			if ev.StageTimestamp.Before(since) || !strings.HasPrefix(ev.UserAgent, "flotilla") {
-				continue
-			}
-			if ev.Mutating() {
-				writes++
-			} else {
-				reads++
-			}
-		}
+		writes, reads = writes+w, reads+r
 	}
 	return writes, reads, nil
 }
