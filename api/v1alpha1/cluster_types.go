@@ -16,6 +16,7 @@ type ClusterSpec struct {
 	// PullMode: the hub cannot probe it.
 	// +optional
 	// +kubebuilder:default=Push
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="mode cannot change: unjoin the cluster (flotilla unjoin) and join it again in the other mode"
 	Mode ClusterMode `json:"mode,omitempty"`
 
 	// credentials points at the Secret on the hub that holds a kubeconfig for the spoke.

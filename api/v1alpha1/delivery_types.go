@@ -222,6 +222,7 @@ type DeliveryStatus struct {
 	// (CompileFailed, SchemaNotFound, BreakingChange, Conflict, ...). Absent otherwise.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*$`
 	Reason string `json:"reason,omitempty"`
 }
 

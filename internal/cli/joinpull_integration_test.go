@@ -88,6 +88,13 @@ func TestJoinPull(t *testing.T) {
 	if !c.Pulls() || c.Labels["site"] != "s1" || c.Spec.Credentials.Name != "" {
 		t.Fatalf("cluster edge: mode %q, labels %v, credentials %+v", c.Spec.Mode, c.Labels, c.Spec.Credentials)
 	}
+	// The API refuses switching the mode in place (kubectl edit included): unjoin and join again.
+	flipped := c.DeepCopy()
+	flipped.Spec.Mode = flotillav1.ClusterPush
+	flipped.Spec.Credentials.Name = "edge-kubeconfig"
+	if err := hubc.Update(ctx, flipped); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "unjoin") {
+		t.Errorf("switching cluster edge to Push: %v, want Invalid saying to unjoin", err)
+	}
 	for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
 		if err := hubc.Get(ctx, client.ObjectKey{Namespace: membership.Namespace, Name: "agent-edge"}, obj); err != nil {
 			t.Fatalf("the agent's %T: %v", obj, err)
