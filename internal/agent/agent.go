@@ -7,10 +7,13 @@ import (
 	"reflect"
 	"time"
 
+	"net/http"
+
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
@@ -66,7 +69,16 @@ type Options struct {
 	RemovalGrace time.Duration
 	// DeliverOptions tune the delivery engine (tests shorten its periods).
 	DeliverOptions deliver.Options
+
+	// InProcess, instead of WorkURL and a hub credential, asks the work endpoint's handler in
+	// this process (clusterwork.Local): a sharded hub replica's agent for a cluster it holds
+	// (package shard). Spoke is then Engaged's, whose cache is running already.
+	InProcess http.RoundTripper
+	Engaged   cluster.Cluster
 }
+
+// inProcessURL stands for the work endpoint's address in the requests of an agent InProcess.
+const inProcessURL = "http://in-process"
 
 // Agent keeps one spoke running its cluster's work.
 type Agent struct {
@@ -90,7 +102,10 @@ type Agent struct {
 // Run runs the agent until ctx ends. It fails only when it cannot start (options, the spoke's
 // cache); once running, the hub going away is not an error.
 func Run(ctx context.Context, opts Options) error {
-	if opts.Cluster == "" || opts.WorkURL == "" || opts.Spoke == nil || credentialsGiven(opts) != 1 {
+	if opts.InProcess != nil && opts.Engaged != nil {
+		opts.WorkURL, opts.Spoke = inProcessURL, opts.Engaged.GetConfig()
+	}
+	if opts.Cluster == "" || opts.WorkURL == "" || opts.Spoke == nil || (opts.InProcess == nil && credentialsGiven(opts) != 1) {
 		return errors.New("the agent needs the cluster's name, the hub's work URL, one hub credential (a token file, a hub kubeconfig or its Secret) and the spoke's credentials")
 	}
 	if opts.PollInterval <= 0 {
@@ -103,26 +118,30 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	// The spoke sets the pace, as for the hub's engaged spokes: no client-side token bucket
-	// (a kubeconfig's or in-cluster config's default is 5 requests a second), one flow control
-	// that follows the spoke's answers.
-	opts.Spoke = spokeclient.New(opts.Cluster).Configure(opts.Spoke)
-	if opts.Spoke.UserAgent == "" {
-		opts.Spoke.UserAgent = UserAgent
-	}
-	if hub.tokens, err = hubTokens(ctx, opts); err != nil {
-		return err
-	}
 	log := ctrllog.FromContext(ctx).WithName("agent").WithValues("cluster", opts.Cluster)
-	cl, err := inventory.LocalCluster(opts.Spoke, opts.Cluster, install.Scheme(), log)
-	if err != nil {
-		return fmt.Errorf("the spoke: %w", err)
-	}
-	go func() {
-		if err := cl.Start(ctx); err != nil {
-			log.Error(err, "The spoke's cache stopped")
+	cl := opts.Engaged
+	if opts.InProcess != nil {
+		hub.http.Transport, hub.tokens = opts.InProcess, noToken{}
+	} else {
+		// The spoke sets the pace, as for the hub's engaged spokes: no client-side token
+		// bucket (a kubeconfig's or in-cluster config's default is 5 requests a second), one
+		// flow control that follows the spoke's answers.
+		opts.Spoke = spokeclient.New(opts.Cluster).Configure(opts.Spoke)
+		if opts.Spoke.UserAgent == "" {
+			opts.Spoke.UserAgent = UserAgent
 		}
-	}()
+		if hub.tokens, err = hubTokens(ctx, opts); err != nil {
+			return err
+		}
+		if cl, err = inventory.LocalCluster(opts.Spoke, opts.Cluster, install.Scheme(), log); err != nil {
+			return fmt.Errorf("the spoke: %w", err)
+		}
+		go func() {
+			if err := cl.Start(ctx); err != nil {
+				log.Error(err, "The spoke's cache stopped")
+			}
+		}()
+	}
 	startCtx, cancel := context.WithTimeout(ctx, cacheStartTimeout)
 	started := cl.GetCache().WaitForCacheSync(startCtx)
 	cancel()

@@ -71,7 +71,9 @@ func (c *hubClient) do(ctx context.Context, method, path string, body []byte, he
 		for k, v := range header {
 			req.Header[k] = v
 		}
-		req.Header.Set("Authorization", "Bearer "+token)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
 		res, err := c.http.Do(req)
 		if err != nil || res.StatusCode != http.StatusUnauthorized || attempt > 0 || !c.tokens.refused() {
 			return res, err

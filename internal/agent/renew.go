@@ -78,6 +78,13 @@ func (f fileToken) token(context.Context) (string, error) {
 
 func (fileToken) refused() bool { return false }
 
+// noToken is the token source of an agent in the hub's own process (Options.InProcess): its
+// requests carry no token.
+type noToken struct{}
+
+func (noToken) token(context.Context) (string, error) { return "", nil }
+func (noToken) refused() bool                         { return false }
+
 // issued is a token and its validity, by the agent's clock.
 type issued struct {
 	token            string

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/clusterwork"
 	"github.com/flotilla-dev/flotilla/internal/hub"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
+	"github.com/flotilla-dev/flotilla/internal/shard"
 )
 
 func newHubCommand(hf *hubFlags) *cobra.Command {
@@ -25,6 +27,8 @@ func newHubCommand(hf *hubFlags) *cobra.Command {
 	}
 	var zapOpts zap.Options
 	var dashboardAddr string
+	var sharded bool
+	var replica shard.Options
 	logFormat := logFormatJSON
 	cmd := &cobra.Command{
 		Use:     "hub",
@@ -36,6 +40,13 @@ probes its health and capacity, and reports them on the Cluster objects.
 Run it where it can reach the hub and every spoke. Replicas elect one leader through a Lease in
 --leader-election-namespace; the others wait. Install the CRDs first with 'flotilla install'.
 
+With --shard, replicas divide the clusters between them instead of waiting: each delivers to the
+clusters it holds (rendezvous hashing over the live replicas, a fence Lease per cluster in
+--leader-election-namespace so that one replica at most writes to a cluster), and the elected
+one also runs the owner controllers, the scheduler and every status write. A replica that dies
+has its clusters taken over once its Leases expire (15s; at once when it stops gracefully). Give each replica its own
+--replica-name (its Pod name). See docs/ha.md.
+
 ClusterPropagations deliver cluster-scoped objects and objects in any namespace; they may use
 only Placements in an --admin-namespace (flotilla-system unless told otherwise), so that the
 users of a tenant namespace cannot steer or empty an administrator's delivery by editing a
@@ -46,6 +57,9 @@ Clusters registered elsewhere are imported as Clusters, read-only, by importers 
 kind, and the log says at start-up which run. See docs/clusters.md.`,
 		Example: `  # Against the hub of 'flotilla dev up', without leader election
   flotilla hub --hub-kubeconfig .flotilla/dev/hub.kubeconfig --leader-elect=false
+
+  # Three replicas dividing the clusters (each with its own name)
+  flotilla hub --shard --replica-name hub-0
 
   # Logs as JSON lines, for a log pipeline (the default unless --zap-devel)
   flotilla hub --log-format json`,
@@ -63,6 +77,16 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 			if err != nil {
 				return err
 			}
+			if sharded {
+				if replica.ID == "" {
+					replica.ID = os.Getenv("POD_NAME")
+				}
+				if replica.ID == "" {
+					return errors.New("--shard needs --replica-name (or POD_NAME): each replica's name among its peers")
+				}
+				replica.Namespace = opts.LeaderElectionNamespace
+				opts.Shard = &replica
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if dashboardAddr == "" {
@@ -77,6 +101,8 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", opts.HealthAddr, "address of /healthz and /readyz; 0 disables them")
 	f.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect one active replica through a Lease")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "namespace of the leader election Lease")
+	f.BoolVar(&sharded, "shard", false, "divide the clusters between the hub's replicas: each delivers to the clusters it holds, the elected one runs the owner controllers (see docs/ha.md)")
+	f.StringVar(&replica.ID, "replica-name", "", "this replica's name among its peers with --shard, unique per replica (default: $POD_NAME)")
 	f.StringSliceVar(&opts.AdminNamespaces, "admin-namespace", []string{"flotilla-system"}, "namespaces whose Placements ClusterPropagations may use (repeat or separate with commas); whoever may edit a Placement steers where the objects using it go, so these must be namespaces only cluster administrators write to")
 	f.StringVar(&dashboardAddr, "dashboard-bind-address", "", "address of the fleet dashboard, where each request acts with its caller's bearer token (checked with TokenReview, every object shown with SubjectAccessReview) and sees what the caller may read on the hub; serve it behind TLS; empty disables it")
 	f.StringVar(&opts.WorkAddr, "work-bind-address", "", "address where pull-mode agents read their cluster's work (GET /clusters/NAME/work), each with a token of its cluster's ServiceAccount flotilla-system/agent-NAME for audience "+clusterwork.Audience+"; the responses carry Secret data, so without --work-cert-file only a loopback address is accepted (development); empty disables it")

@@ -34,6 +34,8 @@ type Fanout struct {
 	Hub       client.Reader
 	Deliverer *deliver.Deliverer
 	Ledger    *ledger.Ledger
+	// Agents says which clusters an agent delivers to (pull.go).
+	Agents ledger.Agents
 
 	mu       sync.Mutex
 	work     map[workKey]flotillav1.DeliveryWork // the work last recorded per owner and cluster (work.go)
@@ -118,7 +120,7 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 	for _, c := range pass.Chosen {
 		// A chosen cluster missing from Want keeps what it has; its latest result still counts.
 		want, wanted := pass.Want[c]
-		pull := f.pulls(ctx, c) // its agent delivers and reports (pull.go)
+		pull := f.Agents.Deliver(ctx, c) // its agent delivers and reports (pull.go)
 		if wanted {
 			// Written ahead: the record lists every kind before anything of it is delivered.
 			recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, render.Kinds(want.Objects), want.Replicas,
@@ -295,7 +297,7 @@ func (f *Fanout) remove(ctx context.Context, owner render.Owner, c string, kinds
 	}
 	f.removing[workKey{owner, c}] = true
 	f.mu.Unlock()
-	if f.pulls(ctx, c) {
+	if f.Agents.Deliver(ctx, c) {
 		// The hub cannot remove anything from a pull cluster: dropping the record takes the
 		// owner out of the cluster's work, and its agent removes the objects after its grace.
 		err := f.forget(ctx, owner, c, progress)

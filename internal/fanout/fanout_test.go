@@ -22,7 +22,7 @@ import (
 )
 
 func newFanout(ctx context.Context, hub client.Client) *Fanout {
-	return &Fanout{Hub: hub, Ledger: &ledger.Ledger{Hub: hub},
+	return &Fanout{Hub: hub, Ledger: &ledger.Ledger{Hub: hub}, Agents: ledger.Agents{Hub: hub},
 		Deliverer: deliver.New(ctx, func(render.Owner) {}, deliver.Options{VerifyInterval: -1})}
 }
 

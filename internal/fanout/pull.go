@@ -1,16 +1,14 @@
 package fanout
 
 import (
-	"context"
 	"fmt"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 )
 
-// A pull cluster (Cluster.spec.mode Pull) is never delivered to from the hub: its agent fetches
+// A cluster an agent delivers to (ledger.Agents: a pull cluster, Cluster.spec.mode Pull, or
+// any cluster of a sharded hub) is never delivered to by the hub's deliverer: its agent fetches
 // the work its records say (spec.work, written here as for any cluster) from the hub's work
 // endpoint, delivers it on the spoke with the same engine, and reports the results into the
 // records' status (package clusterwork, through the ledger). So, for a pull cluster, a pass
@@ -19,16 +17,6 @@ import (
 // hub deletes the record at once (it cannot see the spoke), and the agent removes the owner's
 // objects once the owner has been missing from its work for its grace (flotilla agent
 // --removal-grace).
-
-// pulls reports whether cluster is a pull cluster. A Cluster that cannot be read counts as a
-// push cluster: the deliverer then reports it Disconnected, which holds what depends on it.
-func (f *Fanout) pulls(ctx context.Context, cluster string) bool {
-	if f.Hub == nil {
-		return false
-	}
-	cl := &flotillav1.Cluster{}
-	return f.Hub.Get(ctx, client.ObjectKey{Name: cluster}, cl) == nil && cl.Pulls()
-}
 
 // pulledResult is the result of a pull cluster as its agent last reported it in the record:
 // complete at want's revision once the record's status.revision names it (the agent reports

@@ -41,7 +41,7 @@ func (f *Fanout) Running(owner render.Owner, records map[string]*flotillav1.Deli
 			continue
 		}
 		run := Running{Revision: w.Revision}
-		if f.pulls(context.Background(), c) {
+		if f.Agents.Deliver(context.Background(), c) {
 			run = recordedRun(records[c], w) // what its agent last reported (pull.go)
 		} else if res, ok := f.Deliverer.Result(owner, c); ok && res.Revision == w.Digest {
 			run.Ready = res.ReadyAt(w.Digest)

@@ -74,7 +74,7 @@ type spokeView struct {
 // the revision its agent is to compile (planPull); one it is not connected to is Pending, and
 // keeps what it serves.
 func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner render.Owner, name, pin string, pull pullPass) clusterPlan {
-	if r.pulls(ctx, name) {
+	if r.Agents.Deliver(ctx, name) {
 		return r.planPull(ctx, newest, owner, name, pin, pull)
 	}
 	engaged, err := r.Clusters.Get(ctx, multicluster.ClusterName(name))

@@ -77,6 +77,9 @@ type Reconciler struct {
 	// against.
 	Clusters multicluster.Provider
 	Ledger   *ledger.Ledger
+	// Agents says which clusters an agent delivers to (pull clusters; every cluster of a
+	// sharded hub); its Hub is set up with the controller.
+	Agents ledger.Agents
 	// AdminNamespaces are the namespaces whose Placements APIPropagations may use; empty
 	// means flotilla-system only.
 	AdminNamespaces []string
@@ -132,7 +135,8 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		return fmt.Errorf("look up kro's ResourceGraphDefinition on the hub: %w", err)
 	}
 	r.Hub = mgr.GetClient()
-	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
+	r.Agents.Hub = r.Hub
+	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger, Agents: r.Agents}
 	r.rollouts = &ownerpass.Runner{Hub: r.Hub} // the gate alone: it uses neither Fanout nor Revisions
 	// core/v1 Events: events.k8s.io would fold drift Events that differ only in their message.
 	//lint:ignore SA1019 core/v1 Events on purpose, for the reason above.
@@ -154,7 +158,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		// A record deleted by someone else, or by the garbage collector with its RGD.
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
 			return o.APIVersion == kro.GroupVersion.String() && o.Kind == rgdKind
-		})), builder.WithPredicates(predicate.Or(ledger.Changed(), ledger.Pulled(r.Hub)))).
+		})), builder.WithPredicates(predicate.Or(ledger.Changed(), ledger.Pulled(r.Agents)))).
 		WatchesRawSource(r.notifier.Source()).
 		Complete(r)
 	if err != nil {

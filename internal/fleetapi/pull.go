@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
@@ -36,12 +35,6 @@ const AnnotationTenancy = "flotilla.dev/api-tenancy"
 type pullPass struct {
 	records map[string]*flotillav1.Delivery
 	tenancy flotillav1.Tenancy
-}
-
-// pulls reports whether cluster is a pull cluster; a Cluster that cannot be read is not.
-func (r *Reconciler) pulls(ctx context.Context, cluster string) bool {
-	cl := &flotillav1.Cluster{}
-	return r.Hub.Get(ctx, client.ObjectKey{Name: cluster}, cl) == nil && cl.Pulls()
 }
 
 // planPull plans a pull cluster: the revision it should serve (the newest, or pin) as its

@@ -25,6 +25,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/placement"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
+	"github.com/flotilla-dev/flotilla/internal/shard"
 	"github.com/flotilla-dev/flotilla/internal/sources"
 	"github.com/flotilla-dev/flotilla/internal/transparent"
 )
@@ -69,6 +70,12 @@ type Options struct {
 	// policy (0: clusterwork.ProtectionInterval); tests shorten it.
 	WorkProtectionInterval time.Duration
 
+	// Shard, when set, divides the clusters between the hub's replicas (package shard): each
+	// delivers to the clusters it holds, through agents in its own process; the elected one
+	// runs the owner controllers and writes every status. Nil: the elected replica delivers
+	// to every cluster.
+	Shard *shard.Options
+
 	// newCache builds the hub cache (nil: controller-runtime's); this package's tests wrap it to
 	// see what the controller asks the cache to hold.
 	newCache cache.NewCacheFunc
@@ -98,6 +105,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	scheme := install.Scheme()
 	var deliverer *deliver.Deliverer
 	owning := newControllers(opts)
+	owning.agentsEverywhere(opts.Shard != nil)
 	kinds := ownerKinds(owning)
 	recordOwners := kinds.RecordOwners(scheme)
 	inventoryOpts := opts.Inventory
@@ -110,6 +118,17 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 			deliverer.Retry(cluster)
 		}
 		owning.fleetAPIs.ClusterReady(cluster)
+	}
+	var mcOpts []mcmanager.Option
+	if opts.Shard != nil {
+		// Every replica engages every spoke; the coordinator starts each on the replica
+		// that holds it. Each replica's writes to spokes say which replica made them.
+		inventoryOpts.EveryReplica, inventoryOpts.UserAgent = true, "flotilla/"+opts.Shard.ID
+		coord, err := shardCoordinator(cfg, *opts.Shard)
+		if err != nil {
+			return err
+		}
+		mcOpts = append(mcOpts, mcmanager.WithCoordinator(coord))
 	}
 	provider := inventory.New(scheme, inventoryOpts)
 	metrics, err := metricsOptions(opts.MetricsAddr, opts.MetricsPlainHTTP)
@@ -137,7 +156,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		// something that never comes (a cache that cannot sync) is cut off and retried, and
 		// its worker is free for other objects.
 		Controller: config.Controller{SkipNameValidation: ptr(true), ReconciliationTimeout: reconcileTimeout},
-	})
+	}, mcOpts...)
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
@@ -158,8 +177,17 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if deliverer, err = setupDelivery(ctx, mgr, provider, owning, kinds, known, opts); err != nil {
 		return err
 	}
-	if err := serveWork(mgr.GetLocalManager(), cfg, owning.propagation.Revisions, owning.propagation.Ledger, kinds.Notify, recordOwners, opts); err != nil {
+	work, err := serveWork(mgr.GetLocalManager(), cfg, owning.propagation.Revisions, owning.propagation.Ledger, kinds.Notify, recordOwners, opts)
+	if err != nil {
 		return err
+	}
+	if opts.Shard != nil {
+		// The clusters this replica holds are delivered by agents in this process.
+		agents := &shard.Agents{Work: work, Log: ctrl.Log.WithName("shard"),
+			Deliver: deliver.Options{VerifyInterval: opts.VerifyInterval, Grant: provider.Grant}}
+		if err := mgr.Add(agents); err != nil {
+			return err
+		}
 	}
 	if opts.HealthAddr != "0" && opts.HealthAddr != "" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -204,9 +232,13 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 		}
 	}
 	d := deliver.New(ctx, route, deliver.Options{OnDrift: onDrift, VerifyInterval: opts.VerifyInterval, Grant: provider.Grant})
-	// The manager engages every spoke the inventory engages into the deliverer.
-	if err := mgr.Add(d); err != nil {
-		return nil, err
+	sharded := opts.Shard != nil
+	if !sharded {
+		// The manager engages every spoke the inventory engages into the deliverer. Sharded,
+		// the replicas' agents deliver instead (package shard).
+		if err := mgr.Add(d); err != nil {
+			return nil, err
+		}
 	}
 	prop.Deliverer = d
 	graphs := opts.Graphs
@@ -220,8 +252,10 @@ func setupDelivery(ctx context.Context, mgr mcmanager.Manager, provider *invento
 	// The APIPropagations' status counts the instances the instances controller watches.
 	apis.Instances = fleetAPIs
 	fleetAPIs.SubscribeCounts(apis.InstancesChanged)
-	if err := mgr.Add(fleetAPIs); err != nil {
-		return nil, err
+	if !sharded { // sharded, each agent expands the instances of its own cluster
+		if err := mgr.Add(fleetAPIs); err != nil {
+			return nil, err
+		}
 	}
 	ahead, err := aheadWriter(local)
 	if err != nil {

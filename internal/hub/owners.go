@@ -144,3 +144,13 @@ func feedOwners(ctx context.Context, hubCache cache.Cache, kinds *ownerkinds.Reg
 	}
 	return nil
 }
+
+// agentsEverywhere says whether every cluster is delivered by an agent (a sharded hub) or only
+// pull clusters are (ledger.Agents).
+func (c *controllers) agentsEverywhere(everywhere bool) {
+	c.propagation.Agents.Everywhere = everywhere
+	c.fleetAPIs.Agents.Everywhere = everywhere
+	for _, t := range c.transparent {
+		t.Agents.Everywhere = everywhere
+	}
+}

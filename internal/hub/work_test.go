@@ -18,13 +18,13 @@ func TestWorkEndpointRefusesPlainHTTPAwayFromLoopback(t *testing.T) {
 		{Options{WorkAddr: ":8443", WorkCertFile: "tls.crt"}, "both"},
 		{Options{WorkAddr: ":8443", WorkKeyFile: "tls.key"}, "both"},
 	} {
-		err := serveWork(nil, nil, nil, nil, nil, nil, c.opts)
+		_, err := serveWork(nil, nil, nil, nil, nil, nil, c.opts)
 		if err == nil || !strings.Contains(err.Error(), c.refused) {
 			t.Errorf("%+v: %v, want a refusal saying %q", c.opts, err, c.refused)
 		}
 	}
 	for _, off := range []string{"", "0"} {
-		if err := serveWork(nil, nil, nil, nil, nil, nil, Options{WorkAddr: off}); err != nil {
+		if _, err := serveWork(nil, nil, nil, nil, nil, nil, Options{WorkAddr: off}); err != nil {
 			t.Errorf("work endpoint off (%q): %v", off, err)
 		}
 	}

@@ -50,6 +50,11 @@ type Options struct {
 	// RecordOwners are the kinds Delivery records may belong to: a cluster's status.placed
 	// sums only records the ledger wrote for a live owner (ledger.Trust).
 	RecordOwners ledger.Owners
+	// EveryReplica engages spokes on every hub replica, not on the elected one alone: a
+	// sharded hub, whose coordinator starts each spoke's delivery on the replica that holds
+	// it (package shard). Only the elected replica writes Clusters' status, records their
+	// Events and renews their tokens.
+	EveryReplica bool
 }
 
 func (o Options) withDefaults() Options {
@@ -78,6 +83,9 @@ type Provider struct {
 	log    logr.Logger
 
 	mgr    mcmanager.Manager // nil in tests that drive the provider without a manager
+	// elected reports whether this replica is the elected one (always, without leader
+	// election); set up with the manager.
+	elected func() bool
 	events chan event.GenericEvent
 	// hub writes renewed tokens into credentials Secrets, which reader reads uncached; both
 	// are nil without a manager, and then nothing is renewed.
@@ -251,3 +259,7 @@ func (p *Provider) setGrant(cluster, role string) {
 	}
 	p.grants[cluster] = role
 }
+
+// isElected reports whether this replica writes what the inventory writes on the hub: the
+// elected one (Options.EveryReplica).
+func (p *Provider) isElected() bool { return p.elected == nil || p.elected() }

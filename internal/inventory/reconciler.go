@@ -12,9 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -104,8 +106,17 @@ func (p *Provider) SetupWithManager(ctx context.Context, mgr mcmanager.Manager) 
 	}
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	p.elected = func() bool {
+		select {
+		case <-local.Elected():
+			return true
+		default:
+			return false
+		}
+	}
 	return ctrl.NewControllerManagedBy(local).
 		Named("cluster-inventory").
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(!p.opts.EveryReplica)}).
 		For(&flotillav1.Cluster{}).
 		Watches(secret, handler.EnqueueRequestsFromMapFunc(r.clustersUsingSecret), builder.OnlyMetadata).
 		WatchesRawSource(source.Channel(p.events, &handler.EnqueueRequestForObject{})).
@@ -201,7 +212,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // when readiness changes.
 func (r *reconciler) writeStatus(ctx context.Context, c *flotillav1.Cluster, snap snapshot, on placed, log interface{ Info(string, ...any) }) error {
 	want, changed := desiredStatus(c, snap, on, metav1.Now())
-	if !changed || r.wroteAlready(c.Name, want) {
+	if !changed || r.wroteAlready(c.Name, want) || !r.provider.isElected() {
 		return nil
 	}
 	before := c.DeepCopy()

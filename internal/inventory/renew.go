@@ -82,7 +82,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 func (p *Provider) checkCredentials(ctx context.Context, m *member, reachable bool) bool {
 	now := time.Now()
 	obs, due := credentialsVerdict(m.creds, m.pending, now, p.opts.RenewWhenRemaining, p.renewedByHub(m.name, m.creds), m.renewFailure)
-	if due && reachable && !now.Before(m.retryAt) {
+	if due && reachable && !now.Before(m.retryAt) && p.isElected() {
 		issued, err := p.renew(ctx, m)
 		switch {
 		case errors.Is(err, errCredentialsChanged) || ctx.Err() != nil:

@@ -18,7 +18,7 @@ func TestPulled(t *testing.T) {
 		&flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge"}, Spec: flotillav1.ClusterSpec{Mode: flotillav1.ClusterPull}},
 		&flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "core"}},
 	).Build()
-	p := Pulled(hub)
+	p := Pulled(Agents{Hub: hub})
 	update := func(cluster string, before, after flotillav1.DeliveryStatus) bool {
 		old := &flotillav1.Delivery{Spec: flotillav1.DeliverySpec{Cluster: cluster}, Status: before}
 		nu := old.DeepCopy()

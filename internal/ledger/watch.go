@@ -35,12 +35,12 @@ func Changed() predicate.Predicate {
 	}
 }
 
-// Pulled passes, besides Changed, a record of a pull cluster (Cluster.spec.mode Pull, read
-// through hub, the hub cache) whose status changed: its agent's result, which the work
-// endpoint writes (WriteReported) on whichever hub replica took it, and which the owner's
+// Pulled passes, besides Changed, a record of a cluster an agent delivers to (agents: a pull
+// cluster, or any cluster of a sharded hub) whose status changed: its agent's result, which the
+// work endpoint writes (WriteReported) on whichever hub replica took it, and which the owner's
 // controller counts the cluster from. The ledger's own status writes are of push clusters and
 // do not pass, so a push fleet costs no more reconciles than before.
-func Pulled(hub client.Reader) predicate.Predicate {
+func Pulled(agents Agents) predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc: func(event.CreateEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -49,8 +49,7 @@ func Pulled(hub client.Reader) predicate.Predicate {
 			if !ok1 || !ok2 || equality.Semantic.DeepEqual(before.Status, after.Status) {
 				return false
 			}
-			cl := &flotillav1.Cluster{}
-			return hub.Get(context.Background(), client.ObjectKey{Name: after.Spec.Cluster}, cl) == nil && cl.Pulls()
+			return agents.Deliver(context.Background(), after.Spec.Cluster)
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },

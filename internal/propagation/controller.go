@@ -53,6 +53,9 @@ type Reconciler struct {
 	// Ledger records what each propagator delivers to each cluster; Revisions keeps what it
 	// rendered.
 	Ledger    *ledger.Ledger
+	// Agents says which clusters an agent delivers to (pull clusters; every cluster of a
+	// sharded hub); its Hub is set up with the controller.
+	Agents ledger.Agents
 	Revisions *revisions.Store
 	// AdminNamespaces are the namespaces whose Placements ClusterPropagations may use;
 	// empty means flotilla-system only.
@@ -109,7 +112,8 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.kinds = kindAccess{discovery: dc, reviews: mgr.GetClient()}
 	r.watched = map[schema.GroupVersionKind]bool{}
 	r.renders = newRenderCache()
-	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
+	r.Agents.Hub = r.Hub
+	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger, Agents: r.Agents}
 	r.warned = map[render.Owner]map[string]string{}
 	r.passes = &ownerpass.Runner{Hub: r.Hub, Fanout: r.fanout, Revisions: r.Revisions}
 	c, err := ctrl.NewControllerManagedBy(mgr).
@@ -129,7 +133,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		// pull cluster's record taking its agent's result.
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
 			return o.APIVersion == flotillav1.GroupVersion.String() && IsOwnerKind(o.Kind)
-		})), builder.WithPredicates(predicate.Or(ledger.Changed(), ledger.Pulled(r.Hub)))).
+		})), builder.WithPredicates(predicate.Or(ledger.Changed(), ledger.Pulled(r.Agents)))).
 		WatchesRawSource(r.notifier.Source()).
 		Build(r)
 	if err != nil {

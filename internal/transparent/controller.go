@@ -59,6 +59,9 @@ type Reconciler struct {
 	Clusters multicluster.Provider
 	// Ledger records which clusters have a copy of each object.
 	Ledger *ledger.Ledger
+	// Agents says which clusters an agent delivers to (pull clusters; every cluster of a
+	// sharded hub); its Hub is set up with the controller.
+	Agents ledger.Agents
 	// Revisions keeps each distinct rendering of an object, which each cluster's record names
 	// as what the cluster runs with its changes (spec.work); nil keeps none.
 	Revisions *revisions.Store
@@ -101,7 +104,8 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	//lint:ignore SA1019 core/v1 Events on purpose (see above).
 	r.recorder = mgr.GetEventRecorderFor("flotilla-transparent")
 	r.reported = map[render.Owner]report{}
-	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger}
+	r.Agents.Hub = r.Hub
+	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger, Agents: r.Agents}
 	r.passes = &ownerpass.Runner{Hub: r.Hub, Fanout: r.fanout, Revisions: r.Revisions}
 	labelled := predicate.NewPredicateFuncs(Delivers)
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -117,7 +121,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		// pull cluster's record taking its agent's result.
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
 			return o.Kind == r.GVK.Kind && o.APIVersion == r.GVK.GroupVersion().String()
-		})), builder.WithPredicates(predicate.Or(ledger.Changed(), ledger.Pulled(r.Hub)))).
+		})), builder.WithPredicates(predicate.Or(ledger.Changed(), ledger.Pulled(r.Agents)))).
 		WatchesRawSource(r.notifier.Source())
 	// A workload and the HPAs that scale it follow each other (autoscale.go).
 	switch {

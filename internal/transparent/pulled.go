@@ -4,9 +4,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -31,8 +29,7 @@ func (r *Reconciler) pulledCopies(ctx context.Context, u *unstructured.Unstructu
 		if !ok {
 			continue
 		}
-		cl := &flotillav1.Cluster{}
-		if err := r.Hub.Get(ctx, client.ObjectKey{Name: c}, cl); err != nil || !cl.Pulls() {
+		if !r.Agents.Deliver(ctx, c) {
 			continue
 		}
 		result, ok := res.Synced.Results[c]

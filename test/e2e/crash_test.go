@@ -141,12 +141,13 @@ type hubProcess struct {
 	exited chan error
 }
 
-// startHubProcess runs `flotilla hub` until killed or the test ends.
-func startHubProcess(t *testing.T, flotilla, hubKubeconfig string) *hubProcess {
+// startHubProcess runs `flotilla hub` until killed or the test ends; extra flags follow the
+// test's defaults (and win over them).
+func startHubProcess(t *testing.T, flotilla, hubKubeconfig string, extra ...string) *hubProcess {
 	t.Helper()
-	var log bytes.Buffer
-	cmd := exec.Command(flotilla, "hub", "--hub-kubeconfig", hubKubeconfig, "--leader-elect=false",
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s")
+	var log fleettest.SyncBuffer
+	cmd := exec.Command(flotilla, append([]string{"hub", "--hub-kubeconfig", hubKubeconfig, "--leader-elect=false",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s"}, extra...)...)
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
