@@ -40,6 +40,11 @@ endpoint, and dev up runs a 'flotilla agent' for each, as a child process next t
 with a work token it renews (logs: --dir/planes/spoke-N/flotilla-agent.log). The others are
 registered with 'flotilla join', and the last of them through a kubeconfig Secret.
 
+--hub-replicas N (2 or more) runs the hub controller as N 'flotilla hub --shard' replicas,
+child processes named hub-0, hub-1, ... that divide the spokes between them (docs/ha.md); dev
+up prints each one's PID and log. Kill one to watch the others take its spokes over: the
+Leases flotilla-system/flotilla-shard-<spoke> on the hub say which replica holds which spoke.
+
 --dir must be a new or empty directory, or one an earlier 'flotilla dev up' set up (it holds a
 .flotilla-dev marker file). From such a directory, when no dev up runs there, it removes what
 the earlier run wrote (planes/, the kubeconfigs, flotilla-hub.log, dev.pid) and keeps any other
@@ -57,7 +62,10 @@ you put there stay.`,
   flotilla dev up --spokes 1 --nodes 5 --dir /tmp/fleet
 
   # Three spokes, spoke-3 in pull mode with its agent
-  flotilla dev up --pull-spokes 1`,
+  flotilla dev up --pull-spokes 1
+
+  # Three hub replicas dividing the three spokes
+  flotilla dev up --hub-replicas 3`,
 		Args: cobra.NoArgs,
 		PreRunE: func(*cobra.Command, []string) error {
 			if _, err := devenv.Layout(opts.Spokes, opts.Nodes); err != nil {
@@ -69,10 +77,10 @@ you put there stay.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			opts.Out = cmd.OutOrStdout()
-			if opts.PullSpokes > 0 {
+			if opts.PullSpokes > 0 || opts.HubReplicas > 1 {
 				self, err := os.Executable()
 				if err != nil {
-					return fmt.Errorf("find the flotilla binary the agents run: %w", err)
+					return fmt.Errorf("find the flotilla binary the agents and replicas run: %w", err)
 				}
 				opts.Flotilla = self
 			}
@@ -85,6 +93,7 @@ you put there stay.`,
 	f.IntVar(&opts.Spokes, "spokes", opts.Spokes, "number of spoke clusters (1 to 10)")
 	f.IntVar(&opts.Nodes, "nodes", opts.Nodes, "fake Nodes per spoke (1 to 50)")
 	f.IntVar(&opts.PullSpokes, "pull-spokes", 0, "how many of the spokes, the last ones, run in pull mode, each with a flotilla agent (0 to --spokes)")
+	f.IntVar(&opts.HubReplicas, "hub-replicas", 1, "hub controller replicas; 2 or more run as 'flotilla hub --shard' child processes that divide the spokes (not with --pull-spokes)")
 	f.StringVar(&opts.Dir, "dir", opts.Dir, "new or empty directory for kubeconfigs and plane data (or one an earlier dev up set up)")
 	f.StringVar(&opts.BinDir, "bin-dir", "", "directory with the Kubernetes binaries (default: beside flotilla, or $"+localfleet.BinDirEnv+")")
 	return cmd

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -49,12 +50,20 @@ const workAddr = "127.0.0.1:0"
 // which is which). With pull spokes the hub also serves its work endpoint on loopback, at
 // workURL. It returns when all spokes are Ready; the controller runs until ctx ends, and done
 // is closed when it has stopped.
-func startHub(ctx context.Context, fleet *localfleet.Fleet, dir, displayDir string, pullSpokes int, out io.Writer) (done <-chan error, workURL string, err error) {
+func startHub(ctx context.Context, fleet *localfleet.Fleet, dir string, up Options, out io.Writer) (done <-chan error, workURL string, err error) {
+	displayDir, pullSpokes := up.Dir, up.PullSpokes
 	hubCfg := fleet.Hub().RESTConfig()
 	// The controller runs in this process with the hub's admin kubeconfig: that is who may
 	// write Delivery records.
 	if err := install.ApplyForSelf(ctx, hubCfg, nil); err != nil {
 		return nil, "", fmt.Errorf("install CRDs: %w", err)
+	}
+	if up.HubReplicas > 1 {
+		finished, err := startReplicas(ctx, up.Flotilla, dir, displayDir, up.HubReplicas, out)
+		if err != nil {
+			return nil, "", err
+		}
+		return finished, "", registerSpokes(ctx, fleet, hubCfg, 0, out)
 	}
 	logFile, err := os.Create(filepath.Join(dir, hubLogFile))
 	if err != nil {
@@ -90,16 +99,22 @@ func startHub(ctx context.Context, fleet *localfleet.Fleet, dir, displayDir stri
 		_, _ = fmt.Fprintf(out, "  hub work endpoint for pull-mode agents at %s (loopback only)\n", workURL)
 	}
 
+	return finished, workURL, registerSpokes(ctx, fleet, hubCfg, pullSpokes, out)
+}
+
+// registerSpokes registers the dev fleet's spokes on the hub, the last pullSpokes in pull mode,
+// and waits for them to be Ready.
+func registerSpokes(ctx context.Context, fleet *localfleet.Fleet, hubCfg *rest.Config, pullSpokes int, out io.Writer) error {
 	hubClient, err := client.New(hubCfg, client.Options{Scheme: install.Scheme()})
 	if err != nil {
-		return finished, workURL, err
+		return err
 	}
 	spokes := fleet.Spokes()
 	push, pull := spokes[:len(spokes)-pullSpokes], spokes[len(spokes)-pullSpokes:]
 	for i, spoke := range push {
 		if i == len(push)-1 {
 			if err := registerBySecret(ctx, hubClient, spoke); err != nil {
-				return finished, workURL, fmt.Errorf("register %s through a kubeconfig Secret: %w", spoke.Name(), err)
+				return fmt.Errorf("register %s through a kubeconfig Secret: %w", spoke.Name(), err)
 			}
 			_, _ = fmt.Fprintf(out, "  %s registered through the kubeconfig Secret %s/%s (label %s=true), not `flotilla join`\n",
 				spoke.Name(), membership.Namespace, spoke.Name(), sources.KubeconfigSecretLabel)
@@ -108,23 +123,23 @@ func startHub(ctx context.Context, fleet *localfleet.Fleet, dir, displayDir stri
 		if err := membership.Join(ctx, hubClient, membership.JoinOptions{
 			Name: spoke.Name(), Spoke: spoke.RESTConfig(), Labels: spoke.Spec().Labels, APIGroups: devAPIGroups,
 		}); err != nil {
-			return finished, workURL, fmt.Errorf("join %s: %w", spoke.Name(), err)
+			return fmt.Errorf("join %s: %w", spoke.Name(), err)
 		}
 		_, _ = fmt.Fprintf(out, "  %s registered with `flotilla join --api-groups %s` (a ServiceAccount token of its own)\n",
 			spoke.Name(), strings.Join(devAPIGroups, ","))
 	}
 	for _, spoke := range pull {
 		if err := RegisterPull(ctx, hubClient, spoke.Name(), spoke.Spec().Labels, nil); err != nil {
-			return finished, workURL, err
+			return err
 		}
 		_, _ = fmt.Fprintf(out, "  %s registered in pull mode (spec.mode Pull, no credentials on the hub; its agent's identity: serviceaccount %s/%s)\n",
 			spoke.Name(), membership.Namespace, membership.AgentServiceAccount(spoke.Name()))
 	}
 	if err := waitClustersReady(ctx, hubClient, len(spokes)); err != nil {
-		return finished, workURL, err
+		return err
 	}
 	_, _ = fmt.Fprintf(out, "  %d spokes registered and Ready\n", len(spokes))
-	return finished, workURL, nil
+	return nil
 }
 
 // registerBySecret stores the spoke's kubeconfig in a Secret the hub's kubeconfig-Secret

@@ -20,7 +20,12 @@ type Options struct {
 	// PullSpokes is how many of the spokes, the last ones, are pull-mode clusters, each with a
 	// `flotilla agent` that Up runs as a child process.
 	PullSpokes int
-	// Flotilla is the flotilla binary the agents run (needed with PullSpokes).
+	// HubReplicas, above 1, runs the hub controller as that many `flotilla hub --shard`
+	// replicas, child processes that divide the spokes between them (docs/ha.md), instead of
+	// one controller in this process.
+	HubReplicas int
+	// Flotilla is the flotilla binary the agents and replicas run (needed with PullSpokes or
+	// HubReplicas).
 	Flotilla string
 	BinDir   string
 	Out      io.Writer
@@ -38,8 +43,11 @@ func Up(ctx context.Context, opts Options) error {
 	if err := CheckPullSpokes(opts.Spokes, opts.PullSpokes); err != nil {
 		return err
 	}
-	if opts.PullSpokes > 0 && opts.Flotilla == "" {
-		return fmt.Errorf("pull spokes need the flotilla binary their agents run (Options.Flotilla)")
+	if (opts.PullSpokes > 0 || opts.HubReplicas > 1) && opts.Flotilla == "" {
+		return fmt.Errorf("pull spokes and hub replicas need the flotilla binary they run (Options.Flotilla)")
+	}
+	if opts.PullSpokes > 0 && opts.HubReplicas > 1 {
+		return fmt.Errorf("--pull-spokes and --hub-replicas cannot be combined yet: the agents would need each replica's work endpoint")
 	}
 	out := opts.Out
 	dir, err := filepath.Abs(opts.Dir)
@@ -75,7 +83,7 @@ func Up(ctx context.Context, opts Options) error {
 		return err
 	}
 	hubCtx, stopHub := context.WithCancel(ctx)
-	hubDone, workURL, err := startHub(hubCtx, fleet, dir, opts.Dir, opts.PullSpokes, out)
+	hubDone, workURL, err := startHub(hubCtx, fleet, dir, opts, out)
 	defer func() {
 		stopHub()
 		if hubDone != nil {
