@@ -3,10 +3,11 @@ package fanout
 import (
 	"context"
 
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/work"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 type workKey struct {

@@ -82,11 +82,11 @@ type Provider struct {
 	scheme *runtime.Scheme
 	log    logr.Logger
 
-	mgr    mcmanager.Manager // nil in tests that drive the provider without a manager
+	mgr mcmanager.Manager // nil in tests that drive the provider without a manager
 	// elected reports whether this replica is the elected one (always, without leader
 	// election); set up with the manager.
 	elected func() bool
-	events chan event.GenericEvent
+	events  chan event.GenericEvent
 	// hub writes renewed tokens into credentials Secrets, which reader reads uncached; both
 	// are nil without a manager, and then nothing is renewed.
 	hub    client.Client

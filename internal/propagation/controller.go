@@ -52,10 +52,10 @@ type Reconciler struct {
 	Deliverer *deliver.Deliverer
 	// Ledger records what each propagator delivers to each cluster; Revisions keeps what it
 	// rendered.
-	Ledger    *ledger.Ledger
+	Ledger *ledger.Ledger
 	// Agents says which clusters an agent delivers to (pull clusters; every cluster of a
 	// sharded hub); its Hub is set up with the controller.
-	Agents ledger.Agents
+	Agents    ledger.Agents
 	Revisions *revisions.Store
 	// AdminNamespaces are the namespaces whose Placements ClusterPropagations may use;
 	// empty means flotilla-system only.

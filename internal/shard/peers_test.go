@@ -26,7 +26,7 @@ func TestPeersAliveAndLeaving(t *testing.T) {
 	kube := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(
 		lease("flotilla-replica-hub-1", "hub-1", 5*time.Second),
 		lease("flotilla-replica-hub-2", "hub-2", 20*time.Second), // dead
-		lease("flotilla-hub", "hub-1", time.Second),             // the election's, not a replica
+		lease("flotilla-hub", "hub-1", time.Second),              // the election's, not a replica
 	).Build()
 	p := newPeers(kube, "flotilla-system", "hub-0", 15*time.Second, logr.Discard())
 	if err := p.renew(ctx); err != nil {

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
 // TestFailoverExample follows examples/failover.yaml as its header tells a user of the dev
