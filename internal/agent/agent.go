@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"time"
-
 	"net/http"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
@@ -102,7 +101,10 @@ type Agent struct {
 // Run runs the agent until ctx ends. It fails only when it cannot start (options, the spoke's
 // cache); once running, the hub going away is not an error.
 func Run(ctx context.Context, opts Options) error {
-	if opts.InProcess != nil && opts.Engaged != nil {
+	if opts.InProcess != nil {
+		if opts.Engaged == nil {
+			return errors.New("an agent in the hub's process needs the engaged cluster it delivers to")
+		}
 		opts.WorkURL, opts.Spoke = inProcessURL, opts.Engaged.GetConfig()
 	}
 	if opts.Cluster == "" || opts.WorkURL == "" || opts.Spoke == nil || (opts.InProcess == nil && credentialsGiven(opts) != 1) {
