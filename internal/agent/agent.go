@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/go-logr/logr"
