@@ -49,15 +49,19 @@ type bench struct {
 }
 
 // stepNames are the scenario groups in the order they run; each may add several figures.
-var stepNames = []string{"bulk", "bulk_one", "update", "drift", "pull", "dashboard", "steady", "restart", "outage", "move", "failover", "rollout", "instance_ready", "deployments"}
+var stepNames = []string{"bulk", "bulk_one", "update", "drift", "pull", "dashboard", "steady", "restart", "outage", "move", "failover", "rollout", "instance_ready", "deployments", "takeover"}
 
 // standalone steps need nothing of bulk's: run alone, they start from the bare fleet.
-var standalone = []string{"instance_ready", "rollout", "pull"}
+var standalone = []string{"instance_ready", "rollout", "pull", "takeover"}
 
-// selectSteps parses --only: every step when empty.
+// optional steps run only when --only names them: takeover replaces the hub controller with
+// sharded replicas, which would take over every earlier scenario's objects too.
+var optional = []string{"takeover"}
+
+// selectSteps parses --only: every step but the optional ones when empty.
 func selectSteps(only string) ([]string, error) {
 	if only == "" {
-		return stepNames, nil
+		return slices.DeleteFunc(slices.Clone(stepNames), func(s string) bool { return slices.Contains(optional, s) }), nil
 	}
 	var steps []string
 	for _, name := range strings.Split(only, ",") {
@@ -119,10 +123,11 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 	fns := map[string]func(context.Context, *report) error{
 		"bulk": b.bulk, "bulk_one": b.bulkOne, "update": b.update, "drift": b.drift, "pull": b.pull, "steady": b.steady, "restart": b.restart,
 		"outage": b.outage, "move": b.move, "failover": b.failover, "rollout": b.rollout, "dashboard": b.dashboard, "instance_ready": b.instanceReady, "deployments": b.deployments,
+		"takeover": b.takeover,
 	}
 	for _, name := range steps {
 		fmt.Printf("scenario %s...\n", name)
-		if name != "steady" && name != "outage" && name != "restart" && name != "move" && name != "failover" {
+		if name != "steady" && name != "outage" && name != "restart" && name != "move" && name != "failover" && name != "takeover" {
 			b.prof.cpu(name, 20)
 		}
 		err := fns[name](ctx, r)

@@ -10,7 +10,8 @@ func TestSelectSteps(t *testing.T) {
 		only string
 		want []string
 	}{
-		{"", stepNames},
+		{"", stepNames[:len(stepNames)-1]}, // takeover only when named
+		{"takeover", []string{"takeover"}},
 		{"update", []string{"bulk", "update"}},
 		{"instance_ready", []string{"instance_ready"}},                        // standalone: from the bare fleet
 		{"drift,instance_ready", []string{"bulk", "drift", "instance_ready"}}, // drift needs bulk's objects
