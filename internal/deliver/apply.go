@@ -122,6 +122,9 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 				res.PruneBlocked = err.Error()
 				failures = append(failures, err.Error())
 			case err != nil:
+				// A prune the spoke could not answer (a restarting API server) is tried again
+				// with backoff, not after permanentRetry.
+				res.Permanent = res.Permanent && permanent(err)
 				failures = append(failures, err.Error())
 			default:
 				pruned = true
@@ -131,6 +134,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	metaDone := false
 	if len(failures) == 0 {
 		if metaDone, metaErr = w.ownerMetaAfter(ctx, cl, job, pruned, metaKnown); metaErr != nil {
+			res.Permanent = res.Permanent && permanent(metaErr)
 			failures = append(failures, metaErr.Error())
 		}
 	}
