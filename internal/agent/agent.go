@@ -71,7 +71,7 @@ type Options struct {
 
 	// InProcess, instead of WorkURL and a hub credential, asks the work endpoint's handler in
 	// this process (clusterwork.Local): a sharded hub replica's agent for a cluster it holds
-	// (package shard). Spoke is then Engaged's, whose cache is running already.
+	// (package shard). Spoke is then Engaged's credentials.
 	InProcess http.RoundTripper
 	Engaged   cluster.Cluster
 }
@@ -121,8 +121,8 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	log := ctrllog.FromContext(ctx).WithName("agent").WithValues("cluster", opts.Cluster)
-	cl := opts.Engaged
 	if opts.InProcess != nil {
+		// The engagement's credentials, flow control and user agent are the replica's.
 		hub.http.Transport, hub.tokens = opts.InProcess, noToken{}
 	} else {
 		// The spoke sets the pace, as for the hub's engaged spokes: no client-side token
@@ -135,15 +135,17 @@ func Run(ctx context.Context, opts Options) error {
 		if hub.tokens, err = hubTokens(ctx, opts); err != nil {
 			return err
 		}
-		if cl, err = inventory.LocalCluster(opts.Spoke, opts.Cluster, install.Scheme(), log); err != nil {
-			return fmt.Errorf("the spoke: %w", err)
-		}
-		go func() {
-			if err := cl.Start(ctx); err != nil {
-				log.Error(err, "The spoke's cache stopped")
-			}
-		}()
 	}
+	// A spoke cache of the agent's own: what it watches ends with the agent.
+	cl, err := inventory.LocalCluster(opts.Spoke, opts.Cluster, install.Scheme(), log)
+	if err != nil {
+		return fmt.Errorf("the spoke: %w", err)
+	}
+	go func() {
+		if err := cl.Start(ctx); err != nil {
+			log.Error(err, "The spoke's cache stopped")
+		}
+	}()
 	startCtx, cancel := context.WithTimeout(ctx, cacheStartTimeout)
 	started := cl.GetCache().WaitForCacheSync(startCtx)
 	cancel()

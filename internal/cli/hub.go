@@ -78,6 +78,9 @@ kind, and the log says at start-up which run. See docs/clusters.md.`,
 				return err
 			}
 			if sharded {
+				if !opts.LeaderElection {
+					return errors.New("--shard needs --leader-elect: the replicas divide the clusters, and the elected one alone runs the owner controllers and writes status")
+				}
 				if replica.ID == "" {
 					replica.ID = os.Getenv("POD_NAME")
 				}

@@ -35,6 +35,10 @@ func (h *Handler) limited(next http.Handler) http.Handler {
 		h.inFlight = make(chan struct{}, n)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fromThisProcess(r) {
+			next.ServeHTTP(w, r) // a replica's own agents: one per cluster it holds, no review to bound
+			return
+		}
 		s := &slot{places: h.inFlight}
 		if !s.try() {
 			w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))

@@ -114,6 +114,25 @@ func (p *Provider) SetupWithManager(ctx context.Context, mgr mcmanager.Manager) 
 			return false
 		}
 	}
+	if p.opts.EveryReplica {
+		// A replica that was not elected wrote no status; once elected, it writes what it sees
+		// of every Cluster now, not only of those whose probes change from here on.
+		go func() {
+			select {
+			case <-local.Elected():
+			case <-ctx.Done():
+				return
+			}
+			var clusters flotillav1.ClusterList
+			if err := p.hub.List(ctx, &clusters); err != nil {
+				p.log.Error(err, "Cannot list the Clusters to write their status as the elected replica")
+				return
+			}
+			for _, c := range clusters.Items {
+				p.notify(ctx, c.Name)
+			}
+		}()
+	}
 	return ctrl.NewControllerManagedBy(local).
 		Named("cluster-inventory").
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(!p.opts.EveryReplica)}).

@@ -3,9 +3,11 @@ package shard
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
@@ -22,7 +24,8 @@ const DefaultRemovalGrace = 30 * time.Second
 
 // Agents runs, for each cluster the coordinator starts on this replica, an agent in this
 // process that delivers the cluster's work (package agent), until the coordinator stops the
-// cluster here (its context ends: the cluster moved to another replica, or went away).
+// cluster here (its context ends: the cluster moved to another replica, or went away). An
+// agent that cannot start (its spoke does not answer yet) is started again with backoff.
 type Agents struct {
 	// Work is the work endpoint's handler (clusterwork.Handler.Routes), asked in memory.
 	Work http.Handler
@@ -32,6 +35,9 @@ type Agents struct {
 	Deliver deliver.Options
 	// Log gets a line when an agent starts and ends.
 	Log logr.Logger
+
+	mu      sync.Mutex
+	running map[string]chan struct{} // closed when the cluster's agent has stopped
 }
 
 // Engage starts the cluster's agent; it returns at once.
@@ -40,18 +46,53 @@ func (a *Agents) Engage(ctx context.Context, name multicluster.ClusterName, cl c
 	if grace <= 0 {
 		grace = DefaultRemovalGrace
 	}
-	log := a.Log.WithValues("cluster", string(name))
+	cluster := string(name)
+	stopped := make(chan struct{})
+	a.mu.Lock()
+	previous := a.running[cluster]
+	if a.running == nil {
+		a.running = map[string]chan struct{}{}
+	}
+	a.running[cluster] = stopped
+	a.mu.Unlock()
+	log := a.Log.WithValues("cluster", cluster)
 	go func() {
-		log.Info("Delivering to the cluster from this replica")
-		err := agent.Run(ctx, agent.Options{Cluster: string(name), InProcess: clusterwork.Local(a.Work), Engaged: cl,
-			RemovalGrace: grace, DeliverOptions: a.Deliver})
-		if err != nil && ctx.Err() == nil {
-			log.Error(err, "The cluster's agent stopped; it starts again when the cluster is engaged again")
-			return
+		defer close(stopped)
+		if previous != nil {
+			<-previous // one agent per cluster at a time, also across an engagement's renewal
 		}
-		log.Info("No longer delivering to the cluster from this replica")
+		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Steps: 6, Cap: 30 * time.Second}
+		for ctx.Err() == nil {
+			// The agent's own spoke cache, made from the engagement's credentials: what it
+			// watches ends with it, and a replica that no longer holds the cluster keeps none.
+			err := agent.Run(ctx, agent.Options{Cluster: cluster, InProcess: clusterwork.Local(a.Work), Engaged: cl,
+				RemovalGrace: grace, DeliverOptions: a.Deliver})
+			if err == nil || ctx.Err() != nil {
+				return
+			}
+			wait := backoff.Step()
+			log.Error(err, "The cluster's agent could not start; starting it again", "after", wait)
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+		}
 	}()
 	return nil
+}
+
+// WaitStopped waits, until ctx ends, for the cluster's agent to have stopped (Stopper).
+func (a *Agents) WaitStopped(ctx context.Context, cluster string) {
+	a.mu.Lock()
+	stopped := a.running[cluster]
+	a.mu.Unlock()
+	if stopped == nil {
+		return
+	}
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+	}
 }
 
 // Start implements manager.Runnable: the agents run on their clusters' contexts.

@@ -1,13 +1,16 @@
 package shard
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
-	"sigs.k8s.io/multicluster-runtime/pkg/manager/coordinator/sharded"
+	"sigs.k8s.io/multicluster-runtime/pkg/manager/coordinator/sharded/sharder"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 )
 
 // Options say who this replica is and how quickly the replicas notice each other.
@@ -29,6 +32,9 @@ const (
 	peerPrefix  = "flotilla-replica"
 )
 
+// stopWait bounds how long a cluster's delivery may take to stop before its fence is given up.
+const stopWait = 30 * time.Second
+
 func (o Options) withDefaults() Options {
 	if o.LeaseDuration <= 0 {
 		o.LeaseDuration = 15 * time.Second
@@ -39,27 +45,234 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Coordinator is the sharded coordinator for a hub manager: kube reads and writes the Leases
-// (an uncached client: the hub cache does not watch Leases).
-func Coordinator(kube client.Client, opts Options, log logr.Logger) mcmanager.Coordinator {
+// Stopper is an aware component that can say when what it runs for a cluster has stopped: the
+// coordinator waits for it before another replica may take the cluster (Agents).
+type Stopper interface {
+	WaitStopped(ctx context.Context, cluster string)
+}
+
+// Coordinator is a multicluster-runtime coordinator (mcmanager.WithCoordinator) that starts each
+// cluster's delivery on one replica: the one rendezvous hashing over the live replicas names
+// (multicluster-runtime's sharder), once it holds the cluster's fence Lease. It is
+// multicluster-runtime's sharded coordinator in what it decides, with what Flotilla needs
+// besides: every start and stop happens in one loop, a cluster's delivery is stopped and waited
+// for before its fence is given up (a handover never has two writers), a holder that cannot
+// renew its fence stops delivering before the fence can expire for the others, and a replica
+// decides nothing until it has seen its peers for a renewal period (replicas started together
+// do not all take every cluster first).
+type Coordinator struct {
+	kube  client.Client
+	opts  Options
+	log   logr.Logger
+	peers *peers
+	hrw   sharder.Sharder
+	poke  chan struct{}
+
+	mu       sync.Mutex
+	awares   []multicluster.Aware
+	clusters map[string]*member
+}
+
+// member is one engaged cluster.
+type member struct {
+	ctx   context.Context // the engagement: ends when the inventory disengages the cluster
+	cl    cluster.Cluster
+	fence *fence
+	// stop ends this replica's delivery to the cluster; nil while it delivers none. Only the
+	// coordinator's loop starts and stops deliveries.
+	stop context.CancelFunc
+	// replaced is the member an engagement with new credentials took the place of: its
+	// delivery is stopped (and its fence kept) by the loop.
+	replaced *member
+	gone     bool // disengaged: its delivery stops, its fence is released
+}
+
+// New returns the coordinator; kube reads and writes the Leases (an uncached client: the hub
+// cache does not watch Leases).
+func New(kube client.Client, opts Options, log logr.Logger) *Coordinator {
 	opts = opts.withDefaults()
-	c := sharded.New(kube, log,
-		sharded.WithPeerRegistry(newPeers(kube, opts.Namespace, opts.ID, opts.LeaseDuration, log)),
-		sharded.WithShardLease(opts.Namespace, fencePrefix),
-		sharded.WithPerClusterLease(true),
-		sharded.WithLeaseTimings(opts.LeaseDuration, opts.LeaseDuration/3, 750*time.Millisecond),
-		sharded.WithSynchronizationIntervals(opts.Probe, 15*time.Second))
-	return everyReplica{c}
+	return &Coordinator{kube: kube, opts: opts, log: log, peers: newPeers(kube, opts.Namespace, opts.ID, opts.LeaseDuration, log),
+		hrw: sharder.NewHRW(), poke: make(chan struct{}, 1), clusters: map[string]*member{}}
 }
 
-// everyReplica runs the coordinator's loop on every replica, elected or not: it is what
-// divides the clusters between them (the loop's own runnable would wait for the election).
-type everyReplica struct{ *sharded.Coordinator }
-
-func (c everyReplica) Runnable() manager.Runnable {
-	return unelected{c.Coordinator.Runnable()}
+// AddAware registers a component to engage with the clusters this replica delivers to.
+func (c *Coordinator) AddAware(a multicluster.Aware) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.awares = append(c.awares, a)
 }
 
-type unelected struct{ manager.Runnable }
+// Engage takes a cluster the inventory engaged; the loop decides whether this replica
+// delivers to it. It never blocks.
+func (c *Coordinator) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	m := &member{ctx: ctx, cl: cl}
+	c.mu.Lock()
+	if old := c.clusters[string(name)]; old != nil {
+		m.replaced, m.fence = old, old.fence
+	}
+	c.clusters[string(name)] = m
+	c.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		m.gone = true
+		c.mu.Unlock()
+		c.wake()
+	})
+	c.wake()
+	return nil
+}
 
-func (unelected) NeedLeaderElection() bool { return false }
+func (c *Coordinator) wake() {
+	select {
+	case c.poke <- struct{}{}:
+	default:
+	}
+}
+
+// Runnable is the coordinator's loop, run on every replica, elected or not.
+func (c *Coordinator) Runnable() manager.Runnable { return c }
+
+// NeedLeaderElection says every replica runs the loop: it is what divides the clusters.
+func (c *Coordinator) NeedLeaderElection() bool { return false }
+
+// Start runs the peers' Leases and the loop until ctx ends; then it stops every delivery and
+// gives its fences up, so that the others take the clusters over at once.
+func (c *Coordinator) Start(ctx context.Context) error {
+	peersDone := make(chan struct{})
+	go func() {
+		defer close(peersDone)
+		_ = c.peers.Run(ctx)
+	}()
+	tick := time.NewTicker(c.opts.Probe)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			c.stopAll()
+			<-peersDone
+			return nil
+		case <-tick.C:
+		case <-c.poke:
+		}
+		c.decide(ctx)
+	}
+}
+
+// decide starts and stops deliveries by what the peers and fences say now.
+func (c *Coordinator) decide(ctx context.Context) {
+	now := time.Now()
+	c.mu.Lock()
+	names := make(map[string]*member, len(c.clusters))
+	for name, m := range c.clusters {
+		names[name] = m
+	}
+	c.mu.Unlock()
+	ready := c.peers.ready(now)
+	alive, self := c.peers.Snapshot(), c.peers.Self()
+	for name, m := range names {
+		c.mu.Lock()
+		gone, replaced := m.gone, m.replaced
+		m.replaced = nil
+		c.mu.Unlock()
+		if replaced != nil && replaced.stop != nil {
+			c.stopDelivery(name, replaced) // new credentials: the fence stays this replica's
+		}
+		if gone {
+			c.stopDelivery(name, m)
+			c.release(ctx, m)
+			c.mu.Lock()
+			if c.clusters[name] == m {
+				delete(c.clusters, name)
+			}
+			c.mu.Unlock()
+			continue
+		}
+		if m.fence == nil {
+			m.fence = &fence{kube: c.kube, key: client.ObjectKey{Namespace: c.opts.Namespace, Name: fencePrefix + "-" + name},
+				self: self.ID, duration: c.opts.LeaseDuration}
+		}
+		should := ready && c.hrw.ShouldOwn(name, alive, self)
+		switch {
+		case m.stop != nil && !should:
+			c.stopDelivery(name, m)
+			c.release(ctx, m)
+		case m.stop != nil:
+			if now.Sub(m.fence.renewedAt) >= c.opts.LeaseDuration/3 {
+				c.fenceCall(ctx, func(ctx context.Context) { m.fence.acquire(ctx, now) })
+			}
+			if !m.fence.held(time.Now()) {
+				c.log.Info("Cannot renew the cluster's fence; stopping before another replica may take it", "cluster", name)
+				c.stopDelivery(name, m)
+			}
+		case should:
+			var got bool
+			c.fenceCall(ctx, func(ctx context.Context) { got = m.fence.acquire(ctx, now) })
+			if got {
+				c.startDelivery(name, m)
+			}
+		}
+	}
+}
+
+// fenceCall runs a Lease request within a third of the Lease's duration: a hub that does not
+// answer must not keep a holder from noticing it can no longer count on its fence.
+func (c *Coordinator) fenceCall(ctx context.Context, call func(context.Context)) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.LeaseDuration/3)
+	defer cancel()
+	call(ctx)
+}
+
+func (c *Coordinator) startDelivery(name string, m *member) {
+	ctx, stop := context.WithCancel(m.ctx)
+	m.stop = stop
+	c.mu.Lock()
+	awares := append([]multicluster.Aware(nil), c.awares...)
+	c.mu.Unlock()
+	c.log.Info("Delivering to the cluster from this replica", "cluster", name)
+	for _, a := range awares {
+		if err := a.Engage(ctx, multicluster.ClusterName(name), m.cl); err != nil {
+			c.log.Error(err, "Cannot start delivering to the cluster", "cluster", name)
+		}
+	}
+}
+
+// stopDelivery ends this replica's delivery to the cluster and waits, within stopWait, for
+// what delivered to stop.
+func (c *Coordinator) stopDelivery(name string, m *member) {
+	if m.stop == nil {
+		return
+	}
+	m.stop()
+	m.stop = nil
+	ctx, cancel := context.WithTimeout(context.Background(), stopWait)
+	defer cancel()
+	c.mu.Lock()
+	awares := append([]multicluster.Aware(nil), c.awares...)
+	c.mu.Unlock()
+	for _, a := range awares {
+		if s, ok := a.(Stopper); ok {
+			s.WaitStopped(ctx, name)
+		}
+	}
+	c.log.Info("No longer delivering to the cluster from this replica", "cluster", name)
+}
+
+func (c *Coordinator) release(ctx context.Context, m *member) {
+	if m.fence != nil && !m.fence.renewedAt.IsZero() {
+		c.fenceCall(context.WithoutCancel(ctx), m.fence.release)
+	}
+}
+
+// stopAll stops every delivery and releases every fence (the replica stops).
+func (c *Coordinator) stopAll() {
+	c.mu.Lock()
+	members := make(map[string]*member, len(c.clusters))
+	for name, m := range c.clusters {
+		members[name] = m
+	}
+	c.mu.Unlock()
+	for name, m := range members {
+		c.stopDelivery(name, m)
+		c.release(context.Background(), m)
+	}
+}

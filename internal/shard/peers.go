@@ -29,6 +29,19 @@ type peers struct {
 
 	mu    sync.RWMutex
 	alive []sharder.PeerInfo
+	// since is when this replica's Lease was first written, looked is whether a look at the
+	// Leases has succeeded since (ready).
+	since  time.Time
+	looked bool
+}
+
+// ready reports whether this replica has seen its peers long enough to decide anything: a look
+// at the Leases succeeded a renewal period after its own was first written, so replicas started
+// together see each other before any takes a cluster.
+func (p *peers) ready(now time.Time) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.looked && !p.since.IsZero() && now.Sub(p.since) >= p.ttl/3
 }
 
 func newPeers(kube client.Client, namespace, id string, ttl time.Duration, log logr.Logger) *peers {
@@ -49,12 +62,21 @@ func (p *peers) Run(ctx context.Context) error {
 	tick := time.NewTicker(p.ttl / 3)
 	defer tick.Stop()
 	for {
-		if err := p.renew(ctx); err != nil && ctx.Err() == nil {
+		call, cancel := context.WithTimeout(ctx, p.ttl/3)
+		err := p.renew(call)
+		if err != nil && ctx.Err() == nil {
 			p.log.Info("Cannot renew this replica's Lease; trying again", "reason", err.Error())
+		} else if err == nil {
+			p.mu.Lock()
+			if p.since.IsZero() {
+				p.since = time.Now()
+			}
+			p.mu.Unlock()
 		}
-		if err := p.look(ctx); err != nil && ctx.Err() == nil {
+		if err := p.look(call); err != nil && ctx.Err() == nil {
 			p.log.Info("Cannot list the replicas' Leases; trying again", "reason", err.Error())
 		}
+		cancel()
 		select {
 		case <-ctx.Done():
 			p.leave()
@@ -101,6 +123,7 @@ func (p *peers) look(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	p.alive = alive
+	p.looked = p.looked || (!p.since.IsZero() && time.Since(p.since) >= p.ttl/3)
 	p.mu.Unlock()
 	return nil
 }
