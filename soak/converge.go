@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+)
+
+// convergePoll is how often the end-of-run comparison is made until it finds no difference.
+const convergePoll = time.Second
+
+// readHub reads what the hub says: Clusters, the soak's Placements, Propagations, ConfigMaps
+// and Deployments.
+func readHub(ctx context.Context, hub client.Client) (hubState, error) {
+	var h hubState
+	var clusters flotillav1.ClusterList
+	var placements flotillav1.PlacementList
+	var props flotillav1.PropagationList
+	var cms corev1.ConfigMapList
+	var deps appsv1.DeploymentList
+	for _, l := range []client.ObjectList{&placements, &props, &cms, &deps} {
+		if err := hub.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return h, fmt.Errorf("hub: list %T: %w", l, err)
+		}
+	}
+	if err := hub.List(ctx, &clusters); err != nil {
+		return h, fmt.Errorf("hub: list clusters: %w", err)
+	}
+	return hubState{Clusters: clusters.Items, Placements: placements.Items, Propagations: props.Items, ConfigMaps: cms.Items, Deployments: deps.Items}, nil
+}
+
+// readSpoke reads Flotilla's objects in the soak's namespace on one spoke.
+func readSpoke(ctx context.Context, cs kubernetes.Interface) (spokeState, error) {
+	owned := metav1.ListOptions{LabelSelector: flotillav1.LabelOwner}
+	cms, err := cs.CoreV1().ConfigMaps(ns).List(ctx, owned)
+	if err != nil {
+		return spokeState{}, err
+	}
+	deps, err := cs.AppsV1().Deployments(ns).List(ctx, owned)
+	if err != nil {
+		return spokeState{}, err
+	}
+	return spokeState{ConfigMaps: cms.Items, Deployments: deps.Items}, nil
+}
+
+// compare reads the hub and every spoke and returns their differences.
+func compare(ctx context.Context, hub client.Client, spokes map[string]kubernetes.Interface) ([]difference, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	h, err := readHub(ctx, hub)
+	if err != nil {
+		return nil, err
+	}
+	states := map[string]spokeState{}
+	for name, cs := range spokes {
+		s, err := readSpoke(ctx, cs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		states[name] = s
+	}
+	return diff(h, states)
+}
+
+// converge compares the hub with the spokes every convergePoll until they agree or timeout
+// passes; it returns how long that took, and the last differences when they never agreed.
+func converge(ctx context.Context, hub client.Client, spokes map[string]kubernetes.Interface, timeout time.Duration) (time.Duration, []difference, error) {
+	start := time.Now()
+	deadline := start.Add(timeout)
+	var last []difference
+	var lastErr error
+	reported := time.Now()
+	for {
+		diffs, err := compare(ctx, hub, spokes)
+		if err == nil && len(diffs) == 0 {
+			return time.Since(start), nil, nil
+		}
+		last, lastErr = diffs, err
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return time.Since(start), last, lastErr
+		}
+		if time.Since(reported) > 15*time.Second {
+			reported = time.Now()
+			fmt.Printf("  converging: %d differences after %.0f s (e.g. %s)\n", len(diffs), time.Since(start).Seconds(), firstOf(diffs, err))
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(convergePoll):
+		}
+	}
+}
+
+func firstOf(diffs []difference, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	if len(diffs) == 0 {
+		return "none"
+	}
+	return diffs[0].String()
+}
