@@ -47,6 +47,12 @@ func run(ctx context.Context, p params, binDir string) (*report, error) {
 		return nil, err
 	}
 	r := newReport(p)
+	playCtx, stopPlaying := context.WithCancel(ctx)
+	played := playDeployments(playCtx, clients)
+	defer func() {
+		stopPlaying()
+		<-played
+	}()
 	var (
 		rssMu   sync.Mutex
 		samples []rssSample

@@ -56,11 +56,10 @@ func (f fault) String() string {
 }
 
 // schedule draws the faults of a run from its seed: the same seed, duration, spokes and hub
-// replicas give the same schedule, so a failing run can be replayed. Faults follow one
-// another (never two at once) with 4 to 12 s between the end of one and the start of the next
-// (the At of each assumes the earlier ones took no time; the runner waits for both). Hub kills
-// happen only in the first half of the run, so that the controller's last life is long enough
-// to judge its memory.
+// replicas give the same schedule, so a failing run can be replayed. Faults are drawn 4 to
+// 12 s apart; the runner carries them out one at a time (never two at once), each at its time
+// but never sooner than 4 s after the previous one ended. Hub kills happen only in the first
+// half of the run, so that the controller's last life is long enough to judge its memory.
 func schedule(seed uint64, duration time.Duration, spokes, hubReplicas int) []fault {
 	rng := rand.New(rand.NewPCG(seed, 0x50a4))
 	total := 0
