@@ -24,12 +24,13 @@ func flotillaRequest(ev localfleet.AuditEvent) bool {
 
 // auditFigures is what the spokes' audit logs say Flotilla did from the soak's start.
 type auditFigures struct {
-	Writes           int            `json:"writes"`           // mutating requests answered 2xx
-	WriteAttempts    int            `json:"writeAttempts"`    // every mutating request
-	ByResource       map[string]int `json:"writesByResource"` // successful writes by verb and resource
-	Deletes          []spokeDelete  `json:"-"`
-	OtherDeletes     []string       `json:"otherDeletes,omitempty"` // outside the soak's namespace or kinds
-	RequestsAnswered int            `json:"requests"`
+	Writes           int             `json:"writes"`           // mutating requests answered 2xx
+	WriteAttempts    int             `json:"writeAttempts"`    // every mutating request
+	ByResource       map[string]int  `json:"writesByResource"` // successful writes by verb and resource
+	Deletes          []spokeDelete   `json:"-"`
+	InstanceWrites   []instanceWrite `json:"-"`                      // the soak's own instance creates and deletes
+	OtherDeletes     []string        `json:"otherDeletes,omitempty"` // outside the soak's namespace or kinds
+	RequestsAnswered int             `json:"requests"`
 }
 
 // readAudit collects Flotilla's writes and deletes on every spoke since start.
@@ -41,7 +42,15 @@ func readAudit(spokes []*localfleet.Plane, start time.Time) (auditFigures, error
 			return a, fmt.Errorf("%s: audit log: %w", p.Name(), err)
 		}
 		for _, ev := range events {
-			if ev.RequestReceivedTimestamp.Before(start) || !flotillaRequest(ev) {
+			if ev.RequestReceivedTimestamp.Before(start) {
+				continue
+			}
+			if r := ev.ObjectRef; ev.UserAgent == userAgent && r.Resource == soakAppGVR.Resource && r.Namespace == appsNS &&
+				(ev.Verb == "create" || ev.Verb == "delete") && ev.ResponseStatus.Code >= 200 && ev.ResponseStatus.Code < 300 {
+				a.InstanceWrites = append(a.InstanceWrites, instanceWrite{Cluster: p.Name(), Name: r.Name, Verb: ev.Verb,
+					Received: ev.RequestReceivedTimestamp, Completed: ev.StageTimestamp})
+			}
+			if !flotillaRequest(ev) {
 				continue
 			}
 			a.RequestsAnswered++
@@ -58,14 +67,18 @@ func readAudit(spokes []*localfleet.Plane, start time.Time) (auditFigures, error
 				continue
 			}
 			r := ev.ObjectRef
-			if r.Namespace == ns && (r.Resource == "configmaps" || r.Resource == "deployments") && ev.Verb == "delete" {
-				a.Deletes = append(a.Deletes, spokeDelete{Cluster: p.Name(), Object: objKey(r.Resource + "/" + r.Namespace + "/" + r.Name),
-					At: ev.RequestReceivedTimestamp, Code: ev.ResponseStatus.Code})
+			if (r.Namespace == ns || r.Namespace == appsNS) && (r.Resource == "configmaps" || r.Resource == "deployments") && ev.Verb == "delete" {
+				key := objKey(r.Resource + "/" + r.Namespace + "/" + r.Name)
+				if r.Namespace == appsNS {
+					key += objKey("@" + p.Name()) // an instance's children are wanted per cluster
+				}
+				a.Deletes = append(a.Deletes, spokeDelete{Cluster: p.Name(), Object: key, At: ev.RequestReceivedTimestamp, Code: ev.ResponseStatus.Code})
 				continue
 			}
 			a.OtherDeletes = append(a.OtherDeletes, fmt.Sprintf("%s: %s %s %s/%s (HTTP %d)", p.Name(), ev.Verb, r.Resource, r.Namespace, r.Name, ev.ResponseStatus.Code))
 		}
 	}
 	sort.Slice(a.Deletes, func(i, j int) bool { return a.Deletes[i].At.Before(a.Deletes[j].At) })
+	sort.Slice(a.InstanceWrites, func(i, j int) bool { return a.InstanceWrites[i].Received.Before(a.InstanceWrites[j].Received) })
 	return a, nil
 }

@@ -15,21 +15,22 @@ func (r *report) auditChecks(spokes []*localfleet.Plane, start time.Time, edits 
 	}
 	r.Audit, r.FlotillaDeletes = a, len(a.Deletes)
 	edits.mu.Lock()
+	recordInstances(edits.history, a.InstanceWrites)
 	wrong := wrongfulDeletes(a.Deletes, edits.history)
 	edits.mu.Unlock()
 	c := check{Name: "no_wrong_deletes", Pass: len(wrong) == 0, Value: float64(len(wrong)),
-		Bound: fmt.Sprintf("0 of Flotilla's %d deletes in namespace %s outside an interval the hub did not want the object (+%s)", len(a.Deletes), ns, staleness)}
+		Bound: fmt.Sprintf("0 of Flotilla's %d deletes in namespaces %s and %s outside an interval the object was not wanted (+%s)", len(a.Deletes), ns, appsNS, staleness)}
 	for _, w := range wrong {
 		c.Detail = append(c.Detail, w.String())
 	}
 	r.add(c)
-	units := r.HubChanges*len(spokes) + r.SpokeTouches
+	units := r.HubChanges*len(spokes) + r.SpokeTouches + r.InstanceChanges*instanceChildren
 	if units > 0 {
 		r.WritesPerChange = float64(a.Writes) / float64(units)
 	}
 	r.add(check{Name: "writes_per_change", Pass: r.WritesPerChange <= maxWritesPerChange, Value: r.WritesPerChange,
-		Bound: fmt.Sprintf("≤ %.1f: %d successful writes / (%d hub changes × %d spokes + %d spoke-side edits and deletions)",
-			maxWritesPerChange, a.Writes, r.HubChanges, len(spokes), r.SpokeTouches),
+		Bound: fmt.Sprintf("≤ %.1f: %d successful writes / (%d hub changes × %d spokes + %d spoke-side edits and deletions + %d instance changes × %d children)",
+			maxWritesPerChange, a.Writes, r.HubChanges, len(spokes), r.SpokeTouches, r.InstanceChanges, instanceChildren),
 		Detail: topResources(a.ByResource, 6)})
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,22 +38,47 @@ func readHub(ctx context.Context, hub client.Client) (hubState, error) {
 	return hubState{Clusters: clusters.Items, Placements: placements.Items, Propagations: props.Items, ConfigMaps: cms.Items, Deployments: deps.Items}, nil
 }
 
-// readSpoke reads Flotilla's objects in the soak's namespace on one spoke.
-func readSpoke(ctx context.Context, cs kubernetes.Interface) (spokeState, error) {
+// spokeReader reads one spoke: its typed client, and its SoakApp client (nil without fleet APIs).
+type spokeReader struct {
+	cs        kubernetes.Interface
+	instances dynamic.NamespaceableResourceInterface
+}
+
+// readSpoke reads Flotilla's objects in the soak's namespaces on one spoke, and the SoakApp
+// instances.
+func readSpoke(ctx context.Context, r spokeReader) (spokeState, error) {
 	owned := metav1.ListOptions{LabelSelector: flotillav1.LabelOwner}
-	cms, err := cs.CoreV1().ConfigMaps(ns).List(ctx, owned)
+	var s spokeState
+	cms, err := r.cs.CoreV1().ConfigMaps(ns).List(ctx, owned)
 	if err != nil {
-		return spokeState{}, err
+		return s, err
 	}
-	deps, err := cs.AppsV1().Deployments(ns).List(ctx, owned)
+	deps, err := r.cs.AppsV1().Deployments(ns).List(ctx, owned)
 	if err != nil {
-		return spokeState{}, err
+		return s, err
 	}
-	return spokeState{ConfigMaps: cms.Items, Deployments: deps.Items}, nil
+	s.ConfigMaps, s.Deployments = cms.Items, deps.Items
+	if r.instances == nil {
+		return s, nil
+	}
+	insts, err := r.instances.Namespace(appsNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return s, err
+	}
+	appCMs, err := r.cs.CoreV1().ConfigMaps(appsNS).List(ctx, owned)
+	if err != nil {
+		return s, err
+	}
+	appDeps, err := r.cs.AppsV1().Deployments(appsNS).List(ctx, owned)
+	if err != nil {
+		return s, err
+	}
+	s.Instances, s.AppConfigMaps, s.AppDeployments = insts.Items, appCMs.Items, appDeps.Items
+	return s, nil
 }
 
 // compare reads the hub and every spoke and returns their differences.
-func compare(ctx context.Context, hub client.Client, spokes map[string]kubernetes.Interface) ([]difference, error) {
+func compare(ctx context.Context, hub client.Client, spokes map[string]spokeReader) ([]difference, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	h, err := readHub(ctx, hub)
@@ -60,8 +86,8 @@ func compare(ctx context.Context, hub client.Client, spokes map[string]kubernete
 		return nil, err
 	}
 	states := map[string]spokeState{}
-	for name, cs := range spokes {
-		s, err := readSpoke(ctx, cs)
+	for name, sr := range spokes {
+		s, err := readSpoke(ctx, sr)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -72,7 +98,7 @@ func compare(ctx context.Context, hub client.Client, spokes map[string]kubernete
 
 // converge compares the hub with the spokes every convergePoll until they agree or timeout
 // passes; it returns how long that took, and the last differences when they never agreed.
-func converge(ctx context.Context, hub client.Client, spokes map[string]kubernetes.Interface, timeout time.Duration) (time.Duration, []difference, error) {
+func converge(ctx context.Context, hub client.Client, spokes map[string]spokeReader, timeout time.Duration) (time.Duration, []difference, error) {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	var last []difference

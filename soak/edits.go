@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,17 +31,36 @@ type editStream struct {
 	every  time.Duration
 	start  time.Time
 
-	mu      sync.Mutex
-	model   *model
-	history *wantHistory
-	changes map[string]int // by "verb Kind"
-	skipped int            // changes the hub refused as not yet possible (an owner still being deleted)
-	errors  []string
+	// instances are the spokes' SoakApp clients (empty: no fleet API changes), spokeNames
+	// their names.
+	instances  []dynamic.NamespaceableResourceInterface
+	spokeNames []string
+
+	mu          sync.Mutex
+	instExists  map[[2]string]bool // by spoke and name, what the spokes last answered
+	instChanges map[string]int     // by "verb SoakApp"
+	instSkipped int                // instance changes a frozen or restarting spoke did not take
+	model       *model
+	history     *wantHistory
+	changes     map[string]int // by "verb Kind"
+	skipped     int            // changes the hub refused as not yet possible (an owner still being deleted)
+	errors      []string
 }
 
 func newEditStream(hub client.Client, hubCS kubernetes.Interface, spokes int, seed uint64, every time.Duration, start time.Time) *editStream {
 	return &editStream{hub: hub, hubCS: hubCS, spokes: spokes, rng: rand.New(rand.NewPCG(seed, 0xed17)), every: every, start: start,
-		model: newModel(), history: newWantHistory(), changes: map[string]int{}}
+		model: newModel(), history: newWantHistory(), changes: map[string]int{}, instExists: map[[2]string]bool{}, instChanges: map[string]int{}}
+}
+
+// instanceTotal is how many fleet API instance changes were written.
+func (e *editStream) instanceTotal() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, c := range e.instChanges {
+		n += c
+	}
+	return n
 }
 
 // run writes a change every e.every (0.5 to 1.5 times it, drawn from the seed) until ctx ends.
@@ -53,6 +73,12 @@ func (e *editStream) run(ctx context.Context) {
 		case <-time.After(wait):
 		}
 		e.mu.Lock()
+		if len(e.instances) > 0 && e.rng.IntN(100) < instanceShare {
+			op := e.nextInstance(e.instExists, e.spokeNames)
+			e.mu.Unlock()
+			e.writeInstance(ctx, op)
+			continue
+		}
 		op := e.model.next(e.rng, e.spokes)
 		e.mu.Unlock()
 		e.write(ctx, op)

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -27,6 +28,11 @@ type hubState struct {
 type spokeState struct {
 	ConfigMaps  []corev1.ConfigMap
 	Deployments []appsv1.Deployment
+	// Instances are the SoakApp instances on the spoke; AppConfigMaps and AppDeployments
+	// Flotilla's objects in their namespace.
+	Instances      []unstructured.Unstructured
+	AppConfigMaps  []corev1.ConfigMap
+	AppDeployments []appsv1.Deployment
 }
 
 // difference is one way a spoke differs from what the hub says.
@@ -195,6 +201,9 @@ func diff(h hubState, spokes map[string]spokeState) ([]difference, error) {
 				out = append(out, difference{cluster, k, "object", "absent (the hub does not want it here)", "present"})
 			}
 		}
+	}
+	for _, cluster := range sortedKeys(spokes) {
+		out = append(out, instanceDiff(cluster, spokes[cluster])...)
 	}
 	for _, k := range sortedKeys(divided) {
 		if totals[k] != divided[k].Total {

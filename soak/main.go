@@ -22,6 +22,7 @@ type params struct {
 	HubReplicas     int
 	EditEvery       time.Duration
 	ConvergeTimeout time.Duration
+	NoFleetAPIs     bool
 }
 
 func main() {
@@ -33,6 +34,7 @@ func main() {
 	flag.IntVar(&p.HubReplicas, "hub-replicas", 1, "number of `flotilla hub` processes (more than 1 run with leader election; a kill-hub fault kills one of them)")
 	flag.DurationVar(&p.EditEvery, "edit-interval", 700*time.Millisecond, "average time between two hub changes")
 	flag.DurationVar(&p.ConvergeTimeout, "converge-timeout", 5*time.Minute, "how long the fleet may take to converge once faults and edits stop")
+	flag.BoolVar(&p.NoFleetAPIs, "no-fleet-apis", false, "leave out the fleet API (an RGD served by an APIPropagation) and its instances on the spokes")
 	flag.StringVar(&outDir, "out", "soak/results", "directory for the JSON report")
 	flag.StringVar(&binDir, "bin-dir", "", "directory with the Kubernetes binaries and flotilla (default: bin/)")
 	flag.Usage = func() {

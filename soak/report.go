@@ -35,17 +35,21 @@ type report struct {
 	HubEditErrors   []string          `json:"hubEditErrors,omitempty"`
 	HubEditsSkipped int               `json:"hubEditsSkipped"`
 	SpokeTouches    int               `json:"spokeTouches"`
-	Converged       bool              `json:"converged"`
-	ConvergeSeconds float64           `json:"convergenceSeconds"`
-	Audit           auditFigures      `json:"audit"`
-	FlotillaDeletes int               `json:"flotillaDeletes"`
-	WritesPerChange float64           `json:"writesPerChange"`
-	Memory          []memVerdict      `json:"memory"`
-	RSSSamples      int               `json:"rssSamples"`
-	RSSMinMiB       float64           `json:"rssMinMiB"`
-	RSSMaxMiB       float64           `json:"rssMaxMiB"`
-	Checks          []check           `json:"checks"`
-	FleetDir        string            `json:"fleetDir,omitempty"`
+	// InstanceChanges are the fleet API instance changes made on the spokes.
+	InstanceChanges        int            `json:"instanceChanges"`
+	InstanceChangesBy      map[string]int `json:"instanceChangesByKind,omitempty"`
+	InstanceChangesSkipped int            `json:"instanceChangesSkipped"`
+	Converged              bool           `json:"converged"`
+	ConvergeSeconds        float64        `json:"convergenceSeconds"`
+	Audit                  auditFigures   `json:"audit"`
+	FlotillaDeletes        int            `json:"flotillaDeletes"`
+	WritesPerChange        float64        `json:"writesPerChange"`
+	Memory                 []memVerdict   `json:"memory"`
+	RSSSamples             int            `json:"rssSamples"`
+	RSSMinMiB              float64        `json:"rssMinMiB"`
+	RSSMaxMiB              float64        `json:"rssMaxMiB"`
+	Checks                 []check        `json:"checks"`
+	FleetDir               string         `json:"fleetDir,omitempty"`
 }
 
 func (r *report) add(c check) { r.Checks = append(r.Checks, c) }
@@ -65,6 +69,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nFlotilla soak, %s, %d cores: %.0f s, seed %d, %d spokes, %d hub replica(s)\n", r.Date, r.Cores, r.DurationSeconds, r.Seed, r.Spokes, r.HubReplicas)
 	fmt.Fprintf(w, "faults: %v (skipped: %v)\n", r.Faults, r.FaultsSkipped)
 	fmt.Fprintf(w, "hub changes: %d %v; spoke-side edits and deletions: %d\n", r.HubChanges, r.HubChangesBy, r.SpokeTouches)
+	fmt.Fprintf(w, "fleet API instance changes on spokes: %d %v (%d not taken by a frozen or restarting spoke)\n", r.InstanceChanges, r.InstanceChangesBy, r.InstanceChangesSkipped)
 	fmt.Fprintf(w, "converged: %t after %.1f s; Flotilla's spoke writes %d (attempts %d), deletes %d, writes per change %.2f\n",
 		r.Converged, r.ConvergeSeconds, r.Audit.Writes, r.Audit.WriteAttempts, r.FlotillaDeletes, r.WritesPerChange)
 	fmt.Fprintf(w, "hub controller RSS: %d samples, %.0f..%.0f MiB\n", r.RSSSamples, r.RSSMinMiB, r.RSSMaxMiB)

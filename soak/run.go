@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -46,6 +47,16 @@ func run(ctx context.Context, p params, binDir string) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var instances []dynamic.NamespaceableResourceInterface
+	if !p.NoFleetAPIs {
+		if err := setUpAPIs(ctx, hub, fleet.Spokes(), clients); err != nil {
+			keep = true
+			return nil, err
+		}
+		if instances, err = instanceClients(fleet.Spokes()); err != nil {
+			return nil, err
+		}
+	}
 	r := newReport(p)
 	playCtx, stopPlaying := context.WithCancel(ctx)
 	played := playDeployments(playCtx, clients)
@@ -76,6 +87,10 @@ func run(ctx context.Context, p params, binDir string) (*report, error) {
 	r.Schedule = schedule(p.Seed, p.Duration, p.Spokes, p.HubReplicas)
 	fmt.Printf("[0:00] soak starts: %d faults scheduled over %s, a hub change every ~%s\n", len(r.Schedule), p.Duration, p.EditEvery)
 	edits := newEditStream(hub, hubCS, p.Spokes, p.Seed, p.EditEvery, start)
+	edits.instances = instances
+	for _, s := range fleet.Spokes() {
+		edits.spokeNames = append(edits.spokeNames, s.Name())
+	}
 	editCtx, stopEdits := context.WithTimeout(ctx, p.Duration)
 	defer stopEdits()
 	var editsDone sync.WaitGroup
@@ -102,11 +117,18 @@ func run(ctx context.Context, p params, binDir string) (*report, error) {
 	r.HubChangesBy, r.HubEditErrors, r.HubEditsSkipped = edits.changes, edits.errors, edits.skipped
 	edits.mu.Unlock()
 	r.HubChanges = edits.totalChanges()
+	r.InstanceChanges = edits.instanceTotal()
+	edits.mu.Lock()
+	r.InstanceChangesBy, r.InstanceChangesSkipped = edits.instChanges, edits.instSkipped
+	edits.mu.Unlock()
 	fmt.Printf("[%s] faults and hub edits stopped (%d hub changes); waiting up to %s for the spokes to converge\n", elapsed(start), r.HubChanges, p.ConvergeTimeout)
 
-	spokes := map[string]kubernetes.Interface{}
+	spokes := map[string]spokeReader{}
 	for i, s := range fleet.Spokes() {
-		spokes[s.Name()] = clients[i]
+		spokes[s.Name()] = spokeReader{cs: clients[i]}
+		if instances != nil {
+			spokes[s.Name()] = spokeReader{cs: clients[i], instances: instances[i]}
+		}
 	}
 	took, diffs, cerr := converge(ctx, hub, spokes, p.ConvergeTimeout)
 	r.Converged, r.ConvergeSeconds = cerr == nil && len(diffs) == 0, took.Seconds()

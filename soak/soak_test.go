@@ -10,8 +10,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 func TestScheduleIsDeterministic(t *testing.T) {
@@ -182,5 +184,49 @@ func TestMemoryFlat(t *testing.T) {
 	v = memoryFlat(samples[:5])
 	if len(v) != 1 || v[0].Judged || !v[0].Pass {
 		t.Fatalf("a short life is reported, not judged: %+v", v)
+	}
+}
+
+func TestInstanceChildren(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	h := newWantHistory()
+	// app-0 created on spoke-1 at 10, deleted at 100; on spoke-2 created at 10 and kept.
+	recordInstances(h, []instanceWrite{
+		{Cluster: "spoke-1", Name: "app-0", Verb: "create", Received: at(10), Completed: at(10)},
+		{Cluster: "spoke-2", Name: "app-0", Verb: "create", Received: at(10), Completed: at(10)},
+		{Cluster: "spoke-1", Name: "app-0", Verb: "delete", Received: at(100), Completed: at(100)},
+	})
+	dep1, dep2 := childKeys("spoke-1", "app-0")[1], childKeys("spoke-2", "app-0")[1]
+	wrong := wrongfulDeletes([]spokeDelete{{Cluster: "spoke-1", Object: dep1, At: at(101)}, {Cluster: "spoke-2", Object: dep2, At: at(101)}}, h)
+	if len(wrong) != 1 || wrong[0].Cluster != "spoke-2" {
+		t.Fatalf("only the delete on spoke-2, where app-0 lives, is wrongful: %v", wrong)
+	}
+
+	inst := unstructured.Unstructured{Object: map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "SoakApp",
+		"metadata": map[string]any{"name": "app-0", "namespace": appsNS}, "spec": map[string]any{"image": "img:2", "replicas": int64(2)}}}
+	owner := render.Owner{Kind: instanceKind, Namespace: appsNS, Name: "app-0", Cluster: "spoke-1"}.LabelValue()
+	marks := metav1.ObjectMeta{Namespace: appsNS, Labels: map[string]string{flotillav1.LabelOwner: owner}}
+	cm := corev1.ConfigMap{ObjectMeta: marks, Data: map[string]string{"image": "img:2"}}
+	cm.Name = "app-0-config"
+	d := *deployment("app-0", hubDep{Replicas: 2, Image: "img:2"})
+	d.ObjectMeta = marks
+	d.Name = "app-0"
+	good := spokeState{Instances: []unstructured.Unstructured{inst}, AppConfigMaps: []corev1.ConfigMap{cm}, AppDeployments: []appsv1.Deployment{d}}
+	if diffs := instanceDiff("spoke-1", good); len(diffs) != 0 {
+		t.Fatalf("expanded as wanted, yet: %v", diffs)
+	}
+	// On spoke-2 the same objects carry spoke-1's owner label; and a stale Deployment is left.
+	stale := *d.DeepCopy()
+	stale.Name = "app-9"
+	bad := spokeState{Instances: []unstructured.Unstructured{inst}, AppConfigMaps: []corev1.ConfigMap{cm}, AppDeployments: []appsv1.Deployment{d, stale}}
+	var got []string
+	for _, x := range instanceDiff("spoke-2", bad) {
+		got = append(got, string(x.Object)+" "+x.Field)
+	}
+	want := []string{"configmaps/soak-apps/app-0-config@spoke-2 metadata.labels.flotilla.dev/owner",
+		"deployments/soak-apps/app-0@spoke-2 metadata.labels.flotilla.dev/owner", "deployments/soak-apps/app-9 object"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("differences:\n got %q\nwant %q", got, want)
 	}
 }
