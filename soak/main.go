@@ -25,6 +25,9 @@ type params struct {
 	NoFleetAPIs     bool
 }
 
+// defaultEditEvery is the average time between two changes of the edit stream.
+const defaultEditEvery = 700 * time.Millisecond
+
 func main() {
 	var p params
 	var outDir, binDir string
@@ -32,7 +35,7 @@ func main() {
 	flag.DurationVar(&p.Duration, "duration", 10*time.Minute, "how long faults and hub edits go on; then the soak waits for convergence and checks")
 	flag.IntVar(&p.Spokes, "spokes", 3, "number of API-only spokes")
 	flag.IntVar(&p.HubReplicas, "hub-replicas", 1, "number of `flotilla hub` processes (more than 1 run with leader election; a kill-hub fault kills one of them)")
-	flag.DurationVar(&p.EditEvery, "edit-interval", 700*time.Millisecond, "average time between two hub changes")
+	flag.DurationVar(&p.EditEvery, "edit-interval", defaultEditEvery, "average time between two hub changes")
 	flag.DurationVar(&p.ConvergeTimeout, "converge-timeout", 5*time.Minute, "how long the fleet may take to converge once faults and edits stop")
 	flag.BoolVar(&p.NoFleetAPIs, "no-fleet-apis", false, "leave out the fleet API (an RGD served by an APIPropagation) and its instances on the spokes")
 	flag.StringVar(&outDir, "out", "soak/results", "directory for the JSON report")
@@ -69,7 +72,7 @@ func main() {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "error: %v\nreplay with: go run ./soak --seed %d --duration %s --spokes %d\n", err, p.Seed, p.Duration, p.Spokes)
+		fmt.Fprintf(os.Stderr, "error: %v\nreplay with: make soak SOAK=%s SOAK_ARGS=\"%s\"\n", err, p.Duration, replayArgs(p))
 		os.Exit(1)
 	}
 	if failed := r.failed(); len(failed) > 0 {

@@ -104,5 +104,20 @@ func (r *report) write(dir string) (string, error) {
 
 func newReport(p params) *report {
 	return &report{Date: time.Now().UTC().Format(time.RFC3339), Cores: runtime.NumCPU(), Seed: p.Seed, Spokes: p.Spokes, HubReplicas: p.HubReplicas,
-		Replay: fmt.Sprintf("make soak SOAK=%s SOAK_ARGS=\"--seed %d --spokes %d\"", p.Duration, p.Seed, p.Spokes)}
+		Replay: fmt.Sprintf("make soak SOAK=%s SOAK_ARGS=\"%s\"", p.Duration, replayArgs(p))}
+}
+
+// replayArgs are the flags that draw the same run again.
+func replayArgs(p params) string {
+	args := fmt.Sprintf("--seed %d --spokes %d", p.Seed, p.Spokes)
+	if p.HubReplicas != 1 {
+		args += fmt.Sprintf(" --hub-replicas %d", p.HubReplicas)
+	}
+	if p.EditEvery != defaultEditEvery {
+		args += fmt.Sprintf(" --edit-interval %s", p.EditEvery)
+	}
+	if p.NoFleetAPIs {
+		args += " --no-fleet-apis"
+	}
+	return args
 }
