@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"sort"
 	"time"
 )
 
@@ -182,14 +180,4 @@ func (h *wantHistory) record(before, after map[objKey]bool, sent, answered time.
 			}
 		}
 	}
-}
-
-// keys returns the objects of a set, sorted.
-func keys(set map[objKey]bool) []objKey {
-	out := make([]objKey, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return slices.Clip(out)
 }
