@@ -77,41 +77,43 @@ func readSpoke(ctx context.Context, r spokeReader) (spokeState, error) {
 	return s, nil
 }
 
-// compare reads the hub and every spoke and returns their differences.
-func compare(ctx context.Context, hub client.Client, spokes map[string]spokeReader) ([]difference, error) {
+// compare reads the hub and every spoke and returns their differences, and how many objects
+// the hub wants over all spokes.
+func compare(ctx context.Context, hub client.Client, spokes map[string]spokeReader) ([]difference, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	h, err := readHub(ctx, hub)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	states := map[string]spokeState{}
 	for name, sr := range spokes {
 		s, err := readSpoke(ctx, sr)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, 0, fmt.Errorf("%s: %w", name, err)
 		}
 		states[name] = s
 	}
-	return diff(h, states)
+	return diffCounted(h, states)
 }
 
 // converge compares the hub with the spokes every convergePoll until they agree or timeout
-// passes; it returns how long that took, and the last differences when they never agreed.
-func converge(ctx context.Context, hub client.Client, spokes map[string]spokeReader, timeout time.Duration) (time.Duration, []difference, error) {
+// passes; it returns how long that took and how many objects agreed, or the last differences
+// when they never agreed.
+func converge(ctx context.Context, hub client.Client, spokes map[string]spokeReader, timeout time.Duration) (time.Duration, int, []difference, error) {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	var last []difference
 	var lastErr error
 	reported := time.Now()
 	for {
-		diffs, err := compare(ctx, hub, spokes)
+		diffs, wanted, err := compare(ctx, hub, spokes)
 		if err == nil && len(diffs) == 0 {
-			return time.Since(start), nil, nil
+			return time.Since(start), wanted, nil, nil
 		}
 		last, lastErr = diffs, err
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return time.Since(start), last, lastErr
+			return time.Since(start), 0, last, lastErr
 		}
 		if time.Since(reported) > 15*time.Second {
 			reported = time.Now()

@@ -44,6 +44,7 @@ type editStream struct {
 	history     *wantHistory
 	changes     map[string]int // by "verb Kind"
 	skipped     int            // changes the hub refused as not yet possible (an owner still being deleted)
+	last        time.Time      // when the hub answered the last change
 	errors      []string
 }
 
@@ -100,6 +101,7 @@ func (e *editStream) write(ctx context.Context, op editOp) {
 		e.model.apply(op)
 		e.history.record(before, e.model.wanted(), sent, answered)
 		e.changes[op.Verb+" "+op.Kind]++
+		e.last = answered
 	case apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err):
 		e.skipped++ // e.g. a Propagation created again while Flotilla still cleans up the last one
 	case ctx.Err() == nil:
@@ -147,6 +149,13 @@ func (e *editStream) apply(ctx context.Context, resource, name string, obj any) 
 		_, err = e.hubCS.AppsV1().Deployments(ns).Patch(ctx, name, types.ApplyPatchType, data, opts)
 	}
 	return err
+}
+
+// lastChange is when the hub answered the last change.
+func (e *editStream) lastChange() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.last
 }
 
 // totalChanges is how many hub changes were written.

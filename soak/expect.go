@@ -136,11 +136,25 @@ func expected(h hubState) (map[string]map[objKey]wantCM, map[string]map[objKey]w
 // unexpected objects, ConfigMap data and the hub's labels, a Deployment's image and replicas,
 // and, for a divided Deployment, that its shares add up to its total.
 func diff(h hubState, spokes map[string]spokeState) ([]difference, error) {
+	d, _, err := diffCounted(h, spokes)
+	return d, err
+}
+
+// diffCounted is diff that also counts the objects wanted, over all clusters: how much the
+// comparison looked at.
+func diffCounted(h hubState, spokes map[string]spokeState) ([]difference, int, error) {
 	wantCMs, wantDeps, err := expected(h)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var out []difference
+	wantedObjects := 0
+	for _, c := range wantCMs {
+		wantedObjects += len(c)
+	}
+	for _, c := range wantDeps {
+		wantedObjects += len(c)
+	}
 	totals := map[objKey]int32{}
 	divided := map[objKey]wantDep{}
 	for _, cluster := range sortedKeys(wantCMs) {
@@ -204,13 +218,18 @@ func diff(h hubState, spokes map[string]spokeState) ([]difference, error) {
 	}
 	for _, cluster := range sortedKeys(spokes) {
 		out = append(out, instanceDiff(cluster, spokes[cluster])...)
+		for _, inst := range spokes[cluster].Instances {
+			if inst.GetDeletionTimestamp() == nil {
+				wantedObjects += instanceChildren
+			}
+		}
 	}
 	for _, k := range sortedKeys(divided) {
 		if totals[k] != divided[k].Total {
 			out = append(out, difference{"(all clusters)", k, "sum of spec.replicas", fmt.Sprint(divided[k].Total), fmt.Sprint(totals[k])})
 		}
 	}
-	return out, nil
+	return out, wantedObjects, nil
 }
 
 func contains(list []string, s string) bool {

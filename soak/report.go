@@ -41,6 +41,7 @@ type report struct {
 	InstanceChangesSkipped int            `json:"instanceChangesSkipped"`
 	Converged              bool           `json:"converged"`
 	ConvergeSeconds        float64        `json:"convergenceSeconds"`
+	ObjectsCompared        int            `json:"objectsCompared"` // objects the hub wants, over all spokes, found as it says
 	Audit                  auditFigures   `json:"audit"`
 	FlotillaDeletes        int            `json:"flotillaDeletes"`
 	WritesPerChange        float64        `json:"writesPerChange"`
@@ -70,8 +71,8 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "faults: %v (skipped: %v)\n", r.Faults, r.FaultsSkipped)
 	fmt.Fprintf(w, "hub changes: %d %v; spoke-side edits and deletions: %d\n", r.HubChanges, r.HubChangesBy, r.SpokeTouches)
 	fmt.Fprintf(w, "fleet API instance changes on spokes: %d %v (%d not taken by a frozen or restarting spoke)\n", r.InstanceChanges, r.InstanceChangesBy, r.InstanceChangesSkipped)
-	fmt.Fprintf(w, "converged: %t after %.1f s; Flotilla's spoke writes %d (attempts %d), deletes %d, writes per change %.2f\n",
-		r.Converged, r.ConvergeSeconds, r.Audit.Writes, r.Audit.WriteAttempts, r.FlotillaDeletes, r.WritesPerChange)
+	fmt.Fprintf(w, "converged: %t after %.1f s (%d objects compared); Flotilla's spoke writes %d (attempts %d), deletes %d, writes per change %.2f\n",
+		r.Converged, r.ConvergeSeconds, r.ObjectsCompared, r.Audit.Writes, r.Audit.WriteAttempts, r.FlotillaDeletes, r.WritesPerChange)
 	fmt.Fprintf(w, "hub controller RSS: %d samples, %.0f..%.0f MiB\n", r.RSSSamples, r.RSSMinMiB, r.RSSMaxMiB)
 	for _, c := range r.Checks {
 		verdict := "PASS"

@@ -130,9 +130,12 @@ func run(ctx context.Context, p params, binDir string) (*report, error) {
 			spokes[s.Name()] = spokeReader{cs: clients[i], instances: instances[i]}
 		}
 	}
-	took, diffs, cerr := converge(ctx, hub, spokes, p.ConvergeTimeout)
-	r.Converged, r.ConvergeSeconds = cerr == nil && len(diffs) == 0, took.Seconds()
+	took, agreed, diffs, cerr := converge(ctx, hub, spokes, p.ConvergeTimeout)
+	r.Converged, r.ConvergeSeconds, r.ObjectsCompared = cerr == nil && len(diffs) == 0, took.Seconds(), agreed
 	c := check{Name: "converged", Pass: r.Converged, Value: took.Seconds(), Bound: fmt.Sprintf("every spoke holds exactly what the hub says within %s", p.ConvergeTimeout)}
+	if r.Converged {
+		c.Detail = []string{fmt.Sprintf("%d objects over %d spokes as the hub says, %.1f s after the last change", agreed, p.Spokes, time.Since(edits.lastChange()).Seconds())}
+	}
 	for _, d := range diffs {
 		c.Detail = append(c.Detail, d.String())
 	}
