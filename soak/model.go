@@ -78,15 +78,15 @@ type editOp struct {
 func (o editOp) String() string { return fmt.Sprintf("%s %s %s/%s", o.Verb, o.Kind, ns, o.Name) }
 
 // next draws the next hub change from rng, given the current state; apply records it once
-// written. Propagations come and go rarely, ConfigMaps and Deployments often.
+// written. Propagations come and go rarely (a live one is deleted half as often as a missing
+// one is created, so most are live at any time), ConfigMaps and Deployments often.
 func (m *model) next(rng *rand.Rand, spokes int) editOp {
 	r := rng.IntN(100)
 	prop := fmt.Sprintf("p%d", rng.IntN(maxProps))
 	switch {
-	case r < 8:
-		if m.props[prop] {
-			return editOp{Verb: "delete", Kind: "Propagation", Name: prop}
-		}
+	case r < 4 && m.props[prop]:
+		return editOp{Verb: "delete", Kind: "Propagation", Name: prop}
+	case r < 8 && !m.props[prop]:
 		return editOp{Verb: "create", Kind: "Propagation", Name: prop}
 	case r < 70:
 		name := fmt.Sprintf("%s-cm-%d", prop, rng.IntN(maxCMsPerProp+1))
