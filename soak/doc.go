@@ -1,7 +1,8 @@
 // Command soak is Flotilla's seeded chaos soak. It starts its own local fleet (a hub and
 // API-only spokes with audit logs), installs Flotilla's CRDs, runs the real `flotilla hub` as a
-// child process, and for --duration drives a continuous stream of hub edits (Propagations of
-// ConfigMaps, transparent-mode Deployments divided over the spokes) while a random schedule,
+// child process, and for --duration drives a continuous stream of edits (Propagations of
+// ConfigMaps and transparent-mode Deployments divided over the spokes on the hub, and instances
+// of a fleet API, an RGD served by an APIPropagation, on the spokes) while a random schedule,
 // drawn from --seed, injects faults one at a time: spoke API servers frozen with SIGSTOP,
 // spoke API servers and etcds restarted, the hub controller SIGKILLed and started again, and
 // spoke-side edits and deletions of delivered objects.
