@@ -2,6 +2,7 @@
 #
 #   make dev     build what is needed, then start a local hub and spokes (flotilla dev up)
 #   make test    build what is needed, then run unit, integration and end-to-end tests
+#   make soak    a seeded chaos soak of a local fleet (SOAK=10m by default), then its checks
 #   make verify  check formatting, go vet, staticcheck, generated files, alert rules and dashboard
 #                (no API servers)
 #   make tools   build the Kubernetes binaries (kube-apiserver, etcd, kwok, ...) into bin/
@@ -128,6 +129,18 @@ BENCH_ARGS ?=
 .PHONY: bench
 bench: tools build ## Measure Flotilla against a direct client on a local fleet. BENCH_ARGS="--spokes 3 --objects 300".
 	@go run ./bench --bin-dir $(BIN) --update-docs docs/performance.md $(BENCH_ARGS)
+
+# The chaos soak (soak/, docs/soak.md): a local fleet under seeded random faults and a stream of
+# hub edits, then checks that every spoke holds what the hub says. It takes the fleet lock, so
+# it waits while another local fleet (make test, another soak) runs.
+SOAK ?= 10m
+SOAK_ARGS ?=
+FLEET_LOCK ?= /tmp/flotilla-fleet.lock
+
+.PHONY: soak
+soak: tools build ## Run the chaos soak (default 10 minutes). SOAK=3m or SOAK=1h; SOAK_ARGS="--seed 42" replays a run.
+	@echo ">> chaos soak for $(SOAK) (waits for the fleet lock $(FLEET_LOCK) while another fleet runs)"
+	@flock $(FLEET_LOCK) go run ./soak --bin-dir $(BIN) --duration $(SOAK) $(SOAK_ARGS)
 
 .PHONY: lint
 lint: ## Run go vet.

@@ -196,25 +196,39 @@ func (p *Plane) stopLocked() {
 // RestartAPIServer stops the API server alone and starts it again, leaving etcd and the
 // controllers running, and waits until it is ready.
 func (p *Plane) RestartAPIServer(ctx context.Context) error {
+	return p.restartComponent(ctx, p.apiServer())
+}
+
+// RestartEtcd stops the plane's etcd alone (SIGTERM, then SIGKILL after stopGrace) and starts
+// it again on the same data and ports, leaving the API server and the controllers running, and
+// waits until the API server is ready again: its readiness includes reaching etcd. The chaos
+// soak uses it to cut a spoke's storage from under its API server.
+func (p *Plane) RestartEtcd(ctx context.Context) error {
+	return p.restartComponent(ctx, p.etcd())
+}
+
+// restartComponent stops one running component, starts it again with the same command line,
+// and waits until the API server is ready.
+func (p *Plane) restartComponent(ctx context.Context, c component) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	idx := -1
 	for i, proc := range p.procs {
-		if proc.name == binAPIServer {
+		if proc.name == c.name {
 			idx = i
 		}
 	}
 	if idx < 0 {
-		return fmt.Errorf("plane %s: API server is not running", p.spec.Name)
+		return fmt.Errorf("plane %s: %s is not running", p.spec.Name, c.name)
 	}
 	p.procs[idx].stop(stopGrace)
-	proc, err := startProcess(p.dir, binAPIServer, filepath.Join(p.binDir, binAPIServer), p.apiServer().args)
+	proc, err := startProcess(p.dir, c.name, filepath.Join(p.binDir, c.bin), c.args)
 	if err != nil {
 		return err
 	}
 	p.procs[idx] = proc
 	if err := p.waitAPIServerReady(ctx); err != nil {
-		return fmt.Errorf("plane %s: restart API server: %w", p.spec.Name, err)
+		return fmt.Errorf("plane %s: restart %s: %w", p.spec.Name, c.name, err)
 	}
 	return nil
 }
