@@ -66,7 +66,7 @@ func (b *bench) takeover(ctx context.Context, r *report) error {
 	}
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: takeoverNS}},
-		&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: takeoverNS}},
+		&flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: takeoverNS}, Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}}},
 		&flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "takeover", Namespace: takeoverNS},
 			Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "all"},
 				ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap",
