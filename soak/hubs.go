@@ -18,9 +18,11 @@ type hubProc struct {
 
 // hubSet runs the hub controller's replicas as child processes of the soak, each restartable
 // after a SIGKILL. With one replica it runs without leader election, as the bench does; with
-// more, they elect a leader on the hub (the existing engine; the sharded hub is separate work).
+// more, they elect a leader on the hub, and with shard they also divide the spokes between them
+// (`flotilla hub --shard`, docs/ha.md).
 type hubSet struct {
 	bin, kubeconfig, logDir string
+	shard                   bool
 
 	mu    sync.Mutex
 	procs []*hubProc
@@ -38,6 +40,9 @@ func (h *hubSet) start(i int) error {
 	defer h.mu.Unlock()
 	args := []string{"hub", "--hub-kubeconfig", h.kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0",
 		fmt.Sprintf("--leader-elect=%t", len(h.procs) > 1)}
+	if h.shard {
+		args = append(args, "--shard", fmt.Sprintf("--replica-name=hub-%d", i))
+	}
 	log, err := os.OpenFile(h.logPath(i), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err

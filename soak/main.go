@@ -20,6 +20,7 @@ type params struct {
 	Duration        time.Duration
 	Spokes          int
 	HubReplicas     int
+	Shard           bool
 	EditEvery       time.Duration
 	ConvergeTimeout time.Duration
 	NoFleetAPIs     bool
@@ -34,6 +35,7 @@ func main() {
 	flag.Uint64Var(&p.Seed, "seed", uint64(time.Now().UnixNano()), "seed of the fault schedule and the hub edits; a report's seed replays its run (default: from the clock)")
 	flag.DurationVar(&p.Duration, "duration", 10*time.Minute, "how long faults and hub edits go on; then the soak waits for convergence and checks")
 	flag.IntVar(&p.Spokes, "spokes", 3, "number of API-only spokes")
+	flag.BoolVar(&p.Shard, "shard", false, "run the hub replicas sharded (flotilla hub --shard): they divide the spokes, and a kill-hub fault takes a share of them over (needs --hub-replicas 2 or more)")
 	flag.IntVar(&p.HubReplicas, "hub-replicas", 1, "number of `flotilla hub` processes (more than 1 run with leader election; a kill-hub fault kills one of them)")
 	flag.DurationVar(&p.EditEvery, "edit-interval", defaultEditEvery, "average time between two hub changes")
 	flag.DurationVar(&p.ConvergeTimeout, "converge-timeout", 5*time.Minute, "how long the fleet may take to converge once faults and edits stop")

@@ -27,6 +27,7 @@ type report struct {
 	DurationSeconds float64           `json:"durationSeconds"`
 	Spokes          int               `json:"spokes"`
 	HubReplicas     int               `json:"hubReplicas"`
+	Shard           bool              `json:"shard"`
 	Faults          map[faultKind]int `json:"faults"`
 	FaultsSkipped   map[faultKind]int `json:"faultsSkipped,omitempty"`
 	Schedule        []fault           `json:"schedule"`
@@ -104,7 +105,7 @@ func (r *report) write(dir string) (string, error) {
 }
 
 func newReport(p params) *report {
-	return &report{Date: time.Now().UTC().Format(time.RFC3339), Cores: runtime.NumCPU(), Seed: p.Seed, Spokes: p.Spokes, HubReplicas: p.HubReplicas,
+	return &report{Date: time.Now().UTC().Format(time.RFC3339), Cores: runtime.NumCPU(), Seed: p.Seed, Spokes: p.Spokes, HubReplicas: p.HubReplicas, Shard: p.Shard,
 		Replay: fmt.Sprintf("make soak SOAK=%s SOAK_ARGS=\"%s\"", p.Duration, replayArgs(p))}
 }
 
@@ -113,6 +114,9 @@ func replayArgs(p params) string {
 	args := fmt.Sprintf("--seed %d --spokes %d", p.Seed, p.Spokes)
 	if p.HubReplicas != 1 {
 		args += fmt.Sprintf(" --hub-replicas %d", p.HubReplicas)
+	}
+	if p.Shard {
+		args += " --shard"
 	}
 	if p.EditEvery != defaultEditEvery {
 		args += fmt.Sprintf(" --edit-interval %s", p.EditEvery)

@@ -33,6 +33,7 @@ func run(ctx context.Context, p params, binDir string) (*report, error) {
 	}
 	defer fleet.Stop()
 	hubs := newHubSet(binDir, fleet.Hub().KubeconfigPath(), dir, p.HubReplicas)
+	hubs.shard = p.Shard && p.HubReplicas > 1
 	defer hubs.stop()
 	hub, err := setUpHub(ctx, fleet, hubs)
 	if err != nil {
