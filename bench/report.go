@@ -29,6 +29,8 @@ type report struct {
 	} `json:"machine"`
 	Params    params     `json:"params"`
 	Scenarios []scenario `json:"scenarios"`
+	// Scale is the scale scenario's table, when it ran.
+	Scale *scaleTable `json:"scale,omitempty"`
 }
 
 func newReport(p params) *report {
@@ -64,6 +66,9 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Unit, show(s.Flotilla), show(s.Baseline), show(s.Ratio), s.Note)
 	}
 	_ = tw.Flush()
+	if r.Scale != nil {
+		r.Scale.print(w)
+	}
 }
 
 func (r *report) write(path string) error {
