@@ -65,6 +65,8 @@ type scaleStep struct {
 	idleHubWrites          float64 // per s
 	idleHubReads           float64 // per s
 	idleSpokeRequests      float64 // per s, every spoke together
+	idleCPU                float64 // cores: the controller's share of a core, idle
+	idleSpokeCPU           float64 // cores: every spoke's API server and etcd together, idle
 	spokeWatches, hubWatch float64
 }
 
@@ -146,7 +148,9 @@ func scaleOne(ctx context.Context, p params, spokes int, binDir string, prof *pr
 	s.goroutines = float64(g)
 
 	// Idle window: what a converged fleet costs when nothing changes.
-	start = time.Now()
+	groups := b.cpuGroups() // controller, bench, hub plane, spoke API servers, spoke etcds
+	start, cpu = time.Now(), processCPU(pid)
+	spokeCPU := groups[3].cpu() + groups[4].cpu()
 	time.Sleep(scaleIdleWindow)
 	hubWrites, hubReads, err := requestsBy(fleet.Hub(), "flotilla", start)
 	if err != nil {
@@ -157,6 +161,7 @@ func scaleOne(ctx context.Context, p params, spokes int, binDir string, prof *pr
 		return fail("spoke audit logs", err)
 	}
 	window := time.Since(start).Seconds()
+	s.idleCPU, s.idleSpokeCPU = (processCPU(pid)-cpu)/window, (groups[3].cpu()+groups[4].cpu()-spokeCPU)/window
 	s.idleHubWrites, s.idleHubReads = float64(hubWrites)/window, float64(hubReads)/window
 	s.idleSpokeRequests = float64(spokeWrites+spokeReads) / window
 

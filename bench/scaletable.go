@@ -54,6 +54,8 @@ var scaleFigures = []struct {
 	{"idle_hub_writes", "req/s", fmt.Sprintf("Flotilla's writes to the hub, converged and idle (%s)", scaleIdleWindow), func(s scaleStep) float64 { return s.idleHubWrites }},
 	{"idle_hub_reads", "req/s", "its reads of the hub then (watches excluded: they end later)", func(s scaleStep) float64 { return s.idleHubReads }},
 	{"idle_spoke_requests", "req/s", "its requests to all spokes together then", func(s scaleStep) float64 { return s.idleSpokeRequests }},
+	{"idle_cpu", "cores", "hub controller CPU share of a core then", func(s scaleStep) float64 { return s.idleCPU }},
+	{"idle_spoke_planes_cpu", "cores", "every spoke's API server and etcd together then (the test fleet, not Flotilla)", func(s scaleStep) float64 { return s.idleSpokeCPU }},
 	{"spoke_watches", "watches", "watches the hub held on all spokes together (audit logs, as they ended)", func(s scaleStep) float64 { return s.spokeWatches }},
 	{"hub_watches", "watches", "watches it held on the hub API server", func(s scaleStep) float64 { return s.hubWatch }},
 }
