@@ -52,6 +52,10 @@ func (r *report) add(name, unit string, flotilla, baseline *float64, note string
 }
 
 func (r *report) print(w io.Writer) {
+	if len(r.Scenarios) == 0 && r.Scale != nil { // --only scale
+		r.Scale.print(w)
+		return
+	}
 	fmt.Fprintf(w, "\nFlotilla benchmark, %s, %d cores, %.1f GiB, %d spokes × %d objects of %d bytes\n\n",
 		r.Date, r.Machine.Cores, float64(r.Machine.MemoryBytes)/(1<<30), r.Params.Spokes, r.Params.Objects, r.Params.ObjectSize)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
