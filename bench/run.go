@@ -162,7 +162,13 @@ func fleetPlanes(spokes int, profileDir string, pull bool) []localfleet.PlaneSpe
 
 // startFleet starts the planes in dir, four at a time.
 func startFleet(ctx context.Context, dir, binDir string, planes []localfleet.PlaneSpec) (*localfleet.Fleet, error) {
-	fmt.Printf("starting a hub and %d API-only spokes...\n", len(planes)-1)
+	spokes := 0
+	for _, p := range planes {
+		if p.Role == localfleet.RoleSpoke && p.Name != pullPlane {
+			spokes++
+		}
+	}
+	fmt.Printf("starting a hub and %d API-only spokes...\n", spokes)
 	return localfleet.Start(ctx, localfleet.Options{Dir: dir, BinDir: binDir, Planes: planes, Parallel: 4, Progress: os.Stdout})
 }
 
