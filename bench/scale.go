@@ -60,6 +60,7 @@ type scaleStep struct {
 	updateP50, updateP99   float64 // ms
 	directP50, directP99   float64 // ms
 	updateCPU              float64 // CPU-s for every edit
+	updateWall             float64 // s, the edits' wall time, the direct client's included
 	updateHubWrites        float64 // per edit
 	updateSpokeWrites      float64 // per edit
 	idleHubWrites          float64 // per s
@@ -166,12 +167,14 @@ func scaleOne(ctx context.Context, p params, spokes int, binDir string, prof *pr
 	s.idleSpokeRequests = float64(spokeWrites+spokeReads) / window
 
 	// Update: the update scenario's spaced edits of one object.
+	prof.cpu(fmt.Sprintf("scale-%d-update", spokes), 20) // with --profile
 	start, cpu = time.Now(), processCPU(pid)
 	flot, base, err := b.updateLatencies(ctx, scaleEdits)
 	if err != nil {
 		return fail("update", err)
 	}
-	s.updateCPU = processCPU(pid) - cpu
+	s.updateCPU, s.updateWall = processCPU(pid)-cpu, time.Since(start).Seconds()
+	prof.wait()
 	s.updateP50, s.updateP99 = percentile(flot, 0.5), percentile(flot, 0.99)
 	s.directP50, s.directP99 = percentile(base, 0.5), percentile(base, 0.99)
 	if err := b.waitApplied(ctx); err != nil {

@@ -49,6 +49,7 @@ var scaleFigures = []struct {
 	{"direct_update_p50", "ms", "direct apply to every spoke → last watch", func(s scaleStep) float64 { return s.directP50 }},
 	{"direct_update_p99", "ms", "", func(s scaleStep) float64 { return s.directP99 }},
 	{"update_cpu", "CPU-s", fmt.Sprintf("hub controller CPU for %d edits", scaleEdits), func(s scaleStep) float64 { return s.updateCPU }},
+	{"update_wall", "s", fmt.Sprintf("wall time of the %d edits, the direct client's and the pauses between them included", scaleEdits), func(s scaleStep) float64 { return s.updateWall }},
 	{"update_hub_writes", "req/edit", "Flotilla's writes to the hub per edit", func(s scaleStep) float64 { return s.updateHubWrites }},
 	{"update_spoke_writes", "req/edit", "Flotilla's writes to all spokes per edit", func(s scaleStep) float64 { return s.updateSpokeWrites }},
 	{"idle_hub_writes", "req/s", fmt.Sprintf("Flotilla's writes to the hub, converged and idle (%s)", scaleIdleWindow), func(s scaleStep) float64 { return s.idleHubWrites }},
