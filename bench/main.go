@@ -61,6 +61,10 @@ func main() {
 	defer stop()
 	r, err := run(ctx, p, steps, binDir, profileDir, sizes)
 	if err != nil {
+		if r != nil && len(r.Scenarios) > 0 {
+			fmt.Println("\nthe scenarios before the one that failed:")
+			r.print(os.Stdout)
+		}
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		os.Exit(1)
 	}

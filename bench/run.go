@@ -136,7 +136,8 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 			b.prof.heap("bulk")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("scenario %s: %w\nflotilla hub log (tail):\n%s%s", name, err, tail(b.proc.log.String(), 20), agentLogTail(b.agentLog))
+			// The figures so far go back with the error: main prints them.
+			return r, fmt.Errorf("scenario %s: %w\nflotilla hub log (tail):\n%s%s", name, err, tail(b.proc.log.String(), 20), agentLogTail(b.agentLog))
 		}
 	}
 	return r, nil
