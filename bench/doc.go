@@ -11,6 +11,11 @@
 // same objects to one push spoke and to one pull spoke whose `flotilla agent` runs as a process
 // of its own (devenv.StartAgent), with the agent's CPU and memory.
 //
+// The scale scenario (`--only scale`, not in the default run) measures instead how the hub's
+// own costs grow with the number of clusters: a fleet of its own per step of --scale-steps,
+// the same objects per spoke, and a table of each figure with its least-squares slope per
+// added cluster (docs/scale.md).
+//
 // Run it with `make bench` (BENCH_ARGS="--spokes 3 --objects 300"); it prints a table and
 // writes bench/results/<timestamp>.json. docs/performance.md explains the scenarios.
 package main

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -64,11 +65,18 @@ func (b *bench) failover(ctx context.Context, r *report) error {
 	}); err != nil {
 		return err
 	}
-	down := len(b.spokes) - 1
+	placed := map[int]int32{}
 	if err := ctl.waitFor(func(copies map[int]int32) bool {
+		placed = maps.Clone(copies)
 		return len(copies) == len(b.spokes) && sum(copies) == failoverReplicas
 	}); err != nil {
 		return fmt.Errorf("survivor on every spoke: %w", err)
+	}
+	// The last spoke with a share is stopped: with more spokes than replicas, the last ones
+	// have none, and stopping one of them would move nothing.
+	down := len(b.spokes) - 1
+	for down > 0 && placed[down] == 0 {
+		down--
 	}
 	stopped := b.pushSpokes()[down]
 	seen := b.watchFailover(ctx, stopped.Name())

@@ -63,6 +63,24 @@ func (p *profiler) liveHeap() (uint64, error) {
 	return 0, fmt.Errorf("no HeapAlloc in the hub's heap profile (%v)", s.Err())
 }
 
+// goroutines returns how many goroutines the hub runs.
+func (p *profiler) goroutines() (int, error) {
+	c := &http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Get("http://" + p.addr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	s := bufio.NewScanner(resp.Body)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	if s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "goroutine profile: total "); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, fmt.Errorf("no total in the hub's goroutine profile (%v)", s.Err())
+}
+
 // cpu starts a CPU profile of the next seconds, written to <dir>/<name>.cpu.pprof.
 func (p *profiler) cpu(name string, seconds int) {
 	if p.dir == "" {

@@ -29,6 +29,8 @@ type report struct {
 	} `json:"machine"`
 	Params    params     `json:"params"`
 	Scenarios []scenario `json:"scenarios"`
+	// Scale is the scale scenario's table, when it ran.
+	Scale *scaleTable `json:"scale,omitempty"`
 }
 
 func newReport(p params) *report {
@@ -50,6 +52,10 @@ func (r *report) add(name, unit string, flotilla, baseline *float64, note string
 }
 
 func (r *report) print(w io.Writer) {
+	if len(r.Scenarios) == 0 && r.Scale != nil { // --only scale
+		r.Scale.print(w)
+		return
+	}
 	fmt.Fprintf(w, "\nFlotilla benchmark, %s, %d cores, %.1f GiB, %d spokes × %d objects of %d bytes\n\n",
 		r.Date, r.Machine.Cores, float64(r.Machine.MemoryBytes)/(1<<30), r.Params.Spokes, r.Params.Objects, r.Params.ObjectSize)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
@@ -64,6 +70,9 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Unit, show(s.Flotilla), show(s.Baseline), show(s.Ratio), s.Note)
 	}
 	_ = tw.Flush()
+	if r.Scale != nil {
+		r.Scale.print(w)
+	}
 }
 
 func (r *report) write(path string) error {

@@ -75,12 +75,8 @@ func (b *bench) rollout(ctx context.Context, r *report) error {
 				continue
 			}
 			totals = append(totals, at[len(at)-1].Sub(start))
-			p := &flotillav1.Propagation{}
-			if err := b.hub.Get(ctx, client.ObjectKey{Namespace: rolloutNS, Name: "release"}, p); err != nil {
+			if err := b.waitRolloutReported(ctx, version); err != nil {
 				return err
-			}
-			if r := p.Status.Rollout; r == nil || r.Stages == nil {
-				return fmt.Errorf("change %s reached every spoke, but the Propagation reports no rollout: %+v", version, p.Status.Rollout)
 			}
 			for i := 1; i < len(at); i++ {
 				gaps = append(gaps, at[i].Sub(at[i-1]))
@@ -91,6 +87,30 @@ func (b *bench) rollout(ctx context.Context, r *report) error {
 	r.add("rollout_total", "s", f(percentile(totals, 0.5)/1000), f(percentile(plain, 0.5)/1000),
 		fmt.Sprintf("%d spokes in %d stages one at a time (p50 of %d changes); baseline: the same change with no rollout", len(names), len(stages)+1, rolloutRounds))
 	return nil
+}
+
+// waitRolloutReported waits until the staged Propagation's status reports its rollout's stages:
+// the status is written after the deliveries, so on a busy fleet it can still show the
+// previous change's when the last spoke already has this one.
+func (b *bench) waitRolloutReported(ctx context.Context, version string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p := &flotillav1.Propagation{}
+		if err := b.hub.Get(ctx, client.ObjectKey{Namespace: rolloutNS, Name: "release"}, p); err != nil {
+			return err
+		}
+		if r := p.Status.Rollout; r != nil && r.Stages != nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("change %s reached every spoke, but 30 s later the Propagation reports no rollout: %+v", version, p.Status.Rollout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func releaseConfigMap(namespace, version string) *corev1.ConfigMap {

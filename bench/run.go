@@ -49,19 +49,21 @@ type bench struct {
 }
 
 // stepNames are the scenario groups in the order they run; each may add several figures.
-var stepNames = []string{"bulk", "bulk_one", "update", "drift", "pull", "dashboard", "steady", "restart", "outage", "move", "failover", "rollout", "instance_ready", "deployments", "takeover"}
+var stepNames = []string{"scale", "bulk", "bulk_one", "update", "drift", "pull", "dashboard", "steady", "restart", "outage", "move", "failover", "rollout", "instance_ready", "deployments", "takeover"}
 
-// standalone steps need nothing of bulk's: run alone, they start from the bare fleet.
-var standalone = []string{"instance_ready", "rollout", "pull", "takeover"}
+// standalone steps need nothing of bulk's: run alone, they start from the bare fleet (scale
+// starts fleets of its own).
+var standalone = []string{"scale", "instance_ready", "rollout", "pull", "takeover"}
 
-// optional steps run only when --only names them: takeover replaces the hub controller with
-// sharded replicas, which would take over every earlier scenario's objects too.
-var optional = []string{"takeover"}
+// optIn steps run only when --only names them: scale starts a fleet per step of
+// --scale-steps, which would add minutes to every `make bench`; takeover replaces the hub
+// controller with sharded replicas, which would take over every earlier scenario's objects too.
+var optIn = []string{"scale", "takeover"}
 
-// selectSteps parses --only: every step but the optional ones when empty.
+// selectSteps parses --only: every step but the opt-in ones when empty.
 func selectSteps(only string) ([]string, error) {
 	if only == "" {
-		return slices.DeleteFunc(slices.Clone(stepNames), func(s string) bool { return slices.Contains(optional, s) }), nil
+		return slices.DeleteFunc(slices.Clone(stepNames), func(s string) bool { return slices.Contains(optIn, s) }), nil
 	}
 	var steps []string
 	for _, name := range strings.Split(only, ",") {
@@ -77,39 +79,40 @@ func selectSteps(only string) ([]string, error) {
 	return steps, nil
 }
 
-func run(ctx context.Context, p params, steps []string, binDir, profileDir string) (*report, error) {
+func run(ctx context.Context, p params, steps []string, binDir, profileDir string, scaleSteps []int) (*report, error) {
 	prof, err := newProfiler(profileDir)
 	if err != nil {
 		return nil, err
+	}
+	r := newReport(p)
+	if slices.Contains(steps, "scale") {
+		// The scale scenario starts a fleet of its own per step, before the others' fleet.
+		fmt.Println("scenario scale...")
+		if err := runScale(ctx, p, binDir, prof, scaleSteps, r); err != nil {
+			return nil, fmt.Errorf("scenario scale: %w", err)
+		}
+		if steps = slices.DeleteFunc(slices.Clone(steps), func(s string) bool { return s == "scale" }); len(steps) == 0 {
+			return r, nil
+		}
 	}
 	if len(steps) == 1 && steps[0] == "pull" && p.Spokes > 1 {
 		// The pull scenario compares the pull spoke with one push spoke; more would only idle.
 		fmt.Printf("--only pull: one push spoke beside the pull spoke (not %d)\n", p.Spokes)
 		p.Spokes = 1
+		r.Params.Spokes = 1
 	}
 	dir, err := os.MkdirTemp("", "flotilla-bench-")
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	planes := []localfleet.PlaneSpec{{Name: "hub", Role: localfleet.RoleHub, AuditLog: true}}
-	for i := range p.Spokes {
-		spoke := localfleet.PlaneSpec{Name: fmt.Sprintf("spoke-%d", i+1), Role: localfleet.RoleSpoke, AuditLog: true}
-		if profileDir != "" {
-			spoke.ExtraAPIServerArgs = []string{"--profiling=true"} // for the spoke CPU profiles
-		}
-		planes = append(planes, spoke)
-	}
 	workAddr := ""
 	if slices.Contains(steps, "pull") {
-		// The pull scenario's spoke, reached only by its agent: no other scenario sees it.
-		planes = append(planes, localfleet.PlaneSpec{Name: pullPlane, Role: localfleet.RoleSpoke, AuditLog: true})
 		if workAddr, err = freeLoopbackAddr(); err != nil {
 			return nil, err
 		}
 	}
-	fmt.Printf("starting a hub and %d API-only spokes...\n", p.Spokes)
-	fleet, err := localfleet.Start(ctx, localfleet.Options{Dir: dir, BinDir: binDir, Planes: planes, Parallel: 4, Progress: os.Stdout})
+	fleet, err := startFleet(ctx, dir, binDir, fleetPlanes(p.Spokes, profileDir, slices.Contains(steps, "pull")))
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +122,6 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 		return nil, err
 	}
 	defer func() { b.proc.stop() }()
-	r := newReport(p)
 	fns := map[string]func(context.Context, *report) error{
 		"bulk": b.bulk, "bulk_one": b.bulkOne, "update": b.update, "drift": b.drift, "pull": b.pull, "steady": b.steady, "restart": b.restart,
 		"outage": b.outage, "move": b.move, "failover": b.failover, "rollout": b.rollout, "dashboard": b.dashboard, "instance_ready": b.instanceReady, "deployments": b.deployments,
@@ -136,10 +138,41 @@ func run(ctx context.Context, p params, steps []string, binDir, profileDir strin
 			b.prof.heap("bulk")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("scenario %s: %w\nflotilla hub log (tail):\n%s%s", name, err, tail(b.proc.log.String(), 20), agentLogTail(b.agentLog))
+			// The figures so far go back with the error: main prints them.
+			return r, fmt.Errorf("scenario %s: %w\nflotilla hub log (tail):\n%s%s", name, err, tail(b.proc.log.String(), 20), agentLogTail(b.agentLog))
 		}
 	}
 	return r, nil
+}
+
+// fleetPlanes are the planes of a benchmark fleet: the hub and the spokes, every API server
+// with an audit log, and the pull scenario's spoke when it runs.
+func fleetPlanes(spokes int, profileDir string, pull bool) []localfleet.PlaneSpec {
+	planes := []localfleet.PlaneSpec{{Name: "hub", Role: localfleet.RoleHub, AuditLog: true}}
+	for i := range spokes {
+		spoke := localfleet.PlaneSpec{Name: fmt.Sprintf("spoke-%d", i+1), Role: localfleet.RoleSpoke, AuditLog: true}
+		if profileDir != "" {
+			spoke.ExtraAPIServerArgs = []string{"--profiling=true"} // for the spoke CPU profiles
+		}
+		planes = append(planes, spoke)
+	}
+	if pull {
+		// The pull scenario's spoke, reached only by its agent: no other scenario sees it.
+		planes = append(planes, localfleet.PlaneSpec{Name: pullPlane, Role: localfleet.RoleSpoke, AuditLog: true})
+	}
+	return planes
+}
+
+// startFleet starts the planes in dir, four at a time.
+func startFleet(ctx context.Context, dir, binDir string, planes []localfleet.PlaneSpec) (*localfleet.Fleet, error) {
+	spokes := 0
+	for _, p := range planes {
+		if p.Role == localfleet.RoleSpoke && p.Name != pullPlane {
+			spokes++
+		}
+	}
+	fmt.Printf("starting a hub and %d API-only spokes...\n", spokes)
+	return localfleet.Start(ctx, localfleet.Options{Dir: dir, BinDir: binDir, Planes: planes, Parallel: 4, Progress: os.Stdout})
 }
 
 // hubArgs are the flags `flotilla hub` runs with: profiles, and the work endpoint when the pull

@@ -34,10 +34,7 @@ func (b *bench) bulk(ctx context.Context, r *report) error {
 	}
 	spokeProfile := b.prof.spokeCPU(ctx, b.spokes[0], "bulk-spoke-apiserver", 10)
 	start, meter := time.Now(), startCPUMeter(b.cpuGroups())
-	if err := b.hub.Create(ctx, &flotillav1.Propagation{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
-		Spec: flotillav1.PropagationSpec{PlacementRef: flotillav1.PlacementRef{Name: "all"},
-			ResourceSelectors: []flotillav1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap",
-				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"bench": "yes"}}}}}}); err != nil {
+	if err := b.hub.Create(ctx, benchPropagation()); err != nil {
 		return err
 	}
 	if err := a.wait(b.p.Objects, deliveryTimeout); err != nil {
@@ -99,45 +96,54 @@ func (b *bench) bulk(ctx context.Context, r *report) error {
 
 // update: latency of one hub edit to the last spoke, against a direct apply to every spoke.
 func (b *bench) update(ctx context.Context, r *report) error {
-	const edits = 50
-	hubCS, err := kubernetes.NewForConfig(b.fleet.Hub().RESTConfig())
+	flot, base, err := b.updateLatencies(ctx, 50)
 	if err != nil {
 		return err
 	}
-	var flot, base []time.Duration
+	r.add("update_p50", "ms", f(percentile(flot, 0.5)), f(percentile(base, 0.5)), "")
+	r.add("update_p99", "ms", f(percentile(flot, 0.99)), f(percentile(base, 0.99)), "")
+	return nil
+}
+
+// updateLatencies makes spaced edits of one hub object and returns, for each, the time from
+// the hub write to the last spoke's watch showing it, and the same for a direct apply to
+// every spoke.
+func (b *bench) updateLatencies(ctx context.Context, edits int) (flot, base []time.Duration, err error) {
+	hubCS, err := kubernetes.NewForConfig(b.fleet.Hub().RESTConfig())
+	if err != nil {
+		return nil, nil, err
+	}
 	for i := range edits {
 		version := fmt.Sprintf("u%d", i)
 		one := func(cm *corev1.ConfigMap) bool { return cm.Name == "cm-00000" && cm.Data["version"] == version }
 		a, err := watchArrivals(ctx, b.spokes, ns, selector, one)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		start := time.Now()
 		if err := applyOne(ctx, hubCS, ns, configMap(0, b.p, version)); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if err := a.wait(1, time.Minute); err != nil {
-			return err
+			return nil, nil, err
 		}
 		flot = append(flot, time.Since(start))
 
 		a, err = watchArrivals(ctx, b.spokes, baseNS, selector, one)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		start = time.Now()
 		if err := b.eachSpoke(func(cs kubernetes.Interface) error { return applyOne(ctx, cs, baseNS, configMap(0, b.p, version)) }); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if err := a.wait(1, time.Minute); err != nil {
-			return err
+			return nil, nil, err
 		}
 		base = append(base, time.Since(start))
 		time.Sleep(100 * time.Millisecond) // edits are spaced, as users make them
 	}
-	r.add("update_p50", "ms", f(percentile(flot, 0.5)), f(percentile(base, 0.5)), "")
-	r.add("update_p99", "ms", f(percentile(flot, 0.99)), f(percentile(base, 0.99)), "")
-	return nil
+	return flot, base, nil
 }
 
 // steady: a 60 s idle window with a controller restart in the middle; Flotilla's writes to
