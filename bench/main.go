@@ -29,7 +29,7 @@ func main() {
 	flag.IntVar(&p.ObjectSize, "object-size", 256, "bytes of data per ConfigMap")
 	flag.StringVar(&outDir, "out", "bench/results", "directory for the JSON results")
 	flag.StringVar(&binDir, "bin-dir", "", "directory with the Kubernetes binaries and flotilla (default: bin/)")
-	flag.StringVar(&profileDir, "profile", "", "write to this directory CPU profiles of the hub controller in the bulk, update and drift scenarios, a heap profile after bulk, and 10 s CPU profiles of the first spoke's API server while Flotilla and then the direct client write to it")
+	flag.StringVar(&profileDir, "profile", "", "write to this directory CPU profiles of the hub controller in the bulk, update and drift scenarios, heap profiles of the hub before and after bulk (their difference is what heap_per_pair counts), and 10 s CPU profiles of the first spoke's API server while Flotilla and then the direct client write to it")
 	flag.StringVar(&only, "only", "", "run only these scenarios, comma-separated, from "+strings.Join(stepNames, ",")+"; bulk runs first unless only "+strings.Join(standalone, ",")+" is chosen (the docs table is then left alone); "+strings.Join(optIn, ",")+" runs only when named here")
 	flag.StringVar(&scaleSteps, "scale-steps", "1,10,30", "the scale scenario's fleet sizes, comma-separated numbers of spokes (1..50), each a fleet of its own with --objects per spoke")
 	flag.StringVar(&docs, "update-docs", "", "replace the table between the bench markers of this Markdown file with this run's")

@@ -28,6 +28,9 @@ func (b *bench) bulk(ctx context.Context, r *report) error {
 	if err != nil {
 		return fmt.Errorf("read the hub's heap: %w", err)
 	}
+	// What heap_per_pair counts is the difference from this profile to bulk's:
+	// go tool pprof -sample_index=inuse_space -diff_base bulk-idle.heap.pprof bulk.heap.pprof
+	b.prof.heap("bulk-idle")
 	a, err := watchArrivals(ctx, b.spokes, ns, selector, hasVersion("v0"))
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -47,12 +48,13 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	live := newLiveIndex(cl.GetAPIReader())
 	prev := w.seen.Take(job.Owner)
 	under := confirmedUnder(job.Strategy)
-	for _, gvk := range render.ParseKinds(render.Kinds(job.Objects)) {
+	ids := identify(job.Objects)
+	w.indexDelivered(job, ids)
+	for _, gvk := range kindsOf(ids) {
 		w.watch(e, gvk)
 	}
 	errs := make([]error, len(job.Objects))
 	drifts := make([]*Drift, len(job.Objects))
-	ids := identify(job.Objects)
 	// An owner on a spoke records what it delivers on its own object before delivering it.
 	metaKnown := job.OwnerMeta != nil && prev.StatusOf(ownerMetaKey(job.OwnerMeta)) == ownerMetaHash(job.OwnerMeta)
 	metaErr := w.ownerMetaBefore(ctx, cl, job.Owner, job.OwnerMeta, metaKnown)
@@ -86,7 +88,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		parallel(len(rest), applyParallelism, func(i int) { one(rest[i]) })
 		start = end
 	}
-	statuses, statusErrs := w.writeStatuses(ctx, cl, job, prev)
+	statuses, statusErrs := w.writeStatuses(ctx, cl, job, ids, prev)
 	var failures []string
 	res.Permanent = true
 	if metaErr != nil {
@@ -348,18 +350,36 @@ func cachedHash(existing *unstructured.Unstructured, err error) string {
 
 // objectID is what a delivery needs to know of an object again and again.
 type objectID struct {
+	gvk   schema.GroupVersionKind
 	key   string // render.Key
 	hash  string // the hash annotation
 	phase int    // render.Phase
 }
 
-// identify computes each object's objectID, once per delivery.
+// identify computes each object's objectID, once per delivery, reading each object's kind
+// once: a delivery of a thousand objects walks them once for all of this (the objects lie
+// scattered in memory, and each walk costs a cache miss or more per object).
 func identify(objs []*unstructured.Unstructured) []objectID {
 	ids := make([]objectID, len(objs))
 	for i, o := range objs {
-		ids[i] = objectID{key: render.Key(o), hash: render.HashOf(o), phase: render.Phase(o)}
+		gvk := o.GroupVersionKind()
+		ids[i] = objectID{gvk: gvk, key: render.KeyWith(gvk, o), hash: render.HashOf(o), phase: render.PhaseOf(gvk)}
 	}
 	return ids
+}
+
+// kindsOf returns the distinct kinds of a delivery's objects, in the order they first appear;
+// an object without a version or kind names none (its apply fails on its own).
+func kindsOf(ids []objectID) []schema.GroupVersionKind {
+	var kinds []schema.GroupVersionKind
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, id := range ids {
+		if id.gvk.Version != "" && id.gvk.Kind != "" && !seen[id.gvk] {
+			seen[id.gvk] = true
+			kinds = append(kinds, id.gvk)
+		}
+	}
+	return kinds
 }
 
 // applyParallelism is how many objects of one phase one delivery applies at once.

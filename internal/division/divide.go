@@ -334,14 +334,19 @@ func ForPlacement(pl *flotillav1.Placement) Input {
 // (bytes) requests; a workload that requests neither is left out.
 func Requests(objs []*unstructured.Unstructured) map[string]map[string]int64 {
 	out := map[string]map[string]int64{}
-	for key := range Workloads(objs) {
-		for _, o := range objs {
-			if render.Key(o) != key {
-				continue
-			}
-			if req := templateRequests(o); len(req) > 0 {
-				out[key] = req
-			}
+	workloads := Workloads(objs)
+	if len(workloads) == 0 {
+		return out
+	}
+	// One walk of objs, each key computed once: looking for each workload's object among all
+	// of them took a million keys for a thousand Deployments, in every pass.
+	for _, o := range objs {
+		key := render.Key(o)
+		if _, ok := workloads[key]; !ok {
+			continue
+		}
+		if req := templateRequests(o); len(req) > 0 {
+			out[key] = req
 		}
 	}
 	return out

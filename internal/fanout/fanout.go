@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -117,14 +119,15 @@ func (o Outcome) Done(pass Pass) bool {
 func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 	out := Outcome{Results: map[string]deliver.Result{}, Failed: map[string]string{}, Leaving: map[string]deliver.Result{}}
 	owner := pass.Owner.Owner
+	facts := objectFacts{}
 	for _, c := range pass.Chosen {
 		// A chosen cluster missing from Want keeps what it has; its latest result still counts.
 		want, wanted := pass.Want[c]
 		pull := f.Agents.Deliver(ctx, c) // its agent delivers and reports (pull.go)
 		if wanted {
 			// Written ahead: the record lists every kind before anything of it is delivered.
-			recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, render.Kinds(want.Objects), want.Replicas,
-				division.UsageOf(want.Objects).ResourceList())
+			kinds, placed := facts.of(want.Objects)
+			recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, kinds, want.Replicas, placed)
 			if err != nil {
 				out.Failed[c] = err.Error()
 				continue
@@ -167,6 +170,40 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 	f.leave(ctx, pass, &out)
 	f.changes.Pass(owner, slo.Want(pass.Chosen, func(c string) string { return pass.Want[c].Revision }), out.Done(pass), time.Now())
 	return out
+}
+
+// objectFacts are what a record says of a cluster's objects besides its work (their kinds,
+// what they place there), computed once per pass for each set of objects: the clusters with
+// no division and no overrides of their own all get the latest revision's objects, one slice,
+// and walking a thousand objects once per cluster to learn the same cost a pass most of its
+// CPU in a bulk owner's edit.
+type objectFacts map[objectsID]objectFactsOf
+
+// objectsID identifies a slice by its backing array and length: two slices with the same hold
+// the same objects (a pass's slices are not changed once made).
+type objectsID struct {
+	first **unstructured.Unstructured
+	n     int
+}
+
+type objectFactsOf struct {
+	kinds  []string
+	placed corev1.ResourceList
+}
+
+// of returns the kinds (render.Kinds) and the usage (division.UsageOf) of objs. The results
+// are shared by the clusters with the same objects: read them, do not change them.
+func (f objectFacts) of(objs []*unstructured.Unstructured) ([]string, corev1.ResourceList) {
+	if len(objs) == 0 {
+		return render.Kinds(objs), division.UsageOf(objs).ResourceList()
+	}
+	id := objectsID{first: &objs[0], n: len(objs)}
+	if got, ok := f[id]; ok {
+		return got.kinds, got.placed
+	}
+	got := objectFactsOf{kinds: render.Kinds(objs), placed: division.UsageOf(objs).ResourceList()}
+	f[id] = got
+	return got.kinds, got.placed
 }
 
 // leave empties the clusters the records name that are no longer chosen, make before break.

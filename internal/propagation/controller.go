@@ -363,13 +363,13 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
 		return in, nil
 	}
-	render.Sort(rendered)
+	revision, kinds := render.Prepare(rendered)
 	ignore, err := drift.NewIgnoreSet(p.spec.Strategy.IgnoreFields)
 	if err != nil {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, "spec.strategy." + err.Error()}
 		return in, nil
 	}
-	in.selected, in.revision, in.kinds = len(rendered), render.Revision(rendered), render.Kinds(rendered)
+	in.selected, in.revision, in.kinds = len(rendered), revision, kinds
 	in.targets = ownerpass.Decisions(placement)
 	prune := prunes(p, rendered)
 	if !prune {

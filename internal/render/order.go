@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Apply phases: CustomResourceDefinitions first (their kinds must exist before their objects),
@@ -16,7 +17,11 @@ const (
 
 // Phase returns the apply phase of an object.
 func Phase(o *unstructured.Unstructured) int {
-	gvk := o.GroupVersionKind()
+	return PhaseOf(o.GroupVersionKind())
+}
+
+// PhaseOf returns the apply phase of objects of a kind.
+func PhaseOf(gvk schema.GroupVersionKind) int {
 	switch {
 	case gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition":
 		return phaseCRD
@@ -47,6 +52,45 @@ func Sort(objs []*unstructured.Unstructured) {
 	for i := range s {
 		objs[i] = s[i].obj
 	}
+}
+
+// Prepare sorts rendered objects for applying, as Sort does, and returns their Revision and
+// Kinds: what an owner's pass needs of its objects, with each object's kind, key and hash read
+// once rather than once for each (a pass over a thousand objects walks them once, and each
+// walk costs a cache miss or more per object).
+func Prepare(objs []*unstructured.Unstructured) (revision string, kinds []string) {
+	type sortable struct {
+		phase int
+		key   string
+		obj   *unstructured.Unstructured
+	}
+	s := make([]sortable, len(objs))
+	hashes := make([]string, len(objs))
+	seen := map[string]bool{}
+	for i, o := range objs {
+		gvk := o.GroupVersionKind()
+		key := KeyWith(gvk, o)
+		s[i] = sortable{phase: PhaseOf(gvk), key: key, obj: o}
+		hashes[i] = key + "=" + HashOf(o)
+		if k := KindString(gvk); !seen[k] {
+			seen[k] = true
+			kinds = append(kinds, k)
+		}
+	}
+	sort.SliceStable(s, func(i, j int) bool {
+		if s[i].phase != s[j].phase {
+			return s[i].phase < s[j].phase
+		}
+		return s[i].key < s[j].key
+	})
+	for i := range s {
+		objs[i] = s[i].obj
+	}
+	sort.Strings(kinds)
+	if kinds == nil {
+		kinds = []string{}
+	}
+	return revisionOf(hashes), kinds
 }
 
 // SortForDeletion orders objects for deleting: the reverse of Sort.

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )
@@ -104,8 +105,13 @@ func Hash(obj *unstructured.Unstructured) (string, error) {
 func Revision(objs []*unstructured.Unstructured) string {
 	hashes := make([]string, 0, len(objs))
 	for _, o := range objs {
-		hashes = append(hashes, Key(o)+"="+o.GetAnnotations()[flotillav1.AnnotationHash])
+		hashes = append(hashes, Key(o)+"="+HashOf(o))
 	}
+	return revisionOf(hashes)
+}
+
+// revisionOf is Revision of objects given as key=hash strings; it sorts them.
+func revisionOf(hashes []string) string {
 	sort.Strings(hashes)
 	sum := sha256.New()
 	for _, h := range hashes {
@@ -117,7 +123,11 @@ func Revision(objs []*unstructured.Unstructured) string {
 
 // Key identifies an object on a cluster: group/Kind/namespace/name.
 func Key(o *unstructured.Unstructured) string {
-	gvk := o.GroupVersionKind()
+	return KeyWith(o.GroupVersionKind(), o)
+}
+
+// KeyWith is Key of an object whose kind the caller has read already (o.GroupVersionKind()).
+func KeyWith(gvk schema.GroupVersionKind, o *unstructured.Unstructured) string {
 	return gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
 }
 

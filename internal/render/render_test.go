@@ -2,6 +2,7 @@ package render
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -238,4 +239,47 @@ func TestManaged(t *testing.T) {
 	if !Managed(out.GetLabels()) || !sel.Matches(labels.Set(out.GetLabels())) {
 		t.Errorf("a rendered object is not recognized as Flotilla's: %v", out.GetLabels())
 	}
+}
+
+// Prepare sorts as Sort does and returns what Revision and Kinds return of the same objects.
+func TestPrepareIsSortRevisionAndKinds(t *testing.T) {
+	obj := func(apiVersion, kind, ns, name, hash string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{}
+		o.SetAPIVersion(apiVersion)
+		o.SetKind(kind)
+		o.SetNamespace(ns)
+		o.SetName(name)
+		o.SetAnnotations(map[string]string{flotillav1.AnnotationHash: hash})
+		return o
+	}
+	objs := []*unstructured.Unstructured{
+		obj("apps/v1", "Deployment", "b", "web", "h1"),
+		obj("v1", "ConfigMap", "b", "z", "h2"),
+		obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "widgets.example.dev", "h3"),
+		obj("v1", "Namespace", "", "b", "h4"),
+		obj("v1", "ConfigMap", "a", "y", "h5"),
+		obj("apps/v1", "Deployment", "a", "api", "h6"),
+	}
+	want := slices.Clone(objs)
+	Sort(want)
+	wantRevision, wantKinds := Revision(want), Kinds(want)
+	got := slices.Clone(objs)
+	revision, kinds := Prepare(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", keys(got), keys(want))
+	}
+	if revision != wantRevision || !slices.Equal(kinds, wantKinds) {
+		t.Errorf("revision %s kinds %v, want %s %v", revision, kinds, wantRevision, wantKinds)
+	}
+	if revision, kinds := Prepare(nil); revision != Revision(nil) || kinds == nil || len(kinds) != 0 {
+		t.Errorf("no objects: revision %s kinds %#v", revision, kinds)
+	}
+}
+
+func keys(objs []*unstructured.Unstructured) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = Key(o)
+	}
+	return out
 }

@@ -127,7 +127,10 @@ func (c *Cluster) Deleted(key string) {
 }
 
 // sweepWrites forgets the writes the cache has certainly caught up with, so memory holds only
-// those of the last CacheLag, and runs again while some remain.
+// those of the last CacheLag, and runs again while some remain. A map emptied is let go: Go
+// never shrinks a map, and one that held a bulk delivery's thousand writes per cluster would
+// keep their room for good (about 230 bytes per object and cluster in the heap profile of
+// `make bench --profile`).
 func (c *Cluster) sweepWrites() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -136,6 +139,9 @@ func (c *Cluster) sweepWrites() {
 		if now.Sub(r.at) >= CacheLag {
 			delete(c.writes, k)
 		}
+	}
+	if len(c.writes) == 0 {
+		c.writes = nil
 	}
 	c.sweeping = len(c.writes) > 0
 	if c.sweeping {

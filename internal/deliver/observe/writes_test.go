@@ -1,7 +1,9 @@
 package observe
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -87,5 +89,31 @@ func TestAWriteTheClusterMovedPastIsNotTrusted(t *testing.T) {
 	c.Wrote(key, "h1", owner, "10") // not marked: nothing seen is remembered for it
 	if !c.WroteRecently(key, "h1") || len(c.writing) != 0 {
 		t.Errorf("a failed write left its mark: writing %v", c.writing)
+	}
+}
+
+// A sweep that forgets every write lets the map go, so the room a bulk delivery's writes took
+// is given back; one that keeps some keeps the map.
+func TestSweptWritesGiveTheirRoomBack(t *testing.T) {
+	c := &Cluster{}
+	old := time.Now().Add(-CacheLag)
+	c.mu.Lock()
+	for i := range 1000 {
+		c.recordLocked(fmt.Sprintf("/ConfigMap/team/cm-%d", i), write{hash: "h", at: old})
+	}
+	c.recordLocked("/ConfigMap/team/recent", write{hash: "h", at: time.Now()})
+	c.mu.Unlock()
+	c.sweepWrites()
+	if c.writes == nil || len(c.writes) != 1 || !c.WroteRecently("/ConfigMap/team/recent", "h") {
+		t.Fatalf("the recent write was not kept: %v", c.writes)
+	}
+	c.mu.Lock()
+	c.writes["/ConfigMap/team/recent"] = write{hash: "h", at: old}
+	c.mu.Unlock()
+	c.sweepWrites()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.writes != nil || c.sweeping {
+		t.Errorf("an emptied map of writes is kept (%d entries), sweeping %v", len(c.writes), c.sweeping)
 	}
 }
