@@ -44,7 +44,7 @@ With --shard, replicas divide the clusters between them instead of waiting: each
 clusters it holds (rendezvous hashing over the live replicas, a fence Lease per cluster in
 --leader-election-namespace so that one replica at most writes to a cluster), and the elected
 one also runs the owner controllers, the scheduler and every status write. A replica that dies
-has its clusters taken over once its Leases expire (15s; at once when it stops gracefully). Give each replica its own
+has its clusters taken over once its Leases expire (15s; within 5s when it stops gracefully). Give each replica its own
 --replica-name (its Pod name). See docs/ha.md.
 
 ClusterPropagations deliver cluster-scoped objects and objects in any namespace; they may use

@@ -1,9 +1,10 @@
-// Package shard divides a hub's clusters between its replicas (`flotilla hub --shard`), with
-// multicluster-runtime's sharded coordinator: each replica publishes itself in a peer Lease,
-// rendezvous hashing over the live peers names the replica that should hold each cluster, and
-// a per-cluster fence Lease makes sure one replica at most delivers to a cluster at a time. A
-// replica that dies stops renewing its Leases; once they expire, the replicas left take its
-// clusters over.
+// Package shard divides a hub's clusters between its replicas (`flotilla hub --shard`) with a
+// multicluster-runtime coordinator (Coordinator): each replica publishes itself in a peer Lease
+// (peers.go), rendezvous hashing over the live peers (multicluster-runtime's sharder) names the
+// replica that should hold each cluster, and a per-cluster fence Lease (fence.go) makes sure one
+// replica at most delivers to a cluster at a time. A replica that dies stops renewing its
+// Leases; once they expire, the replicas left take its clusters over. docs/ha.md says why it is
+// not multicluster-runtime's own sharded coordinator.
 //
 // What a replica runs for a cluster it holds is an agent in its own process (Agents): the same
 // agent `flotilla agent` runs on a pull cluster (package agent), asking the work endpoint's
