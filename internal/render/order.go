@@ -34,15 +34,22 @@ func PhaseOf(gvk schema.GroupVersionKind) int {
 // Sort orders objects for applying: by phase, then by key, so the order is deterministic.
 // Each object's phase and key are computed once, not at every comparison.
 func Sort(objs []*unstructured.Unstructured) {
-	type sortable struct {
-		phase int
-		key   string
-		obj   *unstructured.Unstructured
-	}
 	s := make([]sortable, len(objs))
 	for i, o := range objs {
 		s[i] = sortable{phase: Phase(o), key: Key(o), obj: o}
 	}
+	sortInto(objs, s)
+}
+
+// sortable is an object with its phase and key, computed once for sorting.
+type sortable struct {
+	phase int
+	key   string
+	obj   *unstructured.Unstructured
+}
+
+// sortInto sorts s by phase, then key, and writes its objects into objs in that order.
+func sortInto(objs []*unstructured.Unstructured, s []sortable) {
 	sort.SliceStable(s, func(i, j int) bool {
 		if s[i].phase != s[j].phase {
 			return s[i].phase < s[j].phase
@@ -59,11 +66,6 @@ func Sort(objs []*unstructured.Unstructured) {
 // once rather than once for each (a pass over a thousand objects walks them once, and each
 // walk costs a cache miss or more per object).
 func Prepare(objs []*unstructured.Unstructured) (revision string, kinds []string) {
-	type sortable struct {
-		phase int
-		key   string
-		obj   *unstructured.Unstructured
-	}
 	s := make([]sortable, len(objs))
 	hashes := make([]string, len(objs))
 	seen := map[string]bool{}
@@ -77,15 +79,7 @@ func Prepare(objs []*unstructured.Unstructured) (revision string, kinds []string
 			kinds = append(kinds, k)
 		}
 	}
-	sort.SliceStable(s, func(i, j int) bool {
-		if s[i].phase != s[j].phase {
-			return s[i].phase < s[j].phase
-		}
-		return s[i].key < s[j].key
-	})
-	for i := range s {
-		objs[i] = s[i].obj
-	}
+	sortInto(objs, s)
 	sort.Strings(kinds)
 	if kinds == nil {
 		kinds = []string{}

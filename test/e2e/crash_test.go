@@ -46,17 +46,7 @@ func TestHubKilledMidDelivery(t *testing.T) {
 		runFlotilla(t, flotilla, hubKC, "join", s.Name(), "--kubeconfig", s.KubeconfigPath())
 	}
 
-	var manifest bytes.Buffer
-	manifest.WriteString("apiVersion: v1\nkind: Namespace\nmetadata: {name: bulk}\n---\n" +
-		"apiVersion: flotilla.dev/v1alpha1\nkind: Placement\nmetadata: {name: all, namespace: bulk}\nspec: {clusterSelector: {}}\n")
-	for i := range objects {
-		fmt.Fprintf(&manifest, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%03d, namespace: bulk, labels: {bulk: \"yes\"}}\ndata: {v: \"%d\"}\n", i, i)
-	}
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "bulk.yaml"), manifest.String())
-	writeFile(t, filepath.Join(dir, "propagation.yaml"), bulkPropagation)
-	mustKubectl(t, hubKC, "apply", "--server-side", "-f", filepath.Join(dir, "bulk.yaml"))
-	mustKubectl(t, hubKC, "apply", "-f", filepath.Join(dir, "propagation.yaml"))
+	applyBulk(t, hubKC, objects)
 
 	// Kill the controller as soon as the first objects arrive.
 	spokeA := fleet.Plane("spoke-a").KubeconfigPath()
@@ -117,6 +107,23 @@ func TestHubKilledMidDelivery(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// applyBulk applies, with kubectl, the namespace bulk with a Placement of every cluster, n
+// ConfigMaps labelled bulk=yes and the Propagation bulk that delivers them.
+func applyBulk(t *testing.T, hubKubeconfig string, n int) {
+	t.Helper()
+	var manifest bytes.Buffer
+	manifest.WriteString("apiVersion: v1\nkind: Namespace\nmetadata: {name: bulk}\n---\n" +
+		"apiVersion: flotilla.dev/v1alpha1\nkind: Placement\nmetadata: {name: all, namespace: bulk}\nspec: {clusterSelector: {}}\n")
+	for i := range n {
+		fmt.Fprintf(&manifest, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%03d, namespace: bulk, labels: {bulk: \"yes\"}}\ndata: {v: \"%d\"}\n", i, i)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bulk.yaml"), manifest.String())
+	writeFile(t, filepath.Join(dir, "propagation.yaml"), bulkPropagation)
+	mustKubectl(t, hubKubeconfig, "apply", "--server-side", "-f", filepath.Join(dir, "bulk.yaml"))
+	mustKubectl(t, hubKubeconfig, "apply", "-f", filepath.Join(dir, "propagation.yaml"))
 }
 
 func countConfigMaps(t *testing.T, kubeconfig string) int {

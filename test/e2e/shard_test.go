@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -40,17 +39,7 @@ func TestShardedHubReplicaKilled(t *testing.T) {
 	for _, s := range fleet.Spokes() {
 		runFlotilla(t, flotilla, hubKC, "join", s.Name(), "--kubeconfig", s.KubeconfigPath())
 	}
-	var manifest strings.Builder
-	manifest.WriteString("apiVersion: v1\nkind: Namespace\nmetadata: {name: bulk}\n---\n" +
-		"apiVersion: flotilla.dev/v1alpha1\nkind: Placement\nmetadata: {name: all, namespace: bulk}\nspec: {clusterSelector: {}}\n")
-	for i := range objects {
-		fmt.Fprintf(&manifest, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%03d, namespace: bulk, labels: {bulk: \"yes\"}}\ndata: {v: \"%d\"}\n", i, i)
-	}
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "bulk.yaml"), manifest.String())
-	writeFile(t, filepath.Join(dir, "propagation.yaml"), bulkPropagation)
-	mustKubectl(t, hubKC, "apply", "--server-side", "-f", filepath.Join(dir, "bulk.yaml"))
-	mustKubectl(t, hubKC, "apply", "-f", filepath.Join(dir, "propagation.yaml"))
+	applyBulk(t, hubKC, objects)
 	for _, s := range fleet.Spokes() {
 		kc := s.KubeconfigPath()
 		fleettest.Eventually(t, 120*time.Second, "all objects on "+s.Name(), func() error {
