@@ -49,7 +49,6 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	prev := w.seen.Take(job.Owner)
 	under := confirmedUnder(job.Strategy)
 	ids := identify(job.Objects)
-	w.indexDelivered(job, ids)
 	for _, gvk := range kindsOf(ids) {
 		w.watch(e, gvk)
 	}

@@ -153,34 +153,6 @@ func (w *clusterWorker) wanted(owner render.Owner, key string) (string, bool) {
 	return "", false
 }
 
-// indexDelivered indexes a job being delivered by key for the spoke watch (desiredLocked),
-// from the keys its delivery computed anyway, unless the owner has another job meanwhile or
-// the index is built already. Built on the first spoke event instead, it would compute every
-// object's key again, once per cluster and hub edit, while other clusters' deliveries wait
-// for the CPU.
-func (w *clusterWorker) indexDelivered(job Job, ids []objectID) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	current, ok := w.jobs[job.Owner]
-	if _, built := w.index[job.Owner]; built || !ok || !sameObjects(current.Objects, job.Objects) {
-		return
-	}
-	idx := make(map[string]*unstructured.Unstructured, len(ids))
-	for i, id := range ids {
-		idx[id.key] = job.Objects[i]
-	}
-	if w.index == nil {
-		w.index = map[pairKey]map[string]*unstructured.Unstructured{}
-	}
-	w.index[job.Owner] = idx
-}
-
-// sameObjects reports whether two slices are one: the same backing array and length (a job's
-// objects are never changed once submitted).
-func sameObjects(a, b []*unstructured.Unstructured) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
 // desiredLocked returns the desired object of owner with this key, indexing the owner's job
 // on first use.
 func (w *clusterWorker) desiredLocked(owner pairKey, key string) *unstructured.Unstructured {
