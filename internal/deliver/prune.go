@@ -38,6 +38,11 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job, 
 			found = append(found, &list.Items[i])
 		}
 	}
+	unlisted, err := w.readUnlisted(ctx, cl, job, prev, found)
+	if err != nil {
+		return err
+	}
+	found = append(found, unlisted...)
 	stale, owned := decide.Leftovers(found, job.Objects, job.Owner, job.Strategy, prev.Owns)
 	released := decide.Released(found, job.Objects, job.Owner, job.Strategy)
 	if len(stale) == 0 {
@@ -62,6 +67,64 @@ func (w *clusterWorker) prune(ctx context.Context, cl cluster.Cluster, job Job, 
 	}
 	render.SortForDeletion(stale)
 	return errors.Join(w.deleteAll(ctx, cl, stale), w.release(ctx, cl, released))
+}
+
+// readUnlisted reads from the API server the objects an earlier delivery confirmed as the
+// owner's, that it no longer wants and that the list did not show. The spoke cache can be
+// behind the deliverer's own writes: an object applied a moment ago, or every event of the
+// seconds its watch was down while the spoke's API server restarted. A prune that took the
+// cache's silence for absence would forget an object it never deleted, and no later delivery
+// would look for it again. There are none to read unless the cache is behind, or someone else
+// deleted the object.
+func (w *clusterWorker) readUnlisted(ctx context.Context, cl cluster.Cluster, job Job, prev *observe.Confirmed, found []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	if prev == nil {
+		return nil, nil
+	}
+	skip := make(map[string]bool, len(found)+len(job.Objects))
+	for _, o := range found {
+		skip[render.Key(o)] = true
+	}
+	for _, o := range job.Objects {
+		skip[render.Key(o)] = true
+	}
+	kinds := map[schema.GroupKind]schema.GroupVersionKind{}
+	for _, gvk := range pruneKinds(job) {
+		kinds[gvk.GroupKind()] = gvk
+	}
+	var out []*unstructured.Unstructured
+	read := func(key string) error {
+		if skip[key] {
+			return nil
+		}
+		skip[key] = true
+		group, kind, namespace, name, ok := render.SplitKey(key)
+		gvk, known := kinds[schema.GroupKind{Group: group, Kind: kind}]
+		if !ok || !known {
+			return nil
+		}
+		o := &unstructured.Unstructured{}
+		o.SetGroupVersionKind(gvk)
+		err := cl.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, o)
+		if kerrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s %s to prune: %w (nothing was deleted)", kind, name, err)
+		}
+		out = append(out, o)
+		return nil
+	}
+	for key := range prev.Hashes {
+		if err := read(key); err != nil {
+			return nil, err
+		}
+	}
+	for key := range prev.Left {
+		if err := read(key); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // deleteAll deletes objects of the cluster, each only if it is still the object that was read.

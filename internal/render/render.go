@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -129,6 +130,15 @@ func Key(o *unstructured.Unstructured) string {
 // KeyWith is Key of an object whose kind the caller has read already (o.GroupVersionKind()).
 func KeyWith(gvk schema.GroupVersionKind, o *unstructured.Unstructured) string {
 	return gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
+// SplitKey is the inverse of Key: the group, kind, namespace and name a key names.
+func SplitKey(key string) (group, kind, namespace, name string, ok bool) {
+	parts := strings.SplitN(key, "/", 4)
+	if len(parts) != 4 || parts[1] == "" || parts[3] == "" {
+		return "", "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], parts[3], true
 }
 
 // HashOf reads the hash Render stamped on an object, without copying its annotations; "" when
