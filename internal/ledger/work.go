@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -74,6 +75,11 @@ func (l *Ledger) writeWork(ctx context.Context, p pair, work flotillav1.Delivery
 		u.Object["spec"] = map[string]any{"work": spec}
 	}
 	if err := l.writer(ahead).Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(workFieldManager), client.ForceOwnership); err != nil {
+		// Removed between the check and the write: the apply tried to create a record of
+		// spec.work alone, which the API server refuses. Nothing is left to write.
+		if _, exists, kerr := l.known(ctx, p.owner, p.cluster); apierrors.IsInvalid(err) && kerr == nil && !exists {
+			return nil
+		}
 		return fmt.Errorf("record what cluster %s must run of %s (Delivery %s): %w", p.cluster, p.owner, key, err)
 	}
 	l.remember(p, func(w *ownWrite) { w.work = &work })
