@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
@@ -33,8 +34,9 @@ type Runner struct {
 	// a rollout halts).
 	Revisions *revisions.Store
 
-	mu       sync.Mutex
-	rollouts map[render.Owner]remembered // what the rollout gate remembers of each owner (gate.go)
+	mu        sync.Mutex
+	rollouts  map[render.Owner]remembered // what the rollout gate remembers of each owner (gate.go)
+	finalized map[types.UID]time.Time     // finalizers added within the cache's lag (reconcile.go)
 }
 
 // Forget drops what the runner remembers of an owner that is gone.

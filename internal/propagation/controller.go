@@ -238,42 +238,10 @@ func (r *Reconciler) get(ctx context.Context, req reconcile.Request) (propagator
 	return fromPropagation(p), err
 }
 
-// Reconcile runs one pass of the pipeline for a propagator.
+// Reconcile runs one pass of the pipeline for a propagator (ownerpass.Runner.Reconcile: the
+// reconciler is the kind's adapter, owner.go).
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	p, err := r.get(ctx, req)
-	if apierrors.IsNotFound(err) {
-		// Gone without its cleanup (a finalizer removed by hand, a restore of the hub): stop
-		// enforcing it everywhere at once; what it delivered stays on the spokes.
-		r.forget(ownerOf(req))
-		return reconcile.Result{}, nil
-	}
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if !p.obj.GetDeletionTimestamp().IsZero() {
-		return reconcile.Result{}, r.cleanup(ctx, p)
-	}
-	if err := r.ensureFinalizer(ctx, p); err != nil {
-		return reconcile.Result{}, err
-	}
-	if status, ok := r.own.latestStatus(p.obj.GetUID()); ok {
-		*p.status = status // written moments ago; the cache may not show it yet
-	}
-	return r.sync(ctx, p)
-}
-
-// ensureFinalizer adds the cleanup finalizer. A reconcile that follows at once may read a
-// cache without it; the finalizer is not patched again within the cache's lag then.
-func (r *Reconciler) ensureFinalizer(ctx context.Context, p propagator) error {
-	uid := p.obj.GetUID()
-	if r.own.finalizerAdded(uid) {
-		return nil
-	}
-	added, err := ownerkinds.SetFinalizer(ctx, r.Hub, p.obj, true, ownerkinds.FinalizerPatch{})
-	if added {
-		r.own.addedFinalizer(uid)
-	}
-	return err
+	return r.passes.Reconcile(ctx, r, req)
 }
 
 // settleTime is how long a status write waits for deliveries in flight: a change that reaches
@@ -292,9 +260,9 @@ func (r *Reconciler) settling(owner render.Owner, revision string, in statusInpu
 	return r.settle.Waiting(owner, revision, pending, settleTime)
 }
 
-// sync selects, renders and submits deliveries, then records the fleet-wide result.
-func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, error) {
-	in, err := r.plan(ctx, p)
+// report writes the fleet-wide result of a pass (in) and says what it found in Events; err is
+// what stopped the pass.
+func (r *Reconciler) report(ctx context.Context, p propagator, in statusInput, err error) (reconcile.Result, error) {
 	// The stages that started or completed are said at once, whether or not the status is
 	// written now (it waits while deliveries settle) and though the pass failed or held
 	// after the gate: the gate's memory says they did, once.
@@ -324,50 +292,51 @@ func (r *Reconciler) sync(ctx context.Context, p propagator) (reconcile.Result, 
 	return reconcile.Result{RequeueAfter: in.retryAfter}, in.recordErr
 }
 
-// plan selects, renders and submits deliveries, and gathers what the status is made of.
-func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error) {
-	in := statusInput{generation: p.obj.GetGeneration(), previous: *p.status, now: time.Now()}
+// step selects and renders a propagator's objects and says its pass, gathering in what the
+// status is made of; a hold is a step without a pass, its reason in in.hold.
+func (r *Reconciler) step(ctx context.Context, p propagator, in *statusInput) (ownerpass.Step, error) {
+	*in = statusInput{generation: p.obj.GetGeneration(), previous: *p.status, now: time.Now()}
 	if msg := r.placementRefRefused(p); msg != "" {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, msg}
-		return in, nil
+		return ownerpass.Step{}, nil
 	}
 	placement, err := r.placement(ctx, p)
 	if err != nil {
-		return in, err
+		return ownerpass.Step{}, err
 	}
 	in.progressDeadline = progressDeadline(placement)
 	guard := guardOf(p, placement)
 	if placement == nil {
 		h := holds.Check(guard)
 		in.hold = &holdReason{h.Reason, h.Message}
-		return in, nil
+		return ownerpass.Step{}, nil
 	}
 	hubObjects, sources, err := r.selector().selectObjects(ctx, p)
 	var invalid invalidSpecError
 	if errors.As(err, &invalid) {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
-		return in, nil
+		return ownerpass.Step{}, nil
 	}
 	var unavailable kindUnavailableError
 	if errors.As(err, &unavailable) {
 		in.hold = &holdReason{flotillav1.ReasonKindUnavailable, err.Error()}
 		in.retryAfter = kindRetry
-		return in, nil
+		return ownerpass.Step{}, nil
 	}
 	if err != nil {
-		return in, err
+		return ownerpass.Step{}, err
 	}
 	owner := p.owner()
 	rendered, err := r.renders.renderAll(owner, hubObjects)
 	if err != nil {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
-		return in, nil
+		return ownerpass.Step{}, nil
 	}
 	revision, kinds := render.Prepare(rendered)
 	ignore, err := drift.NewIgnoreSet(p.spec.Strategy.IgnoreFields)
 	if err != nil {
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, "spec.strategy." + err.Error()}
-		return in, nil
+		return ownerpass.Step{}, nil
 	}
 	in.selected, in.revision, in.kinds = len(rendered), revision, kinds
 	in.targets = ownerpass.Decisions(placement)
@@ -375,23 +344,23 @@ func (r *Reconciler) plan(ctx context.Context, p propagator) (statusInput, error
 	if !prune {
 		in.hold = &holdReason{flotillav1.ReasonNothingSelected, nothingSelected}
 	}
-	res, err := r.passes.Run(ctx, ownerpass.Pass{Owner: p.ledgerOwner(), Object: p.obj, Placement: placement, Objects: rendered, Revision: in.revision,
+	return ownerpass.Step{Pass: &ownerpass.Pass{Owner: p.ledgerOwner(), Object: p.obj, Placement: placement, Objects: rendered, Revision: in.revision,
 		Sources: sources, Pins: p.spec.RevisionPins, Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Undo: p.obj.GetAnnotations()[flotillav1.AnnotationUndo],
 		Rules: r.rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides), Guard: guard,
-		Prune: prune, Kinds: in.kinds, Strategy: strategyOf(p, in.revision), Ignore: ignore, Declared: p.spec.Strategy})
+		Prune: prune, Kinds: in.kinds, Strategy: strategyOf(p, in.revision), Ignore: ignore, Declared: p.spec.Strategy}}, nil
+}
+
+// took adds what a pass did (res) to what the status is made of.
+func (in *statusInput) took(res ownerpass.Result) {
 	in.records, in.noHistory, in.rolloutStages = res.Records, res.NoHistory, res.Stages
-	if err != nil {
-		return in, err
-	}
 	if h := res.Hold; h != nil {
 		in.hold = &holdReason{h.Reason, h.Message}
 		if h.Reason == flotillav1.ReasonPruneBlocked {
 			in.pruneBlocked = h.Message
 		}
-		return in, nil
+		return
 	}
 	in.report(res)
-	return in, nil
 }
 
 // prunes reports whether p's deliveries of rendered prune: selectors that suddenly match

@@ -13,7 +13,7 @@ import (
 // show them yet. Watch events arrive within milliseconds; the margin covers a busy machine.
 const cacheLag = 10 * time.Second
 
-// ownWrites remembers the controller's latest writes to each propagator for cacheLag, so that
+// ownWrites remembers the controller's latest status writes to each propagator for cacheLag, so that
 // a reconcile reading a cache that does not show them yet does not write the same again.
 type ownWrites struct {
 	mu    sync.Mutex
@@ -21,16 +21,8 @@ type ownWrites struct {
 }
 
 type ownWrite struct {
-	finalizerAt time.Time
-	status      *flotillav1.PropagationStatus
-	statusAt    time.Time
-}
-
-// finalizerAdded reports whether the finalizer was added within cacheLag.
-func (o *ownWrites) finalizerAdded(uid types.UID) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return time.Since(o.byUID[uid].finalizerAt) < cacheLag
+	status   *flotillav1.PropagationStatus
+	statusAt time.Time
 }
 
 // latestStatus returns the status written within cacheLag, if any: the API server holds
@@ -43,11 +35,6 @@ func (o *ownWrites) latestStatus(uid types.UID) (flotillav1.PropagationStatus, b
 		return flotillav1.PropagationStatus{}, false
 	}
 	return *w.status.DeepCopy(), true
-}
-
-// addedFinalizer records a finalizer written now.
-func (o *ownWrites) addedFinalizer(uid types.UID) {
-	o.record(uid, func(w *ownWrite) { w.finalizerAt = time.Now() })
 }
 
 // wroteStatus records a status written now.
@@ -63,7 +50,7 @@ func (o *ownWrites) record(uid types.UID, change func(*ownWrite)) {
 		o.byUID = map[types.UID]ownWrite{}
 	}
 	for id, w := range o.byUID {
-		if time.Since(w.finalizerAt) > cacheLag && time.Since(w.statusAt) > cacheLag {
+		if time.Since(w.statusAt) > cacheLag {
 			delete(o.byUID, id)
 		}
 	}

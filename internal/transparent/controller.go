@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -176,53 +175,57 @@ func (r *Reconciler) usersOfPlacement(ctx context.Context, p client.Object) []re
 }
 
 // Reconcile delivers one labelled object to its Placement's clusters and writes its
-// fleet-wide status.
+// fleet-wide status (ownerpass.Runner.Reconcile: the reconciler is the kind's adapter,
+// owner.go).
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	u := r.newObject()
-	if err := r.Hub.Get(ctx, req.NamespacedName, u); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
-	}
-	owner := render.Owner{Kind: ownerKind(r.GVK), Namespace: u.GetNamespace(), Name: u.GetName()}
+	return r.passes.Reconcile(ctx, r, req)
+}
+
+// step says an object's pass: its Placement's, or, once confirmed, its removal from every
+// cluster when it lost its label (hold.go). A hold is reported here, and is a step without a
+// pass.
+func (r *Reconciler) step(ctx context.Context, o *loaded) (ownerpass.Step, error) {
+	u, owner := o.u, o.owner
 	placementName := u.GetLabels()[flotillav1.LabelPlacement]
-	if !u.GetDeletionTimestamp().IsZero() {
-		return reconcile.Result{}, r.cleanup(ctx, u, owner)
-	}
 	if placementName == "" {
-		return reconcile.Result{}, r.unlabelled(ctx, u, owner)
+		return r.unlabelled(ctx, u, owner)
 	}
 	placement, err := r.placement(ctx, u.GetNamespace(), placementName)
 	if err != nil {
-		return reconcile.Result{}, err
+		return ownerpass.Step{}, err
 	}
-	guard := r.guard(u, owner, placement)
 	if placement == nil {
 		// Nothing is delivered or removed; the Placement's creation brings the object back.
-		h := holds.Check(guard)
+		h := holds.Check(r.guard(u, owner, placement))
 		r.reportFailure(u, owner, h.Reason, h.Message)
-		return reconcile.Result{}, nil
+		return ownerpass.Step{}, nil
 	}
 	rendered, paused, err := r.render(u, owner, placement)
 	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := r.ensureFinalizer(ctx, u); err != nil {
-		return reconcile.Result{}, err
+		return ownerpass.Step{}, err
 	}
 	if len(placement.Status.Decisions) > 0 {
 		// A confirmation of removing the object from every cluster was for the emptied
 		// Placement it answered: now that it chooses clusters again, it must not let a later
 		// emptying through unconfirmed.
 		if err := r.dropConfirmation(ctx, u, holds.Token(placement.Generation, nil)); err != nil {
-			return reconcile.Result{}, err
+			return ownerpass.Step{}, err
 		}
 	}
 	pass, err := r.pass(u, owner, placement, rendered, paused)
 	if err != nil {
 		// Nothing changes anywhere: a pin that cannot be read must not let its cluster move on.
 		r.reportFailure(u, owner, flotillav1.ReasonInvalidSpec, err.Error())
-		return reconcile.Result{}, nil
+		return ownerpass.Step{}, nil
 	}
-	res, err := r.passes.Run(ctx, pass)
+	o.pass, o.placement, o.key = pass, placement, render.Key(rendered)
+	return ownerpass.Step{Pass: &o.pass}, nil
+}
+
+// report says what an object's pass did: a Warning for what failed or waits, the fleet-wide
+// status.
+func (r *Reconciler) report(ctx context.Context, o *loaded, res ownerpass.Result, err error) (reconcile.Result, error) {
+	u, owner := o.u, o.owner
 	// What the gate found is said though the pass failed after it: its memory says it was.
 	if res.RolloutChanged {
 		r.reportRollout(u, res.Rollout)
@@ -231,7 +234,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	key := render.Key(rendered)
 	if h := res.Hold; h != nil {
 		r.reportFailure(u, owner, h.Reason, h.Message)
 		return reconcile.Result{}, r.writeStatus(ctx, u, res.Chosen, nil, nil, r.pulledCopies(ctx, u, res))
@@ -239,10 +241,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if res.Held != "" { // the only hold that lets deliveries go on: the Placement lags its spec
 		r.reportFailure(u, owner, flotillav1.ReasonPlacementPending, res.Held)
 	} else {
-		reason, message := r.failure(placement, res, key)
+		reason, message := r.failure(o.placement, res, o.key)
 		r.reportFailure(u, owner, reason, message)
 	}
-	return reconcile.Result{RequeueAfter: res.Recheck}, errors.Join(res.Err, r.writeStatus(ctx, u, res.Chosen, res.Computed.Shares[key], behind(pass, res),
+	return reconcile.Result{RequeueAfter: res.Recheck}, errors.Join(res.Err, r.writeStatus(ctx, u, res.Chosen, res.Computed.Shares[o.key], behind(o.pass, res),
 		r.pulledCopies(ctx, u, res)))
 }
 
@@ -371,58 +373,15 @@ func (r *Reconciler) placement(ctx context.Context, namespace, name string) (*fl
 	return p, nil
 }
 
-// cleanup removes the object from every cluster its records name, then lets it go.
-func (r *Reconciler) cleanup(ctx context.Context, u *unstructured.Unstructured, owner render.Owner) error {
-	if !controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
-		return nil
-	}
-	records, err := r.Ledger.Records(ctx, owner)
-	if err != nil {
-		return err
-	}
-	if pending, err := r.fanout.Cleanup(ctx, owner, records, strategy); len(pending) > 0 || err != nil {
-		return err // the deliveries' results bring the object back here; a failed record write is retried
-	}
-	r.mu.Lock()
-	delete(r.reported, owner)
-	r.mu.Unlock()
-	r.passes.Forget(owner)
-	if r.Revisions != nil {
-		r.Revisions.Forget(owner) // its revisions go with it (owner references)
-	}
-	// The confirmation was for this removal: it goes in the same patch.
-	_, err = ownerkinds.SetFinalizer(ctx, r.Hub, u, false, ownerkinds.FinalizerPatch{Also: func() { withoutConfirmation(u) }})
-	return client.IgnoreNotFound(err)
-}
-
 // dropConfirmation takes the confirmation value off the hub object, if it carries it.
 func (r *Reconciler) dropConfirmation(ctx context.Context, u *unstructured.Unstructured, value string) error {
 	if u.GetAnnotations()[flotillav1.AnnotationConfirmPrune] != value {
 		return nil
 	}
 	before := u.DeepCopy()
-	withoutConfirmation(u)
+	ownerpass.WithoutConfirmation(u)
 	if err := r.Hub.Patch(ctx, u, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("remove the used confirmation %s=%s from %s %s: %w", flotillav1.AnnotationConfirmPrune, value, r.GVK.Kind, client.ObjectKeyFromObject(u), err)
-	}
-	return nil
-}
-
-// withoutConfirmation takes a confirmation of a removal off u: it was for the removal that
-// lets u go, and must not carry over to the next one, should u be labelled again.
-func withoutConfirmation(u *unstructured.Unstructured) {
-	annotations := u.GetAnnotations()
-	if _, ok := annotations[flotillav1.AnnotationConfirmPrune]; ok {
-		delete(annotations, flotillav1.AnnotationConfirmPrune)
-		u.SetAnnotations(annotations)
-	}
-}
-
-// ensureFinalizer holds the hub object until its copies are removed, writing only when the
-// finalizer is missing.
-func (r *Reconciler) ensureFinalizer(ctx context.Context, u *unstructured.Unstructured) error {
-	if _, err := ownerkinds.SetFinalizer(ctx, r.Hub, u, true, ownerkinds.FinalizerPatch{}); err != nil {
-		return fmt.Errorf("add the cleanup finalizer to %s %s: %w", r.GVK.Kind, client.ObjectKeyFromObject(u), err)
 	}
 	return nil
 }

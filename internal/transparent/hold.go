@@ -9,6 +9,7 @@ import (
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -33,18 +34,18 @@ func (r *Reconciler) released(u *unstructured.Unstructured, owner render.Owner, 
 
 // unlabelled handles an object that lost its flotilla.dev/placement label: held on every
 // cluster it is on, with a PruneBlocked Event naming the confirmation, until it is confirmed
-// (or labelled again); then removed from all of them like a deleted object.
-func (r *Reconciler) unlabelled(ctx context.Context, u *unstructured.Unstructured, owner render.Owner) error {
+// (or labelled again); then let go from all of them like a deleted object.
+func (r *Reconciler) unlabelled(ctx context.Context, u *unstructured.Unstructured, owner render.Owner) (ownerpass.Step, error) {
 	if !controllerutil.ContainsFinalizer(u, flotillav1.FinalizerCleanup) {
-		return nil
+		return ownerpass.Step{}, nil
 	}
 	records, err := r.Ledger.Records(ctx, owner)
 	if err != nil {
-		return err
+		return ownerpass.Step{}, err
 	}
 	if h := holds.Check(r.released(u, owner, records)); h != nil {
 		r.reportFailure(u, owner, h.Reason, h.Message)
-		return nil
+		return ownerpass.Step{}, nil
 	}
-	return r.cleanup(ctx, u, owner)
+	return ownerpass.Step{LetGo: true}, nil
 }

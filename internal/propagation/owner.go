@@ -1,0 +1,93 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/ownerpass"
+	"github.com/flotilla-dev/flotilla/internal/render"
+)
+
+// The Reconciler is the Propagation and ClusterPropagation kinds' adapter to
+// ownerpass.Runner.Reconcile, which loads, lets go and runs the pass of every owner kind alike;
+// loaded is one propagator as one reconcile sees it.
+
+// Load reads the propagator req names, with the status the controller wrote moments ago
+// should the cache not show it yet.
+func (r *Reconciler) Load(ctx context.Context, req reconcile.Request) (ownerpass.Owner, error) {
+	p, err := r.get(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if status, ok := r.own.latestStatus(p.obj.GetUID()); ok {
+		*p.status = status
+	}
+	return &loaded{r: r, p: p}, nil
+}
+
+// OwnerOf names the owner a request is for: a ClusterPropagation has no namespace.
+func (r *Reconciler) OwnerOf(req reconcile.Request) render.Owner { return ownerOf(req) }
+
+// Gone drops what the controller holds of an owner that is gone.
+func (r *Reconciler) Gone(owner render.Owner) {
+	r.renders.forget(owner)
+	r.rules.Forget(owner.String())
+	r.mu.Lock()
+	r.settle.Forget(owner)
+	delete(r.warned, owner)
+	r.mu.Unlock()
+}
+
+// ownerOf names the owner a request is for: a ClusterPropagation has no namespace.
+func ownerOf(req reconcile.Request) render.Owner {
+	kind := kindPropagation
+	if req.Namespace == "" {
+		kind = kindClusterPropagation
+	}
+	return render.Owner{Kind: kind, Namespace: req.Namespace, Name: req.Name}
+}
+
+// loaded is a propagator in one reconcile; in gathers what its status is made of, from its
+// step to its report.
+type loaded struct {
+	r  *Reconciler
+	p  propagator
+	in statusInput
+}
+
+func (l *loaded) Object() client.Object { return l.p.obj }
+func (l *loaded) Owner() render.Owner   { return l.p.owner() }
+
+// Removal is how a deleted propagator's objects leave: its deletion policy (Orphan leaves
+// them), and its confirmation of a removal the prune budget holds.
+func (l *loaded) Removal() decide.Strategy {
+	return decide.Strategy{Deletion: l.p.spec.Strategy.Deletion, PruneConfirmed: l.p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune]}
+}
+
+// Removing says in the status which clusters a removal waits for.
+func (l *loaded) Removing(ctx context.Context, clusters []string) error {
+	in := statusInput{generation: l.p.obj.GetGeneration(), previous: *l.p.status, now: time.Now(),
+		hold: &holdReason{flotillav1.ReasonProgressing, fmt.Sprintf("removing delivered objects from %d clusters: %v", len(clusters), clusters)}}
+	return l.r.writeStatus(ctx, l.p, in)
+}
+
+func (l *loaded) Step(ctx context.Context) (ownerpass.Step, error) {
+	return l.r.step(ctx, l.p, &l.in)
+}
+
+func (l *loaded) Report(ctx context.Context, res *ownerpass.Result, err error) (reconcile.Result, error) {
+	if res != nil {
+		if err != nil {
+			l.in.records, l.in.noHistory, l.in.rolloutStages = res.Records, res.NoHistory, res.Stages
+		} else {
+			l.in.took(*res)
+		}
+	}
+	return l.r.report(ctx, l.p, l.in, err)
+}
