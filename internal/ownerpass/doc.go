@@ -9,11 +9,14 @@
 // memory (Result.Stages): their durations go to flotilla_rollout_stage_duration_seconds, and
 // every kind says them with ReportStages.
 //
-// An owner kind is an adapter around it: it loads its owner, handles its deletion, selects
-// and renders its objects, says its policy (a Pass: Placement, strategy, pins, override rules,
-// confirmation) and reports the Result (a status, or Events). What only one kind knows of the
-// per-cluster input (the HPAs that follow a transparent-mode workload) it adds through
-// Pass.Gather.
+// Runner.Reconcile is the whole reconcile of such an owner, the same for every kind: an owner
+// that no longer exists is forgotten; a deleted one (or one the kind lets go) has its objects
+// removed from every cluster its records name before its finalizer is released, with the
+// confirmation it carried; otherwise the finalizer is made sure of and the pass runs. An owner
+// kind is an adapter (Kind, Owner): it loads its owner, selects and renders its objects, says
+// its policy as the Step's Pass (Placement, strategy, pins, override rules, confirmation) and
+// reports the Result (a status, or Events). What only one kind knows of the per-cluster input
+// (the HPAs that follow a transparent-mode workload) it adds through Pass.Gather.
 //
 // Fleet APIs (package fleetapi) do not run through it: their objects are compiled per cluster
 // from the cluster's own schemas, and a CRD is not moved make-before-break (see

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -107,6 +108,19 @@ func Decisions(p *flotillav1.Placement) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// PlacementOf reads the Placement key names; nil when it does not exist (the owner kind's
+// hold).
+func PlacementOf(ctx context.Context, c client.Reader, key client.ObjectKey) (*flotillav1.Placement, error) {
+	p := &flotillav1.Placement{}
+	if err := c.Get(ctx, key, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return p, nil
 }
 
 // earliest is the sooner of two waits, 0 being none.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -300,7 +299,7 @@ func (r *Reconciler) step(ctx context.Context, p propagator, in *statusInput) (o
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, msg}
 		return ownerpass.Step{}, nil
 	}
-	placement, err := r.placement(ctx, p)
+	placement, err := ownerpass.PlacementOf(ctx, r.Hub, p.placementKey())
 	if err != nil {
 		return ownerpass.Step{}, err
 	}
@@ -396,23 +395,6 @@ func strategyOf(p propagator, revision string) decide.Strategy {
 		Mode: p.spec.Strategy.Mode, Drift: p.spec.Strategy.Drift,
 		PruneBudget: budgetOf(p), PruneConfirmed: p.obj.GetAnnotations()[flotillav1.AnnotationConfirmPrune], ConfirmToken: revision,
 	}
-}
-
-// placement returns the propagator's Placement, or nil if it has none.
-func (r *Reconciler) placement(ctx context.Context, p propagator) (*flotillav1.Placement, error) {
-	return placementOf(ctx, r.Hub, p)
-}
-
-// placementOf returns a propagator's Placement, or nil if it has none.
-func placementOf(ctx context.Context, c client.Reader, p propagator) (*flotillav1.Placement, error) {
-	pl := &flotillav1.Placement{}
-	if err := c.Get(ctx, p.placementKey(), pl); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return pl, nil
 }
 
 // RecordDrift emits an Event on the propagator a drift belongs to, as for every owner kind

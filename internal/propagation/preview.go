@@ -41,7 +41,7 @@ func Preview(ctx context.Context, c client.Client, obj client.Object, owners led
 	}
 	owner := p.owner()
 	d := &plan.Desired{Owner: owner, Ignore: ignore, Prune: true}
-	placement, err := placementOf(ctx, c, p)
+	placement, err := ownerpass.PlacementOf(ctx, c, p.placementKey())
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
@@ -190,7 +189,7 @@ func (r *Reconciler) step(ctx context.Context, o *loaded) (ownerpass.Step, error
 	if placementName == "" {
 		return r.unlabelled(ctx, u, owner)
 	}
-	placement, err := r.placement(ctx, u.GetNamespace(), placementName)
+	placement, err := ownerpass.PlacementOf(ctx, r.Hub, client.ObjectKey{Namespace: u.GetNamespace(), Name: placementName})
 	if err != nil {
 		return ownerpass.Step{}, err
 	}
@@ -359,18 +358,6 @@ func (r *Reconciler) reportFailure(u *unstructured.Unstructured, owner render.Ow
 	if failure != "" && previous.message != failure {
 		r.recorder.Event(u, corev1.EventTypeWarning, reason, failure)
 	}
-}
-
-// placement returns the object's Placement, nil if it does not exist.
-func (r *Reconciler) placement(ctx context.Context, namespace, name string) (*flotillav1.Placement, error) {
-	p := &flotillav1.Placement{}
-	if err := r.Hub.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return p, nil
 }
 
 // dropConfirmation takes the confirmation value off the hub object, if it carries it.

@@ -44,7 +44,7 @@ func Preview(ctx context.Context, hub client.Client, u *unstructured.Unstructure
 		d.Holds = []string{h.Message}
 		return d, nil
 	}
-	placement, err := r.placement(ctx, u.GetNamespace(), placementName)
+	placement, err := ownerpass.PlacementOf(ctx, r.Hub, client.ObjectKey{Namespace: u.GetNamespace(), Name: placementName})
 	if err != nil {
 		return nil, err
 	}
