@@ -197,7 +197,7 @@ func (c *Coordinator) decide(ctx context.Context) {
 			c.stopDelivery(name, m)
 			c.release(ctx, m)
 		case m.stop != nil:
-			if now.Sub(m.fence.renewedAt) >= c.opts.LeaseDuration/3 {
+			if now.Sub(m.fence.renewed()) >= c.opts.LeaseDuration/3 {
 				c.fenceCall(ctx, func(ctx context.Context) { m.fence.acquire(ctx, now) })
 			}
 			if !m.fence.held(time.Now()) {
@@ -229,8 +229,9 @@ func (c *Coordinator) startDelivery(name string, m *member) {
 	awares := append([]multicluster.Aware(nil), c.awares...)
 	c.mu.Unlock()
 	c.log.Info("Delivering to the cluster from this replica", "cluster", name)
+	fenced := fencedCluster{Cluster: m.cl, fence: m.fence}
 	for _, a := range awares {
-		if err := a.Engage(ctx, multicluster.ClusterName(name), m.cl); err != nil {
+		if err := a.Engage(ctx, multicluster.ClusterName(name), fenced); err != nil {
 			c.log.Error(err, "Cannot start delivering to the cluster", "cluster", name)
 		}
 	}
@@ -258,7 +259,7 @@ func (c *Coordinator) stopDelivery(name string, m *member) {
 }
 
 func (c *Coordinator) release(ctx context.Context, m *member) {
-	if m.fence != nil && !m.fence.renewedAt.IsZero() {
+	if m.fence != nil && !m.fence.renewed().IsZero() {
 		c.fenceCall(context.WithoutCancel(ctx), m.fence.release)
 	}
 }

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -20,7 +21,24 @@ type fence struct {
 	key       client.ObjectKey
 	self      string
 	duration  time.Duration
+
+	// mu guards renewedAt: the coordinator's loop renews, and every write of the cluster's
+	// delivery asks whether the fence still holds (fencedCluster).
+	mu        sync.Mutex
 	renewedAt time.Time // the last renewal the API server took; zero when not held
+}
+
+// renewed is when the API server last took this replica's renewal; zero when not held.
+func (f *fence) renewed() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.renewedAt
+}
+
+func (f *fence) setRenewed(at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.renewedAt = at
 }
 
 // acquire takes the Lease when it is free, expired or already this replica's, and reports
@@ -37,7 +55,7 @@ func (f *fence) acquire(ctx context.Context, now time.Time) bool {
 		err = f.kube.Create(ctx, l)
 	case err != nil:
 	case heldByOther(l, f.self, now):
-		f.renewedAt = time.Time{}
+		f.setRenewed(time.Time{})
 		return false
 	default:
 		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != f.self {
@@ -49,18 +67,19 @@ func (f *fence) acquire(ctx context.Context, now time.Time) bool {
 	if err != nil {
 		return false // a renewal that failed: held says how long the last one still counts
 	}
-	f.renewedAt = now
+	f.setRenewed(now)
 	return true
 }
 
 // held reports whether this replica may still count on the Lease at now.
 func (f *fence) held(now time.Time) bool {
-	return !f.renewedAt.IsZero() && now.Sub(f.renewedAt) < f.duration*2/3
+	at := f.renewed()
+	return !at.IsZero() && now.Sub(at) < f.duration*2/3
 }
 
 // release gives the Lease up at once, so that the next holder need not wait for it to expire.
 func (f *fence) release(ctx context.Context) {
-	f.renewedAt = time.Time{}
+	f.setRenewed(time.Time{})
 	l := &coordinationv1.Lease{}
 	if err := f.kube.Get(ctx, f.key, l); err != nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != f.self {
 		return

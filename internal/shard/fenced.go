@@ -1,0 +1,41 @@
+package shard
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+)
+
+// fencedCluster is a cluster as this replica's delivery to it sees it: every client made from
+// its REST config (GetConfig: the agent's) sends a write only while the replica can count on
+// the cluster's fence. The coordinator's loop stops a delivery whose fence it cannot renew, but
+// it looks every few seconds; a replica paused (a stopped process, a long garbage collection)
+// past its fence's life would otherwise finish the writes it was making when it resumes, after
+// another replica took the cluster. The clock that says so is the monotonic one, which runs on
+// while the process is stopped.
+type fencedCluster struct {
+	cluster.Cluster
+	fence *fence
+}
+
+func (c fencedCluster) GetConfig() *rest.Config {
+	cfg := rest.CopyConfig(c.Cluster.GetConfig())
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return fenceGuard{next: next, fence: c.fence} })
+	return cfg
+}
+
+// fenceGuard refuses a write (any request but a read) while its fence does not hold.
+type fenceGuard struct {
+	next  http.RoundTripper
+	fence *fence
+}
+
+func (g fenceGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead && !g.fence.held(time.Now()) {
+		return nil, fmt.Errorf("this hub replica no longer holds the cluster's fence (Lease %s): another replica delivers to the cluster; the write was not sent", g.fence.key)
+	}
+	return g.next.RoundTrip(req)
+}
