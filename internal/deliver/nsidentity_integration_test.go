@@ -1,7 +1,6 @@
 package deliver_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/install"
-	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/membership"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -27,17 +25,7 @@ import (
 // shows who made each write; the RoleBinding behind the identity is written once, not per
 // delivery; and the identity itself, used directly, is refused everywhere else.
 func TestNamespacedOwnerWritesAsItsNamespaceIdentity(t *testing.T) {
-	fleet := fleettest.Start(t, localfleet.PlaneSpec{Name: "a", Role: localfleet.RoleSpoke, Mode: localfleet.ModeAPIOnly, AuditLog: true})
-	spoke := fleet.Plane("a")
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	admin, err := client.New(spoke.RESTConfig(), client.Options{Scheme: install.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other"}}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, spoke, admin := oneSpoke(t, true, "other")
 
 	// A cluster imported with admin credentials (no join grant): Flotilla writes the
 	// identities' ClusterRole itself. The namespace "team" does not exist yet.

@@ -1,7 +1,6 @@
 package deliver_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -9,14 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
-	"github.com/flotilla-dev/flotilla/internal/install"
-	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/membership"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -27,18 +23,8 @@ import (
 // deletes the highest wave first and the next only once the previous one is gone, not merely
 // terminating; then its finalizer is released.
 func TestOwnerMetadataAndOrderedRemoval(t *testing.T) {
-	fleet := fleettest.Start(t, localfleet.PlaneSpec{Name: "a", Role: localfleet.RoleSpoke, Mode: localfleet.ModeAPIOnly, AuditLog: true})
-	spoke := fleet.Plane("a")
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	admin, err := client.New(spoke.RESTConfig(), client.Options{Scheme: install.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, spoke, admin := oneSpoke(t, true, "team")
 	installWidgets(ctx, t, admin)
-	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}); err != nil {
-		t.Fatal(err)
-	}
 	w1 := widget("w1", nil)
 	w1.SetLabels(map[string]string{"user": "mine"})
 	if err := admin.Create(ctx, w1); err != nil {
@@ -53,7 +39,8 @@ func TestOwnerMetadataAndOrderedRemoval(t *testing.T) {
 	for wave := 1; wave <= 3; wave++ {
 		obj := rendered(t, owner, "team", fmt.Sprintf("cm-%d", wave))
 		obj.SetAnnotations(map[string]string{"example.dev/wave": fmt.Sprint(wave)})
-		if obj, err = render.Render(obj, owner); err != nil {
+		obj, err := render.Render(obj, owner)
+		if err != nil {
 			t.Fatal(err)
 		}
 		objs = append(objs, obj)

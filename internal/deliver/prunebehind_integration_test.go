@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -18,8 +17,6 @@ import (
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
-	"github.com/flotilla-dev/flotilla/internal/install"
-	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -31,17 +28,7 @@ import (
 // later delivery looked for the object again (seen in a soak: a ConfigMap deleted on the hub
 // stayed on a spoke for good).
 func TestPruneDeletesWhatTheCacheHasNotShownYet(t *testing.T) {
-	fleet := fleettest.Start(t, localfleet.PlaneSpec{Name: "a", Role: localfleet.RoleSpoke, Mode: localfleet.ModeAPIOnly})
-	spoke := fleet.Plane("a")
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	admin, err := client.New(spoke.RESTConfig(), client.Options{Scheme: install.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, spoke, admin := oneSpoke(t, false, "team")
 	behind := &behindCluster{Cluster: startSpoke(ctx, t, spoke)}
 	d := deliver.New(ctx, func(render.Owner) {}, deliver.Options{VerifyInterval: -1})
 	if err := d.Engage(ctx, "a", behind); err != nil {

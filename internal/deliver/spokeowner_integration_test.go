@@ -30,20 +30,8 @@ const userAgent = "flotilla-deliver-test"
 // subresource. A status it already shows is not written again, not even after everything
 // confirmed is forgotten (as after a restart): the spoke's audit log shows a read and no write.
 func TestOwnerOnASpokeDeliversThereAndWritesItsStatus(t *testing.T) {
-	fleet := fleettest.Start(t, localfleet.PlaneSpec{Name: "a", Role: localfleet.RoleSpoke, Mode: localfleet.ModeAPIOnly, AuditLog: true})
-	spoke := fleet.Plane("a")
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	admin, err := client.New(spoke.RESTConfig(), client.Options{Scheme: install.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, spoke, admin := oneSpoke(t, true, "team", "other")
 	installWidgets(ctx, t, admin)
-	for _, ns := range []string{"team", "other"} {
-		if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, name := range []string{"w1", "w2", "w3"} {
 		if err := admin.Create(ctx, widget(name, nil)); err != nil {
 			t.Fatal(err)
@@ -263,4 +251,24 @@ func auditEvents(t *testing.T, spoke *localfleet.Plane) []localfleet.AuditEvent 
 		}
 	}
 	return out
+}
+
+// oneSpoke starts an API-only spoke named "a" (its API server audited when audit), with
+// namespaces made, and returns a context that ends with the test and an admin client of it.
+func oneSpoke(t *testing.T, audit bool, namespaces ...string) (context.Context, *localfleet.Plane, client.Client) {
+	t.Helper()
+	fleet := fleettest.Start(t, localfleet.PlaneSpec{Name: "a", Role: localfleet.RoleSpoke, Mode: localfleet.ModeAPIOnly, AuditLog: audit})
+	spoke := fleet.Plane("a")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	admin, err := client.New(spoke.RESTConfig(), client.Options{Scheme: install.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range namespaces {
+		if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ctx, spoke, admin
 }

@@ -1,22 +1,18 @@
 package deliver_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
-	"github.com/flotilla-dev/flotilla/internal/install"
-	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -25,17 +21,7 @@ import (
 // it is retried with backoff and done soon after the spoke is back, not after permanentRetry
 // (5 minutes). Before, a prune that failed this way was taken for permanent.
 func TestRemovalWhileTheSpokeIsDownIsRetriedSoon(t *testing.T) {
-	fleet := fleettest.Start(t, localfleet.PlaneSpec{Name: "a", Role: localfleet.RoleSpoke, Mode: localfleet.ModeAPIOnly})
-	spoke := fleet.Plane("a")
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	admin, err := client.New(spoke.RESTConfig(), client.Options{Scheme: install.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, spoke, admin := oneSpoke(t, false, "team")
 	d := deliver.New(ctx, func(render.Owner) {}, deliver.Options{VerifyInterval: -1})
 	if err := d.Engage(ctx, "a", startSpoke(ctx, t, spoke)); err != nil {
 		t.Fatal(err)
