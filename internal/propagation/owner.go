@@ -2,6 +2,7 @@ package propagation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -77,8 +80,63 @@ func (l *loaded) Removing(ctx context.Context, clusters []string) error {
 	return l.r.writeStatus(ctx, l.p, in)
 }
 
+// Step selects and renders the propagator's objects and says its pass, gathering in l.in what
+// its status is made of; a hold is a step without a pass, its reason in l.in.hold.
 func (l *loaded) Step(ctx context.Context) (ownerpass.Step, error) {
-	return l.r.step(ctx, l.p, &l.in)
+	r, p, in := l.r, l.p, &l.in
+	*in = statusInput{generation: p.obj.GetGeneration(), previous: *p.status, now: time.Now()}
+	if msg := r.placementRefRefused(p); msg != "" {
+		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, msg}
+		return ownerpass.Step{}, nil
+	}
+	placement, err := ownerpass.PlacementOf(ctx, r.Hub, p.placementKey())
+	if err != nil {
+		return ownerpass.Step{}, err
+	}
+	in.progressDeadline = progressDeadline(placement)
+	guard := guardOf(p, placement)
+	if placement == nil {
+		h := holds.Check(guard)
+		in.hold = &holdReason{h.Reason, h.Message}
+		return ownerpass.Step{}, nil
+	}
+	hubObjects, sources, err := r.selector().selectObjects(ctx, p)
+	var invalid invalidSpecError
+	if errors.As(err, &invalid) {
+		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
+		return ownerpass.Step{}, nil
+	}
+	var unavailable kindUnavailableError
+	if errors.As(err, &unavailable) {
+		in.hold = &holdReason{flotillav1.ReasonKindUnavailable, err.Error()}
+		in.retryAfter = kindRetry
+		return ownerpass.Step{}, nil
+	}
+	if err != nil {
+		return ownerpass.Step{}, err
+	}
+	owner := p.owner()
+	rendered, err := r.renders.renderAll(owner, hubObjects)
+	if err != nil {
+		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
+		return ownerpass.Step{}, nil
+	}
+	revision, kinds := render.Prepare(rendered)
+	ignore, err := drift.NewIgnoreSet(p.spec.Strategy.IgnoreFields)
+	if err != nil {
+		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, "spec.strategy." + err.Error()}
+		return ownerpass.Step{}, nil
+	}
+	in.selected, in.revision, in.kinds = len(rendered), revision, kinds
+	in.targets = ownerpass.Decisions(placement)
+	prune := prunes(p, rendered)
+	if !prune {
+		in.hold = &holdReason{flotillav1.ReasonNothingSelected, nothingSelected}
+	}
+	return ownerpass.Step{Pass: &ownerpass.Pass{Owner: p.ledgerOwner(), Object: p.obj, Placement: placement, Objects: rendered, Revision: in.revision,
+		Sources: sources, Pins: p.spec.RevisionPins, Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Undo: p.obj.GetAnnotations()[flotillav1.AnnotationUndo],
+		Rules: r.rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides), Guard: guard,
+		Prune: prune, Kinds: in.kinds, Strategy: strategyOf(p, in.revision), Ignore: ignore, Declared: p.spec.Strategy}}, nil
 }
 
 func (l *loaded) Report(ctx context.Context, res *ownerpass.Result, err error) (reconcile.Result, error) {

@@ -2,6 +2,7 @@ package transparent
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -9,6 +10,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
+	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -58,11 +60,76 @@ func (o *loaded) Removal() decide.Strategy { return strategy }
 // Removing waits for the deliveries' results, which bring the object back.
 func (o *loaded) Removing(context.Context, []string) error { return nil }
 
-func (o *loaded) Step(ctx context.Context) (ownerpass.Step, error) { return o.r.step(ctx, o) }
-
 func (o *loaded) Report(ctx context.Context, res *ownerpass.Result, err error) (reconcile.Result, error) {
 	if res == nil {
 		return reconcile.Result{}, nil // held, and reported by step
 	}
-	return o.r.report(ctx, o, *res, err)
+	return o.report(ctx, *res, err)
+}
+
+// Step says an object's pass: its Placement's, or, once confirmed, its removal from every
+// cluster when it lost its label (hold.go). A hold is reported here, and is a step without a
+// pass.
+func (o *loaded) Step(ctx context.Context) (ownerpass.Step, error) {
+	r, u, owner := o.r, o.u, o.owner
+	placementName := u.GetLabels()[flotillav1.LabelPlacement]
+	if placementName == "" {
+		return r.unlabelled(ctx, u, owner)
+	}
+	placement, err := ownerpass.PlacementOf(ctx, r.Hub, client.ObjectKey{Namespace: u.GetNamespace(), Name: placementName})
+	if err != nil {
+		return ownerpass.Step{}, err
+	}
+	if placement == nil {
+		// Nothing is delivered or removed; the Placement's creation brings the object back.
+		h := holds.Check(r.guard(u, owner, placement))
+		r.reportFailure(u, owner, h.Reason, h.Message)
+		return ownerpass.Step{}, nil
+	}
+	rendered, paused, err := r.render(u, owner, placement)
+	if err != nil {
+		return ownerpass.Step{}, err
+	}
+	if len(placement.Status.Decisions) > 0 {
+		// A confirmation of removing the object from every cluster was for the emptied
+		// Placement it answered: now that it chooses clusters again, it must not let a later
+		// emptying through unconfirmed.
+		if err := r.dropConfirmation(ctx, u, holds.Token(placement.Generation, nil)); err != nil {
+			return ownerpass.Step{}, err
+		}
+	}
+	pass, err := r.pass(u, owner, placement, rendered, paused)
+	if err != nil {
+		// Nothing changes anywhere: a pin that cannot be read must not let its cluster move on.
+		r.reportFailure(u, owner, flotillav1.ReasonInvalidSpec, err.Error())
+		return ownerpass.Step{}, nil
+	}
+	o.pass, o.placement, o.key = pass, placement, render.Key(rendered)
+	return ownerpass.Step{Pass: &o.pass}, nil
+}
+
+// report says what an object's pass did: a Warning for what failed or waits, the fleet-wide
+// status.
+func (o *loaded) report(ctx context.Context, res ownerpass.Result, err error) (reconcile.Result, error) {
+	r, u, owner := o.r, o.u, o.owner
+	// What the gate found is said though the pass failed after it: its memory says it was.
+	if res.RolloutChanged {
+		r.reportRollout(u, res.Rollout)
+	}
+	ownerpass.ReportStages(r.recorder, u, res.Stages)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if h := res.Hold; h != nil {
+		r.reportFailure(u, owner, h.Reason, h.Message)
+		return reconcile.Result{}, r.writeStatus(ctx, u, res.Chosen, nil, nil, r.pulledCopies(ctx, u, res))
+	}
+	if res.Held != "" { // the only hold that lets deliveries go on: the Placement lags its spec
+		r.reportFailure(u, owner, flotillav1.ReasonPlacementPending, res.Held)
+	} else {
+		reason, message := r.failure(o.placement, res, o.key)
+		r.reportFailure(u, owner, reason, message)
+	}
+	return reconcile.Result{RequeueAfter: res.Recheck}, errors.Join(res.Err, r.writeStatus(ctx, u, res.Chosen, res.Computed.Shares[o.key], behind(o.pass, res),
+		r.pulledCopies(ctx, u, res)))
 }
