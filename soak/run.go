@@ -143,6 +143,7 @@ func run(ctx context.Context, p params, binDir string) (*report, error) {
 	if cerr != nil {
 		c.Detail = append(c.Detail, "last comparison failed: "+cerr.Error())
 	}
+	c.Detail = append(c.Detail, histories(fleet.Hub(), fleet.Spokes(), diffs, start)...)
 	r.add(c)
 	close(stopSampling)
 	<-sampled

@@ -230,3 +230,18 @@ func TestInstanceChildren(t *testing.T) {
 		t.Fatalf("differences:\n got %q\nwant %q", got, want)
 	}
 }
+
+func TestSplitObjKey(t *testing.T) {
+	for key, want := range map[objKey][3]string{
+		cmKey("p0-cm-3"): {"configmaps", ns, "p0-cm-3"},
+		objKey("deployments/soak-apps/app-1@spoke-2"): {"deployments", "soak-apps", "app-1"},
+	} {
+		r, n, name, ok := splitObjKey(key)
+		if !ok || [3]string{r, n, name} != want {
+			t.Errorf("splitObjKey(%q) = %q %q %q %v, want %v", key, r, n, name, ok, want)
+		}
+	}
+	if _, _, _, ok := splitObjKey("configmaps/p0"); ok {
+		t.Error("a key without a namespace was read")
+	}
+}
