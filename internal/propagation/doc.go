@@ -4,14 +4,15 @@
 // fleet-wide result changed (deliveries notify it; one write per change burst, not one per
 // cluster or object).
 //
-// It is an adapter of the one owner pass (package ownerpass): select.go finds what to deliver,
-// hubkinds.go makes sure the hub can watch what is selected, controller.go loads the owner,
-// renders its selection and hands it with its policy (Placement, strategy, pins, overrides,
-// confirmation) to ownerpass.Runner.Run, which keeps the revision, runs the rollout gate, the
-// per-cluster computation, the fleet-wide holds and the fan-out the same for every owner kind;
-// wants.go and status.go summarize what the pass did; cleanup.go removes delivered objects
-// when a Propagation goes. Preview (preview.go, for `flotilla plan`) runs ownerpass.Plan on
-// the same Pass.
+// It is an adapter of the one owner reconcile (package ownerpass: ownerpass.Runner.Reconcile
+// loads the owner, removes what a deleted one delivered before its finalizer goes, and runs
+// its pass, the same for every owner kind): owner.go loads the owner, renders its selection
+// and says it with its policy (Placement, strategy, pins, overrides, confirmation) as the
+// step's Pass, which ownerpass keeps as a revision, runs through the rollout gate, the
+// per-cluster computation, the fleet-wide holds and the fan-out; select.go finds what to
+// deliver, hubkinds.go makes sure the hub can watch what is selected; wants.go and status.go
+// summarize what the pass did. Preview (preview.go, for `flotilla plan`) runs ownerpass.Plan
+// on the same Pass.
 //
 // One owner never stalls the others: a kind the hub cannot list and watch is refused before
 // it is watched (InvalidSpec, or KindUnavailable while it may come back), every hub cache

@@ -34,10 +34,11 @@
 // each distinct rendering of the object is kept as a revision (package revisions), and a
 // cluster's record names it with the cluster's changes (spec.work).
 //
-// Transparent mode is an adapter of the one owner pass Propagations run too (package
-// ownerpass: revision kept, rollout gate, per-cluster computation with the object divided by
-// default, fleet-wide holds, fan-out with records written ahead and make-before-break removal):
-// controller.go turns a labelled object into a Pass, gather.go adds the HPAs that follow a
+// Transparent mode is an adapter of the one owner reconcile Propagations run too (package
+// ownerpass: the owner loaded, removed when deleted or let go, revision kept, rollout gate,
+// per-cluster computation with the object divided by default, fleet-wide holds, fan-out with
+// records written ahead and make-before-break removal): owner.go turns a labelled object into
+// a Pass (or lets an unlabelled one go, once confirmed), gather.go adds the HPAs that follow a
 // divided workload, and the Result becomes Events and the object's fleet-wide status.
 // Supported kinds are listed in Kinds; each gets one controller on the hub that sees only
 // labelled objects. Delivery, ordering, conflicts and pruning are the deliverer's.
