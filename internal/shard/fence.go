@@ -17,10 +17,10 @@ import (
 // expire for the others (held): it expires for them LeaseDuration after the last renewal, and
 // the holder stops believing it two thirds of the way there.
 type fence struct {
-	kube      client.Client
-	key       client.ObjectKey
-	self      string
-	duration  time.Duration
+	kube     client.Client
+	key      client.ObjectKey
+	self     string
+	duration time.Duration
 
 	// mu guards renewedAt: the coordinator's loop renews, and every write of the cluster's
 	// delivery asks whether the fence still holds (fencedCluster).
