@@ -221,11 +221,20 @@ func (p *Plane) restartComponent(ctx context.Context, c component) error {
 	if idx < 0 {
 		return fmt.Errorf("plane %s: %s is not running", p.spec.Name, c.name)
 	}
-	// A kube-apiserver restarted on a loaded machine can lose its own post-start hooks for
-	// good (rbac/bootstrap-roles: "connection refused" to itself) and never turn ready: one more
-	// restart is made before it counts as a failure.
+	// A kube-apiserver restarted, or cut from its etcd, on a loaded machine can lose its own
+	// post-start hooks for good (rbac/bootstrap-roles: "connection refused" to itself) and
+	// never turn ready: the API server is restarted once more before it counts as a failure
+	// (whichever component was restarted first: etcd restarted again would not mend it).
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
+		if attempt == 1 {
+			c = p.apiServer()
+			for i, proc := range p.procs {
+				if proc.name == c.name {
+					idx = i
+				}
+			}
+		}
 		p.procs[idx].stop(stopGrace)
 		proc, startErr := startProcess(p.dir, c.name, filepath.Join(p.binDir, c.bin), c.args)
 		if startErr != nil {
