@@ -116,6 +116,11 @@ func (r *Runner) letGo(ctx context.Context, k Kind, o Owner) error {
 	}
 	r.gone(k, owner)
 	_, err = ownerkinds.SetFinalizer(ctx, r.Hub, obj, false, ownerkinds.FinalizerPatch{Also: func() { WithoutConfirmation(obj) }})
+	// A finalizer added moments ago is no longer there: an owner let go and enrolled again
+	// (a transparent-mode object labelled again) has it added at its next pass.
+	r.mu.Lock()
+	delete(r.finalized, obj.GetUID())
+	r.mu.Unlock()
 	return client.IgnoreNotFound(err)
 }
 

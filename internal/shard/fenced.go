@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
 
@@ -21,9 +22,12 @@ type fencedCluster struct {
 	fence *fence
 }
 
+// GetConfig wraps the guard innermost, next to the wire: a write that waited in the spoke's
+// flow control (spokeclient) for a slot is checked when it is sent, not when it was queued.
 func (c fencedCluster) GetConfig() *rest.Config {
 	cfg := rest.CopyConfig(c.Cluster.GetConfig())
-	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return fenceGuard{next: next, fence: c.fence} })
+	guard := func(next http.RoundTripper) http.RoundTripper { return fenceGuard{next: next, fence: c.fence} }
+	cfg.WrapTransport = transport.Wrappers(guard, cfg.WrapTransport)
 	return cfg
 }
 
@@ -39,3 +43,6 @@ func (g fenceGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return g.next.RoundTrip(req)
 }
+
+// WrappedRoundTripper lets client-go cancel a request through the guard.
+func (g fenceGuard) WrappedRoundTripper() http.RoundTripper { return g.next }
