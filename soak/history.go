@@ -19,6 +19,15 @@ func histories(hub *localfleet.Plane, spokes []*localfleet.Plane, diffs []differ
 	for _, s := range spokes {
 		byName[s.Name()] = s
 	}
+	// Each plane's audit log is read once, however many objects differ there.
+	events := map[string][]localfleet.AuditEvent{}
+	errs := map[string]error{}
+	read := func(p *localfleet.Plane) ([]localfleet.AuditEvent, error) {
+		if _, ok := events[p.Name()]; !ok && errs[p.Name()] == nil {
+			events[p.Name()], errs[p.Name()] = p.AuditEvents()
+		}
+		return events[p.Name()], errs[p.Name()]
+	}
 	var out []string
 	for i, d := range diffs {
 		if i == maxHistories {
@@ -30,7 +39,8 @@ func histories(hub *localfleet.Plane, spokes []*localfleet.Plane, diffs []differ
 		}
 		line := fmt.Sprintf("history of %s on %s:", d.Object, d.Cluster)
 		for _, p := range []*localfleet.Plane{hub, byName[d.Cluster]} {
-			writes, err := writesOf(p, resource, namespace, name, start)
+			evs, err := read(p)
+			writes := writesOf(evs, resource, namespace, name, start)
 			if err != nil {
 				writes = "audit log: " + err.Error()
 			}
@@ -51,13 +61,9 @@ func splitObjKey(k objKey) (resource, namespace, name string, ok bool) {
 	return parts[0], parts[1], parts[2], true
 }
 
-// writesOf lists the writes of one object in a plane's audit log since start: the time each was
+// writesOf lists the writes of one object in a plane's audit events since start: the time each was
 // received, who sent it (flotilla, the soak, or another user agent), the verb and the answer.
-func writesOf(p *localfleet.Plane, resource, namespace, name string, start time.Time) (string, error) {
-	events, err := p.AuditEvents()
-	if err != nil {
-		return "", err
-	}
+func writesOf(events []localfleet.AuditEvent, resource, namespace, name string, start time.Time) string {
 	var writes []string
 	for _, ev := range events {
 		r := ev.ObjectRef
@@ -68,7 +74,7 @@ func writesOf(p *localfleet.Plane, resource, namespace, name string, start time.
 		writes = append(writes, fmt.Sprintf("%s %s %s %d", ev.RequestReceivedTimestamp.UTC().Format("15:04:05.000"), who, ev.Verb, ev.ResponseStatus.Code))
 	}
 	if len(writes) == 0 {
-		return "no writes", nil
+		return "no writes"
 	}
-	return strings.Join(writes, ", "), nil
+	return strings.Join(writes, ", ")
 }
