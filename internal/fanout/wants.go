@@ -12,29 +12,43 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/percluster"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // Wants computes what each chosen cluster gets (percluster.Compute), a move's holds judged by
-// the deliverer's latest results. A division over clusters with placement limits runs admitted
-// by the ledger, so that two owners never both take a cluster's last room; when admission
-// fails, err says why and every cluster keeps what it has.
-func (f *Fanout) Wants(ctx context.Context, in percluster.Input) (percluster.Outcome, error) {
-	owner := in.Owner
-	in.ReadyAt = func(c, revision string) bool {
-		res, ok := f.Deliverer.Result(owner, c)
-		return ok && res.ReadyAt(revision)
-	}
+// the latest results (readyAt; records are the owner's Delivery records). A division over
+// clusters with placement limits runs admitted by the ledger, so that two owners never both
+// take a cluster's last room; when admission fails, err says why and every cluster keeps what
+// it has.
+func (f *Fanout) Wants(ctx context.Context, in percluster.Input, records map[string]*flotillav1.Delivery) (percluster.Outcome, error) {
+	in.ReadyAt = f.readyAt(ctx, in.Owner, records)
 	limits := override.LimitsOf(in.Facts)
 	if len(limits) == 0 || !in.Divides() {
 		return percluster.Compute(in), nil
 	}
 	var out percluster.Outcome
-	err := f.Ledger.Admit(ctx, owner, limits, func(free map[string]division.Usage) map[string]division.Usage {
+	err := f.Ledger.Admit(ctx, in.Owner, limits, func(free map[string]division.Usage) map[string]division.Usage {
 		in.Free = free
 		out = percluster.Compute(in)
 		return out.Placed()
 	})
 	return out, err
+}
+
+// readyAt reports whether owner's delivery to a cluster is complete and Ready at a revision:
+// the deliverer's latest result, or, for a cluster an agent delivers to (a pull cluster, every
+// cluster of a sharded hub), what the agent last reported into the record (pulledResult). The
+// hub's deliverer has no result for such a cluster, so asking it would hold a move there
+// forever.
+func (f *Fanout) readyAt(ctx context.Context, owner render.Owner, records map[string]*flotillav1.Delivery) func(c, revision string) bool {
+	return func(c, revision string) bool {
+		if f.Agents.Deliver(ctx, c) {
+			res, ok := pulledResult(records[c], Want{Revision: revision}, true)
+			return ok && res.ReadyAt(revision)
+		}
+		res, ok := f.Deliverer.Result(owner, c)
+		return ok && res.ReadyAt(revision)
+	}
 }
 
 // Planned is Wants as `flotilla plan` shows it: where the division ends (no move holds),

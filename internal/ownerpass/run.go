@@ -81,7 +81,7 @@ func (r *Runner) Run(ctx context.Context, p Pass) (Result, error) {
 	if err := r.gather(ctx, p, &in, &res); err != nil {
 		return res, err
 	}
-	res.Computed, err = r.Fanout.Wants(ctx, in)
+	res.Computed, err = r.Fanout.Wants(ctx, in, records)
 	if err != nil {
 		// Every cluster keeps what it has, and stays chosen (a cluster in neither Want nor
 		// Failed would leave); the pass is retried.
