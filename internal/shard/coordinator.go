@@ -188,10 +188,17 @@ func (c *Coordinator) decide(ctx context.Context) {
 			continue
 		}
 		if m.fence == nil {
-			m.fence = &fence{kube: c.kube, key: client.ObjectKey{Namespace: c.opts.Namespace, Name: fencePrefix + "-" + name},
+			f := &fence{kube: c.kube, key: client.ObjectKey{Namespace: c.opts.Namespace, Name: fencePrefix + "-" + name},
 				self: self.ID, duration: c.opts.LeaseDuration}
+			c.mu.Lock() // Engage reads it, for the member that replaces this one
+			m.fence = f
+			c.mu.Unlock()
 		}
 		should := ready && c.hrw.ShouldOwn(name, alive, self)
+		// Each cluster's own time: stopping an earlier cluster's delivery can take up to
+		// stopWait, and a renewal stamped with the loop's start would count as older than it
+		// is (the fence let go early, writes refused at once).
+		now := time.Now()
 		switch {
 		case m.stop != nil && !should:
 			c.stopDelivery(name, m)
