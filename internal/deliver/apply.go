@@ -92,6 +92,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	res.Permanent = true
 	if metaErr != nil {
 		res.Permanent = permanent(metaErr)
+		res.Unanswered = unanswered(metaErr)
 		failures = append(failures, metaErr.Error())
 	}
 	for _, err := range append(errs, statusErrs...) {
@@ -100,6 +101,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 			res.Conflict = res.Conflict || errors.Is(err, decide.ErrConflict)
 			if !errors.Is(err, errAwaitingOwnerMeta) {
 				res.Permanent = res.Permanent && permanent(err)
+				res.Unanswered = res.Unanswered || unanswered(err)
 				failures = append(failures, err.Error())
 			}
 			continue
@@ -126,6 +128,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 				// A prune the spoke could not answer (a restarting API server) is tried again
 				// with backoff, not after permanentRetry.
 				res.Permanent = res.Permanent && permanent(err)
+				res.Unanswered = res.Unanswered || unanswered(err)
 				failures = append(failures, err.Error())
 			default:
 				pruned = true

@@ -34,6 +34,10 @@ type Options struct {
 	VerifyInterval time.Duration
 	// OnDrift, when set, is told of each drift a delivery finds anew, corrected or left.
 	OnDrift func(owner render.Owner, cluster string, d Drift)
+	// RetryBase is the wait before a failed delivery's first retry, doubled at each failure
+	// up to 30 s (default 200ms). A spoke that did not answer is tried again as soon as it
+	// answers whatever the backoff (answer.go).
+	RetryBase time.Duration
 	// Grant, when set, names the ClusterRole a spoke binds Flotilla's credentials to (the
 	// inventory knows it from `flotilla join`), for messages about refused requests.
 	Grant func(cluster string) string
@@ -61,6 +65,9 @@ func New(ctx context.Context, notify func(render.Owner), opts Options) *Delivere
 	}
 	if opts.JobTimeout <= 0 {
 		opts.JobTimeout = 2 * time.Minute
+	}
+	if opts.RetryBase <= 0 {
+		opts.RetryBase = 200 * time.Millisecond
 	}
 	if opts.VerifyInterval == 0 {
 		opts.VerifyInterval = 10 * time.Minute
@@ -260,7 +267,7 @@ func (d *Deliverer) worker(name string) *clusterWorker {
 		jobs:    map[pairKey]Job{},
 		results: map[pairKey]Result{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[pairKey](200*time.Millisecond, 30*time.Second),
+			workqueue.NewTypedItemExponentialFailureRateLimiter[pairKey](d.opts.RetryBase, max(d.opts.RetryBase, 30*time.Second)),
 			workqueue.TypedRateLimitingQueueConfig[pairKey]{Name: "deliver-" + name}),
 	}
 	d.workers[name] = w
@@ -310,6 +317,7 @@ type clusterWorker struct {
 	claims   map[string]map[pairKey]bool                       // owners waiting for an object another owner holds, by render.Key
 	seen     observe.Cluster                                   // what is known of the cluster's objects between deliveries
 	drifts   driftClock                                        // when watched drifts began, until corrected
+	awaiting bool                                              // a wait for the spoke to answer again runs (answer.go)
 }
 
 // verifyPeriodically confirms every delivery again now and then, in case a watch missed
@@ -370,6 +378,9 @@ func (w *clusterWorker) process(owner pairKey) {
 		w.queue.AddAfter(owner, permanentRetry)
 	case !result.Complete:
 		w.queue.AddRateLimited(owner)
+		if result.Unanswered {
+			w.awaitAnswer() // and at once when the spoke answers again
+		}
 	case result.Ready < len(job.Objects):
 		w.queue.Forget(owner)
 		w.queue.AddAfter(owner, readinessRecheck)

@@ -68,6 +68,9 @@ type Result struct {
 	Disconnected bool
 	// Message describes the first failures.
 	Message string
+	// Unanswered says some failure was the spoke not answering (no connection, a timeout, an
+	// API server not ready yet): the delivery is tried again as soon as it answers.
+	Unanswered bool
 	// PruneBlocked says why pruning waits for confirmation (counts included); the delivery is
 	// then not Complete.
 	PruneBlocked string
