@@ -7,29 +7,28 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
 )
 
-// A delivery that fails because the spoke does not answer (its API server stopped, restarting,
-// or not ready) is retried with backoff like any passing failure; the backoff grows to 30 s
+// A delivery that fails because the spoke does not answer (its API server stopped or
+// restarting) is retried with backoff like any passing failure; the backoff grows to 30 s
 // over a long outage, so the spoke's return could wait that long for its deliveries. The
 // inventory's probe tells the deliverer when a spoke turns Ready again (Retry), but an outage
 // shorter than the probe's period is never seen by it. So the worker itself asks the spoke's
 // /readyz, every answerPoll while such failures stand, and queues those jobs again the moment
-// it answers: one cheap GET per cluster per answerPoll during an outage, none otherwise.
+// it answers ready: one cheap GET per cluster per answerPoll during an outage, none otherwise.
 
 // answerPoll is how often a worker whose spoke did not answer asks it whether it is back.
 const answerPoll = 500 * time.Millisecond
 
-// unanswered reports whether err is the spoke not answering: no connection, a connection
-// dropped, a timeout, or an API server that says it cannot serve yet.
+// unanswered reports whether err is the spoke not answering: no connection, or one dropped.
+// An error the API server answers with (a 503 of an aggregated API, a timeout of a webhook) is
+// not: /readyz would answer at once and the job would be queued again every answerPoll.
 func unanswered(err error) bool {
-	var netErr net.Error
+	var opErr *net.OpError
 	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
-		errors.As(err, &netErr) || apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) ||
-		apierrors.IsServerTimeout(err)
+		(errors.As(err, &opErr) && opErr.Op == "dial")
 }
 
 // awaitAnswer starts, unless one runs, the worker's wait for its spoke to answer again; then

@@ -14,7 +14,9 @@
 // burst of changes to one Propagation becomes one delivery of its latest desired set. A worker
 // never waits on a controller: results reach owners through a Notifier, which does not block.
 // A cluster's worker retires when no owner delivers there any more, cancelling what it had in
-// flight; its spoke event handlers and metric series go with it.
+// flight; its spoke event handlers and metric series go with it. A failed delivery is retried
+// with backoff; one the spoke did not answer is retried as soon as the spoke answers again
+// (answer.go).
 //
 // An owner is usually a hub object, but it can be an object on a spoke (render.Owner.Cluster:
 // an instance of a fleet API): such an owner delivers into its own cluster only, a namespaced
