@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
 )
@@ -19,13 +20,23 @@ import (
 // /readyz, every answerPoll while such failures stand, and queues those jobs again the moment
 // it answers ready: one cheap GET per cluster per answerPoll during an outage, none otherwise.
 
-// answerPoll is how often a worker whose spoke did not answer asks it whether it is back.
-const answerPoll = 500 * time.Millisecond
+// answerPoll is how often a worker whose spoke did not answer asks it whether it is back;
+// answerTimeout bounds one question (a spoke just started, on a busy machine, is slow to
+// shake hands).
+const (
+	answerPoll    = 500 * time.Millisecond
+	answerTimeout = 5 * time.Second
+)
 
 // unanswered reports whether err is the spoke not answering: no connection, or one dropped.
-// An error the API server answers with (a 503 of an aggregated API, a timeout of a webhook) is
-// not: /readyz would answer at once and the job would be queued again every answerPoll.
+// An error the API server answers with is not, even when it names a dropped connection (a
+// webhook's, an aggregated API's): /readyz would answer at once and the job be queued again
+// and again.
 func unanswered(err error) bool {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return false
+	}
 	var opErr *net.OpError
 	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
 		(errors.As(err, &opErr) && opErr.Op == "dial")
@@ -42,17 +53,12 @@ func (w *clusterWorker) awaitAnswer() {
 	w.awaiting = true
 	w.mu.Unlock()
 	go func() {
-		answered := w.waitAnswer()
+		back := w.waitAnswer()
 		w.mu.Lock()
 		w.awaiting = false
-		var owners []pairKey
-		for owner, res := range w.results {
-			if res.Unanswered {
-				owners = append(owners, owner)
-			}
-		}
+		owners := w.unansweredLocked()
 		w.mu.Unlock()
-		if !answered {
+		if !back {
 			return
 		}
 		for _, owner := range owners {
@@ -62,30 +68,54 @@ func (w *clusterWorker) awaitAnswer() {
 	}()
 }
 
-// waitAnswer asks the engaged spoke's /readyz every answerPoll until it answers ok (true) or
-// the worker stops (false).
+// unansweredLocked are the owners whose latest result found the spoke not answering; w.mu is
+// held.
+func (w *clusterWorker) unansweredLocked() []pairKey {
+	var owners []pairKey
+	for owner, res := range w.results {
+		if res.Unanswered {
+			owners = append(owners, owner)
+		}
+	}
+	return owners
+}
+
+// waitAnswer asks the engaged spoke's /readyz every answerPoll until it answers ok. It reports
+// true only when the spoke was away: some question went unanswered before. A spoke that
+// answers the first question was not away (what failed was something else; the backoff's
+// retries are for that), and the wait ends without requeueing anything; it ends so too when
+// no result waits for the spoke any more, or the worker stops.
 func (w *clusterWorker) waitAnswer() bool {
 	tick := time.NewTicker(answerPoll)
 	defer tick.Stop()
+	away := false
 	for {
 		select {
 		case <-w.ctx.Done():
 			return false
 		case <-tick.C:
 		}
+		w.mu.Lock()
+		waiting := len(w.unansweredLocked()) > 0
+		w.mu.Unlock()
+		if !waiting {
+			return false
+		}
 		e := w.d.engagement(w.name)
 		if e == nil {
-			continue // disengaged: the inventory's engagement brings it back (Retry)
+			away = true // disengaged: the inventory's engagement brings it back (Retry)
+			continue
 		}
 		ask, err := discovery.NewDiscoveryClientForConfigAndClient(e.cl.GetConfig(), e.cl.GetHTTPClient())
 		if err != nil {
-			return true // cannot ask: let the backoff's retries find out
+			return false // cannot ask: the backoff's retries find out
 		}
-		ctx, cancel := context.WithTimeout(w.ctx, answerPoll)
+		ctx, cancel := context.WithTimeout(w.ctx, answerTimeout)
 		body, err := ask.RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		cancel()
 		if err == nil && strings.TrimSpace(string(body)) == "ok" {
-			return true
+			return away
 		}
+		away = true
 	}
 }

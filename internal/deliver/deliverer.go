@@ -35,7 +35,7 @@ type Options struct {
 	// OnDrift, when set, is told of each drift a delivery finds anew, corrected or left.
 	OnDrift func(owner render.Owner, cluster string, d Drift)
 	// RetryBase is the wait before a failed delivery's first retry, doubled at each failure
-	// up to 30 s (default 200ms). A spoke that did not answer is tried again as soon as it
+	// up to 30 s or RetryBase, the longer (default 200ms). A spoke that did not answer is tried again as soon as it
 	// answers whatever the backoff (answer.go).
 	RetryBase time.Duration
 	// Grant, when set, names the ClusterRole a spoke binds Flotilla's credentials to (the

@@ -68,8 +68,8 @@ type Result struct {
 	Disconnected bool
 	// Message describes the first failures.
 	Message string
-	// Unanswered says some failure was the spoke not answering (no connection, a timeout, an
-	// API server not ready yet): the delivery is tried again as soon as it answers.
+	// Unanswered says some failure was the spoke not answering (no connection, or one
+	// dropped): the delivery is tried again as soon as the spoke answers ready (answer.go).
 	Unanswered bool
 	// PruneBlocked says why pruning waits for confirmation (counts included); the delivery is
 	// then not Complete.

@@ -16,8 +16,9 @@
 // when either changed.
 //
 // Wants runs the one per-cluster computation (package percluster: pins, division and a move's
-// holds, overrides) with what it needs of the running system: the deliverer's results (is a
-// cluster Ready?) and the ledger's admission (placement limits); Planned runs it for
+// holds, overrides) with what it needs of the running system: the latest results (is a
+// cluster Ready? the deliverer's, or for a cluster an agent delivers to its record's status)
+// and the ledger's admission (placement limits); Planned runs it for
 // `flotilla plan`; Facts and Fits read its input from the hub and spokes. It decides nothing
 // else about what an owner wants (selection, rendering, fleet-wide holds, confirmations): its
 // callers do (package ownerpass, and the owner kinds through it), and pass what they decided

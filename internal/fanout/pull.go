@@ -20,7 +20,9 @@ import (
 
 // pulledResult is the result of a pull cluster as its agent last reported it in the record:
 // complete at want's revision once the record's status.revision names it (the agent reports
-// a revision complete only when it delivered it whole). ok is false when there is no record.
+// a revision complete only when it delivered it whole; status.revision then stays while a
+// later delivery of it fails, which the counts show: recordedReadyAt reads both). ok is false
+// when there is no record.
 func pulledResult(rec *flotillav1.Delivery, want Want, wanted bool) (deliver.Result, bool) {
 	if rec == nil {
 		return deliver.Result{}, false

@@ -74,11 +74,7 @@ func RecordedRunning(records map[string]*flotillav1.Delivery, clusters []string)
 // recordedRun is what a record says of the cluster's run of w: Ready when its latest complete
 // delivery was of w's objects with every object ready.
 func recordedRun(rec *flotillav1.Delivery, w flotillav1.DeliveryWork) Running {
-	run := Running{Revision: w.Revision}
-	if rec != nil && rec.Status.Revision == w.Digest {
-		run.Ready = rec.Status.Failed == 0 && rec.Status.Ready >= rec.Status.Applied
-	}
-	return run
+	return Running{Revision: w.Revision, Ready: recordedReadyAt(rec, w.Digest)}
 }
 
 // Gate runs the rollout gate (package rollout) for pc's pass over the chosen clusters no

@@ -37,18 +37,29 @@ func (f *Fanout) Wants(ctx context.Context, in percluster.Input, records map[str
 
 // readyAt reports whether owner's delivery to a cluster is complete and Ready at a revision:
 // the deliverer's latest result, or, for a cluster an agent delivers to (a pull cluster, every
-// cluster of a sharded hub), what the agent last reported into the record (pulledResult). The
-// hub's deliverer has no result for such a cluster, so asking it would hold a move there
+// cluster of a sharded hub), what the agent last reported into the record (recordedReadyAt).
+// The hub's deliverer has no result for such a cluster, so asking it would hold a move there
 // forever.
 func (f *Fanout) readyAt(ctx context.Context, owner render.Owner, records map[string]*flotillav1.Delivery) func(c, revision string) bool {
 	return func(c, revision string) bool {
 		if f.Agents.Deliver(ctx, c) {
-			res, ok := pulledResult(records[c], Want{Revision: revision}, true)
-			return ok && res.ReadyAt(revision)
+			return recordedReadyAt(records[c], revision)
 		}
 		res, ok := f.Deliverer.Result(owner, c)
 		return ok && res.ReadyAt(revision)
 	}
+}
+
+// recordedReadyAt reports whether a record says its cluster runs revision whole and Ready now.
+// status.revision is the last revision delivered *completely* and stays while a later delivery
+// of it fails, so the latest counts must say so too: nothing failed, every object applied and
+// Ready.
+func recordedReadyAt(rec *flotillav1.Delivery, revision string) bool {
+	if rec == nil {
+		return false
+	}
+	st := rec.Status
+	return st.Revision == revision && st.Failed == 0 && st.Reason == "" && st.Applied >= st.Count && st.Ready >= st.Applied
 }
 
 // Planned is Wants as `flotilla plan` shows it: where the division ends (no move holds),

@@ -61,11 +61,17 @@ func TestMoveOntoAnAgentsClusterWaitsForItsReport(t *testing.T) {
 	if a, b := replicas(out, "a"), replicas(out, "b"); a != 4 || b != 2 || out.Stalled == "" {
 		t.Fatalf("b's agent reported nothing: a %d, b %d, stalled %q; want a kept at 4, b at 2, stalled", a, b, out.Stalled)
 	}
-	records["b"].Status = flotillav1.DeliveryStatus{Revision: out.Want["b"].Revision, Applied: 1, Ready: 0}
+	records["b"].Status = flotillav1.DeliveryStatus{Revision: out.Want["b"].Revision, Count: 1, Applied: 1, Ready: 0}
 	if out, _ = f.Wants(ctx, in, records); replicas(out, "a") != 4 {
 		t.Fatalf("b's copy is delivered but not Ready: a %d; want it kept at 4", replicas(out, "a"))
 	}
-	records["b"].Status.Ready = 1
+	// The revision was delivered whole once; a later delivery of it failed (status.revision
+	// stays the last complete one): not Ready now.
+	records["b"].Status = flotillav1.DeliveryStatus{Revision: out.Want["b"].Revision, Count: 1, Applied: 0, Failed: 1}
+	if out, _ = f.Wants(ctx, in, records); replicas(out, "a") != 4 {
+		t.Fatalf("b's latest delivery failed: a %d; want it kept at 4", replicas(out, "a"))
+	}
+	records["b"].Status = flotillav1.DeliveryStatus{Revision: out.Want["b"].Revision, Count: 1, Applied: 1, Ready: 1}
 	out, err = f.Wants(ctx, in, records)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@
 // It is pure: no client, no clock. Package ownerpass gathers the input (the owner's rendered
 // objects, the pinned revisions loaded, the clusters' facts, what the records say each cluster
 // runs and fits, and what the owner's kind adds) and package fanout runs Compute (within the ledger's admission when clusters
-// have placement limits, with the deliverer's results saying which cluster is Ready) and
+// have placement limits, with the latest results saying which cluster is Ready) and
 // delivers its outcome; `flotilla plan` runs the same Compute without readiness, so it shows
 // where a division ends. A cluster whose objects cannot be made (a rule fails there, its
 // pinned revision is not kept) is in Failed and keeps what it has; every other carries on.
