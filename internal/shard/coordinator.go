@@ -85,6 +85,9 @@ type member struct {
 	// delivery is stopped (and its fence kept) by the loop.
 	replaced *member
 	gone     bool // disengaged: its delivery stops, its fence is released
+	// stopping is closed once a delivery stopped here (stopDelivery) has stopped; nil when
+	// none is stopping. The fence stays held meanwhile.
+	stopping chan struct{}
 }
 
 // New returns the coordinator; kube reads and writes the Leases (an uncached client: the hub
@@ -158,27 +161,52 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	}
 }
 
-// decide starts and stops deliveries by what the peers and fences say now.
+// decide starts and stops deliveries by what the peers and fences say now. It never waits for a
+// delivery to stop: that happens in the background (stopDelivery), while the loop goes on
+// renewing every fence this replica holds, the stopping clusters' included, so one cluster
+// slow to stop never lets the others' fences lapse.
 func (c *Coordinator) decide(ctx context.Context) {
-	now := time.Now()
 	c.mu.Lock()
 	names := make(map[string]*member, len(c.clusters))
 	for name, m := range c.clusters {
 		names[name] = m
 	}
 	c.mu.Unlock()
-	ready := c.peers.ready(now)
+	ready := c.peers.ready(time.Now())
 	alive, self := c.peers.Snapshot(), c.peers.Self()
 	for name, m := range names {
 		c.mu.Lock()
-		gone, replaced := m.gone, m.replaced
-		m.replaced = nil
+		gone, replaced, stopping := m.gone, m.replaced, m.stopping != nil
 		c.mu.Unlock()
-		if replaced != nil && replaced.stop != nil {
-			c.stopDelivery(name, replaced) // new credentials: the fence stays this replica's
+		if m.fence == nil {
+			f := &fence{kube: c.kube, key: client.ObjectKey{Namespace: c.opts.Namespace, Name: fencePrefix + "-" + name},
+				self: self.ID, duration: c.opts.LeaseDuration}
+			c.mu.Lock() // Engage reads it, for the member that replaces this one
+			m.fence = f
+			c.mu.Unlock()
+		}
+		if replaced != nil {
+			// New credentials: the old engagement's delivery stops first; the fence, which
+			// both share, stays this replica's meanwhile.
+			c.stopDelivery(name, replaced)
+			if c.isStopping(replaced) {
+				c.renewDue(ctx, m)
+				continue
+			}
+			c.mu.Lock()
+			m.replaced = nil
+			c.mu.Unlock()
+		}
+		if stopping {
+			c.renewDue(ctx, m) // held until what delivered has stopped
+			continue
 		}
 		if gone {
-			c.stopDelivery(name, m)
+			if m.stop != nil {
+				c.stopDelivery(name, m)
+				c.renewDue(ctx, m)
+				continue
+			}
 			c.release(ctx, m)
 			c.mu.Lock()
 			if c.clusters[name] == m {
@@ -187,38 +215,37 @@ func (c *Coordinator) decide(ctx context.Context) {
 			c.mu.Unlock()
 			continue
 		}
-		if m.fence == nil {
-			f := &fence{kube: c.kube, key: client.ObjectKey{Namespace: c.opts.Namespace, Name: fencePrefix + "-" + name},
-				self: self.ID, duration: c.opts.LeaseDuration}
-			c.mu.Lock() // Engage reads it, for the member that replaces this one
-			m.fence = f
-			c.mu.Unlock()
-		}
 		should := ready && c.hrw.ShouldOwn(name, alive, self)
-		// Each cluster's own time: stopping an earlier cluster's delivery can take up to
-		// stopWait, and a renewal stamped with the loop's start would count as older than it
-		// is (the fence let go early, writes refused at once).
-		now := time.Now()
 		switch {
 		case m.stop != nil && !should:
 			c.stopDelivery(name, m)
-			c.release(ctx, m)
+			c.renewDue(ctx, m)
 		case m.stop != nil:
-			if now.Sub(m.fence.renewed()) >= c.opts.LeaseDuration/3 {
-				c.fenceCall(ctx, func(ctx context.Context) { m.fence.acquire(ctx, now) })
-			}
+			c.renewDue(ctx, m)
 			if !m.fence.held(time.Now()) {
 				c.log.Info("Cannot renew the cluster's fence; stopping before another replica may take it", "cluster", name)
 				c.stopDelivery(name, m)
 			}
 		case should:
 			var got bool
-			c.fenceCall(ctx, func(ctx context.Context) { got = m.fence.acquire(ctx, now) })
+			c.fenceCall(ctx, func(ctx context.Context) { got = m.fence.acquire(ctx, time.Now()) })
 			if got {
 				c.startDelivery(name, m)
 			}
+		default:
+			c.release(ctx, m) // stopped here: the next holder need not wait for it to expire
 		}
 	}
+}
+
+// renewDue renews a fence this replica holds (or held, for a cluster whose delivery is
+// stopping) once a third of its life has passed. Each renewal is stamped with its own time.
+func (c *Coordinator) renewDue(ctx context.Context, m *member) {
+	at := m.fence.renewed()
+	if at.IsZero() || time.Since(at) < c.opts.LeaseDuration/3 {
+		return
+	}
+	c.fenceCall(ctx, func(ctx context.Context) { m.fence.acquire(ctx, time.Now()) })
 }
 
 // fenceCall runs a Lease request within a third of the Lease's duration: a hub that does not
@@ -244,25 +271,42 @@ func (c *Coordinator) startDelivery(name string, m *member) {
 	}
 }
 
-// stopDelivery ends this replica's delivery to the cluster and waits, within stopWait, for
-// what delivered to stop.
+// stopDelivery ends this replica's delivery to the cluster; what delivered is waited for,
+// within stopWait, in the background: the member is stopping until then, and the loop is woken
+// once it has stopped (to release the fence, or start it again).
 func (c *Coordinator) stopDelivery(name string, m *member) {
 	if m.stop == nil {
 		return
 	}
 	m.stop()
 	m.stop = nil
-	ctx, cancel := context.WithTimeout(context.Background(), stopWait)
-	defer cancel()
+	done := make(chan struct{})
 	c.mu.Lock()
+	m.stopping = done
 	awares := append([]multicluster.Aware(nil), c.awares...)
 	c.mu.Unlock()
-	for _, a := range awares {
-		if s, ok := a.(Stopper); ok {
-			s.WaitStopped(ctx, name)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), stopWait)
+		defer cancel()
+		for _, a := range awares {
+			if s, ok := a.(Stopper); ok {
+				s.WaitStopped(ctx, name)
+			}
 		}
-	}
-	c.log.Info("No longer delivering to the cluster from this replica", "cluster", name)
+		c.log.Info("No longer delivering to the cluster from this replica", "cluster", name)
+		c.mu.Lock()
+		m.stopping = nil
+		c.mu.Unlock()
+		close(done)
+		c.wake()
+	}()
+}
+
+// isStopping reports whether m's delivery is still stopping.
+func (c *Coordinator) isStopping(m *member) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return m.stopping != nil
 }
 
 func (c *Coordinator) release(ctx context.Context, m *member) {
@@ -271,16 +315,32 @@ func (c *Coordinator) release(ctx context.Context, m *member) {
 	}
 }
 
-// stopAll stops every delivery and releases every fence (the replica stops).
+// stopAll stops every delivery and releases every fence (the replica stops), once what
+// delivered has stopped.
 func (c *Coordinator) stopAll() {
+	type stopping struct {
+		name string
+		m    *member
+	}
+	var all []stopping
 	c.mu.Lock()
-	members := make(map[string]*member, len(c.clusters))
 	for name, m := range c.clusters {
-		members[name] = m
+		all = append(all, stopping{name, m})
+		if m.replaced != nil {
+			all = append(all, stopping{name, m.replaced})
+		}
 	}
 	c.mu.Unlock()
-	for name, m := range members {
-		c.stopDelivery(name, m)
-		c.release(context.Background(), m)
+	for _, s := range all {
+		c.stopDelivery(s.name, s.m)
+	}
+	for _, s := range all {
+		c.mu.Lock()
+		done := s.m.stopping
+		c.mu.Unlock()
+		if done != nil {
+			<-done // within stopWait
+		}
+		c.release(context.Background(), s.m)
 	}
 }

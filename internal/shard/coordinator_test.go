@@ -96,3 +96,108 @@ func TestCoordinatorReleasesTheFenceOnlyOnceTheAgentStopped(t *testing.T) {
 		t.Errorf("fence holder %q after the agent stopped, want it released", h)
 	}
 }
+
+// clusterAgents stands for Agents over several clusters: a cluster's agent stops only when the
+// test closes its channel (none: at once).
+type clusterAgents struct {
+	mu      sync.Mutex
+	engaged map[string]context.Context
+	stopped map[string]chan struct{}
+}
+
+func (a *clusterAgents) Engage(ctx context.Context, name multicluster.ClusterName, _ cluster.Cluster) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.engaged[string(name)] = ctx
+	return nil
+}
+
+func (a *clusterAgents) WaitStopped(ctx context.Context, name string) {
+	a.mu.Lock()
+	stopped := a.stopped[name]
+	a.mu.Unlock()
+	if stopped == nil {
+		return
+	}
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+	}
+}
+
+// One cluster slow to stop holds up nothing else: the loop goes on renewing the other clusters'
+// fences (and the stopping one's, which stays held until its agent stopped). Before, the loop
+// waited up to 30 s for the agent, and every other fence of the replica lapsed meanwhile.
+func TestCoordinatorRenewsOtherFencesWhileAClusterStops(t *testing.T) {
+	ctx := context.Background()
+	kube := fake.NewClientBuilder().WithScheme(scheme.Scheme).Build()
+	c := New(kube, Options{ID: "hub-0", Namespace: "flotilla-system", LeaseDuration: 3 * time.Second}, logr.Discard())
+	c.peers.since, c.peers.looked = time.Now().Add(-time.Minute), true
+	c.peers.alive = []sharder.PeerInfo{{ID: "hub-0", Weight: 1}}
+	agents := &clusterAgents{engaged: map[string]context.Context{}, stopped: map[string]chan struct{}{"spoke-1": make(chan struct{})}}
+	c.AddAware(agents)
+	engagement, disengage := context.WithCancel(ctx)
+	for name, ectx := range map[string]context.Context{"spoke-1": engagement, "spoke-2": ctx} {
+		if err := c.Engage(ectx, multicluster.ClusterName(name), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.decide(ctx)
+	renewed := func(name string) (string, time.Time) {
+		var l coordinationv1.Lease
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: "flotilla-system", Name: "flotilla-shard-" + name}, &l); err != nil ||
+			l.Spec.HolderIdentity == nil || l.Spec.RenewTime == nil {
+			return "", time.Time{}
+		}
+		return *l.Spec.HolderIdentity, l.Spec.RenewTime.Time
+	}
+	_, first1 := renewed("spoke-1")
+	_, first2 := renewed("spoke-2")
+	if first1.IsZero() || first2.IsZero() {
+		t.Fatal("the replica did not take both clusters' fences")
+	}
+
+	disengage() // spoke-1 goes; its agent is slow to stop
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		start := time.Now()
+		c.decide(ctx)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("one pass of the loop waited %s for a cluster to stop", took)
+		}
+		h1, at1 := renewed("spoke-1")
+		h2, at2 := renewed("spoke-2")
+		if h1 != "hub-0" || h2 != "hub-0" {
+			t.Fatalf("a fence went (holders %q, %q) while spoke-1's agent was still stopping", h1, h2)
+		}
+		if at1.After(first1) && at2.After(first2) {
+			break // both renewed while spoke-1 stops
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fences not renewed while spoke-1 stops: spoke-1 %s, spoke-2 %s", at1.Sub(first1), at2.Sub(first2))
+		}
+		time.Sleep(100 * time.Millisecond) // the loop's tick, shortened
+	}
+	if err := agents.engaged["spoke-1"].Err(); err == nil {
+		t.Fatal("spoke-1's agent was not told to stop")
+	}
+
+	close(agents.stopped["spoke-1"])
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		c.decide(ctx)
+		c.mu.Lock()
+		_, engaged := c.clusters["spoke-1"]
+		c.mu.Unlock()
+		if h, _ := renewed("spoke-1"); h == "" && !engaged {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("spoke-1's fence was not released once its agent stopped")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if h, _ := renewed("spoke-2"); h != "hub-0" {
+		t.Errorf("spoke-2's fence holder %q, want hub-0", h)
+	}
+}
