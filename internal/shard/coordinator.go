@@ -71,6 +71,11 @@ type Coordinator struct {
 	mu       sync.Mutex
 	awares   []multicluster.Aware
 	clusters map[string]*member
+	// draining counts, by cluster, the deliveries stopped here that have not stopped yet
+	// (stopDelivery): the cluster's fence stays held, and nothing starts there, until none is.
+	draining map[string]int
+	// stops are the stopDelivery waits under way (stopAll waits for them).
+	stops sync.WaitGroup
 }
 
 // member is one engaged cluster.
@@ -81,13 +86,11 @@ type member struct {
 	// stop ends this replica's delivery to the cluster; nil while it delivers none. Only the
 	// coordinator's loop starts and stops deliveries.
 	stop context.CancelFunc
-	// replaced is the member an engagement with new credentials took the place of: its
-	// delivery is stopped (and its fence kept) by the loop.
-	replaced *member
+	// replaced are the members engagements with new credentials took the place of, before
+	// the loop saw them: their deliveries are stopped (and the fence they share kept) by the
+	// loop.
+	replaced []*member
 	gone     bool // disengaged: its delivery stops, its fence is released
-	// stopping is closed once a delivery stopped here (stopDelivery) has stopped; nil when
-	// none is stopping. The fence stays held meanwhile.
-	stopping chan struct{}
 }
 
 // New returns the coordinator; kube reads and writes the Leases (an uncached client: the hub
@@ -95,7 +98,7 @@ type member struct {
 func New(kube client.Client, opts Options, log logr.Logger) *Coordinator {
 	opts = opts.withDefaults()
 	return &Coordinator{kube: kube, opts: opts, log: log, peers: newPeers(kube, opts.Namespace, opts.ID, opts.LeaseDuration, log),
-		hrw: sharder.NewHRW(), poke: make(chan struct{}, 1), clusters: map[string]*member{}}
+		hrw: sharder.NewHRW(), poke: make(chan struct{}, 1), clusters: map[string]*member{}, draining: map[string]int{}}
 }
 
 // AddAware registers a component to engage with the clusters this replica delivers to.
@@ -111,7 +114,13 @@ func (c *Coordinator) Engage(ctx context.Context, name multicluster.ClusterName,
 	m := &member{ctx: ctx, cl: cl}
 	c.mu.Lock()
 	if old := c.clusters[string(name)]; old != nil {
-		m.replaced, m.fence = old, old.fence
+		// One fence per cluster, whichever engagement delivers; every member the loop has
+		// not yet stopped is stopped before this one starts.
+		m.replaced, m.fence = append(old.replaced, old), old.fence
+		old.replaced = nil
+	} else {
+		m.fence = &fence{kube: c.kube, key: client.ObjectKey{Namespace: c.opts.Namespace, Name: fencePrefix + "-" + string(name)},
+			self: c.opts.ID, duration: c.opts.LeaseDuration}
 	}
 	c.clusters[string(name)] = m
 	c.mu.Unlock()
@@ -176,28 +185,15 @@ func (c *Coordinator) decide(ctx context.Context) {
 	alive, self := c.peers.Snapshot(), c.peers.Self()
 	for name, m := range names {
 		c.mu.Lock()
-		gone, replaced, stopping := m.gone, m.replaced, m.stopping != nil
+		gone, replaced := m.gone, m.replaced
+		m.replaced = nil
 		c.mu.Unlock()
-		if m.fence == nil {
-			f := &fence{kube: c.kube, key: client.ObjectKey{Namespace: c.opts.Namespace, Name: fencePrefix + "-" + name},
-				self: self.ID, duration: c.opts.LeaseDuration}
-			c.mu.Lock() // Engage reads it, for the member that replaces this one
-			m.fence = f
-			c.mu.Unlock()
+		for _, old := range replaced {
+			// New credentials: the old engagements' deliveries stop first; the fence, which
+			// they share, stays this replica's meanwhile.
+			c.stopDelivery(name, old)
 		}
-		if replaced != nil {
-			// New credentials: the old engagement's delivery stops first; the fence, which
-			// both share, stays this replica's meanwhile.
-			c.stopDelivery(name, replaced)
-			if c.isStopping(replaced) {
-				c.renewDue(ctx, m)
-				continue
-			}
-			c.mu.Lock()
-			m.replaced = nil
-			c.mu.Unlock()
-		}
-		if stopping {
+		if c.isDraining(name) {
 			c.renewDue(ctx, m) // held until what delivered has stopped
 			continue
 		}
@@ -272,7 +268,7 @@ func (c *Coordinator) startDelivery(name string, m *member) {
 }
 
 // stopDelivery ends this replica's delivery to the cluster; what delivered is waited for,
-// within stopWait, in the background: the member is stopping until then, and the loop is woken
+// within stopWait, in the background: the cluster is draining until then, and the loop is woken
 // once it has stopped (to release the fence, or start it again).
 func (c *Coordinator) stopDelivery(name string, m *member) {
 	if m.stop == nil {
@@ -280,12 +276,13 @@ func (c *Coordinator) stopDelivery(name string, m *member) {
 	}
 	m.stop()
 	m.stop = nil
-	done := make(chan struct{})
 	c.mu.Lock()
-	m.stopping = done
+	c.draining[name]++
 	awares := append([]multicluster.Aware(nil), c.awares...)
 	c.mu.Unlock()
+	c.stops.Add(1)
 	go func() {
+		defer c.stops.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), stopWait)
 		defer cancel()
 		for _, a := range awares {
@@ -295,18 +292,19 @@ func (c *Coordinator) stopDelivery(name string, m *member) {
 		}
 		c.log.Info("No longer delivering to the cluster from this replica", "cluster", name)
 		c.mu.Lock()
-		m.stopping = nil
+		if c.draining[name]--; c.draining[name] <= 0 {
+			delete(c.draining, name)
+		}
 		c.mu.Unlock()
-		close(done)
 		c.wake()
 	}()
 }
 
-// isStopping reports whether m's delivery is still stopping.
-func (c *Coordinator) isStopping(m *member) bool {
+// isDraining reports whether a delivery stopped on the cluster has not stopped yet.
+func (c *Coordinator) isDraining(name string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return m.stopping != nil
+	return c.draining[name] > 0
 }
 
 func (c *Coordinator) release(ctx context.Context, m *member) {
@@ -315,32 +313,30 @@ func (c *Coordinator) release(ctx context.Context, m *member) {
 	}
 }
 
-// stopAll stops every delivery and releases every fence (the replica stops), once what
-// delivered has stopped.
+// stopAll stops every delivery and, once every one has stopped (each within stopWait),
+// releases every fence (the replica stops).
 func (c *Coordinator) stopAll() {
-	type stopping struct {
-		name string
-		m    *member
-	}
-	var all []stopping
 	c.mu.Lock()
+	members := make(map[string]*member, len(c.clusters))
+	var replaced map[string][]*member
 	for name, m := range c.clusters {
-		all = append(all, stopping{name, m})
-		if m.replaced != nil {
-			all = append(all, stopping{name, m.replaced})
+		members[name] = m
+		if len(m.replaced) > 0 {
+			if replaced == nil {
+				replaced = map[string][]*member{}
+			}
+			replaced[name], m.replaced = m.replaced, nil
 		}
 	}
 	c.mu.Unlock()
-	for _, s := range all {
-		c.stopDelivery(s.name, s.m)
-	}
-	for _, s := range all {
-		c.mu.Lock()
-		done := s.m.stopping
-		c.mu.Unlock()
-		if done != nil {
-			<-done // within stopWait
+	for name, m := range members {
+		for _, old := range replaced[name] {
+			c.stopDelivery(name, old)
 		}
-		c.release(context.Background(), s.m)
+		c.stopDelivery(name, m)
+	}
+	c.stops.Wait()
+	for _, m := range members {
+		c.release(context.Background(), m) // the replaced members share it
 	}
 }

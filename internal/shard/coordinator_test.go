@@ -102,6 +102,7 @@ func TestCoordinatorReleasesTheFenceOnlyOnceTheAgentStopped(t *testing.T) {
 type clusterAgents struct {
 	mu      sync.Mutex
 	engaged map[string]context.Context
+	starts  map[string]int
 	stopped map[string]chan struct{}
 }
 
@@ -109,6 +110,10 @@ func (a *clusterAgents) Engage(ctx context.Context, name multicluster.ClusterNam
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.engaged[string(name)] = ctx
+	if a.starts == nil {
+		a.starts = map[string]int{}
+	}
+	a.starts[string(name)]++
 	return nil
 }
 
@@ -199,5 +204,75 @@ func TestCoordinatorRenewsOtherFencesWhileAClusterStops(t *testing.T) {
 	}
 	if h, _ := renewed("spoke-2"); h != "hub-0" {
 		t.Errorf("spoke-2's fence holder %q, want hub-0", h)
+	}
+}
+
+// A cluster whose credentials change twice before the loop looks (engagement 1 delivering, 2
+// and 3 new) has engagement 1's delivery stopped, and nothing started on 3 while it stops; a
+// replica that stops meanwhile releases the fence only once it has stopped.
+func TestCoordinatorStopsEveryReplacedEngagementFirst(t *testing.T) {
+	ctx := context.Background()
+	kube := fake.NewClientBuilder().WithScheme(scheme.Scheme).Build()
+	c := New(kube, Options{ID: "hub-0", Namespace: "flotilla-system"}, logr.Discard())
+	c.peers.since, c.peers.looked = time.Now().Add(-time.Minute), true
+	c.peers.alive = []sharder.PeerInfo{{ID: "hub-0", Weight: 1}}
+	agents := &clusterAgents{engaged: map[string]context.Context{}, stopped: map[string]chan struct{}{"spoke-1": make(chan struct{})}}
+	c.AddAware(agents)
+	first, end1 := context.WithCancel(ctx)
+	if err := c.Engage(first, "spoke-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	c.decide(ctx)
+	agents.mu.Lock()
+	delivering := agents.engaged["spoke-1"]
+	agents.mu.Unlock()
+	if delivering == nil {
+		t.Fatal("spoke-1 was not started")
+	}
+	second, end2 := context.WithCancel(ctx)
+	if err := c.Engage(second, "spoke-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	end1()
+	if err := c.Engage(ctx, "spoke-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	end2()
+	for range 3 {
+		c.decide(ctx)
+	}
+	if delivering.Err() == nil {
+		t.Fatal("the first engagement's delivery was not stopped")
+	}
+	agents.mu.Lock()
+	starts := agents.starts["spoke-1"]
+	agents.mu.Unlock()
+	if starts != 1 {
+		t.Fatalf("%d deliveries started while the first was still stopping, want 1", starts)
+	}
+	holder := func() string {
+		var l coordinationv1.Lease
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: "flotilla-system", Name: "flotilla-shard-spoke-1"}, &l); err != nil || l.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *l.Spec.HolderIdentity
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		c.stopAll()
+	}()
+	select {
+	case <-stopped:
+		t.Fatal("the replica stopped before the first engagement's delivery did")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if h := holder(); h != "hub-0" {
+		t.Fatalf("the fence went (holder %q) while the first delivery was still stopping", h)
+	}
+	close(agents.stopped["spoke-1"])
+	<-stopped
+	if h := holder(); h != "" {
+		t.Errorf("fence holder %q after the replica stopped, want it released", h)
 	}
 }
