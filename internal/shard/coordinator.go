@@ -185,6 +185,12 @@ func (c *Coordinator) decide(ctx context.Context) {
 	alive, self := c.peers.Snapshot(), c.peers.Self()
 	for name, m := range names {
 		c.mu.Lock()
+		if c.clusters[name] != m {
+			// Replaced since the snapshot: the newer member took over the members this one
+			// had still to stop, and the next pass stops them first.
+			c.mu.Unlock()
+			continue
+		}
 		gone, replaced := m.gone, m.replaced
 		m.replaced = nil
 		c.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/manager/coordinator/sharded/sharder"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
@@ -274,5 +275,49 @@ func TestCoordinatorStopsEveryReplacedEngagementFirst(t *testing.T) {
 	<-stopped
 	if h := holder(); h != "" {
 		t.Errorf("fence holder %q after the replica stopped, want it released", h)
+	}
+}
+
+// A member replaced while the loop is in its pass (after the loop's snapshot of the members) is
+// left to the newer member: it neither starts a delivery beside one still running nor gives
+// the fence up. Engage runs here from inside the pass, as the loop reads another cluster's
+// fence; the clusters' order in a pass is random, so the pass is tried many times.
+func TestCoordinatorLeavesAMemberReplacedDuringItsPass(t *testing.T) {
+	for i := range 50 {
+		ctx := context.Background()
+		var once sync.Once
+		var engageDuringPass func()
+		kube := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithInterceptorFuncs(interceptor.Funcs{
+			Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if key.Name == "flotilla-shard-a" && engageDuringPass != nil {
+					once.Do(engageDuringPass)
+				}
+				return cl.Get(ctx, key, obj, opts...)
+			}}).Build()
+		c := New(kube, Options{ID: "hub-0", Namespace: "ns"}, logr.Discard())
+		c.peers.since, c.peers.looked = time.Now().Add(-time.Minute), true
+		c.peers.alive = []sharder.PeerInfo{{ID: "hub-0", Weight: 1}}
+		agents := &clusterAgents{engaged: map[string]context.Context{}, stopped: map[string]chan struct{}{"b": make(chan struct{})}}
+		c.AddAware(agents)
+		if err := c.Engage(ctx, "b", nil); err != nil {
+			t.Fatal(err)
+		}
+		c.decide(ctx)
+		delivering := agents.engaged["b"]
+		second, endSecond := context.WithCancel(ctx)
+		_ = c.Engage(second, "b", nil)
+		_ = c.Engage(ctx, "a", nil)
+		engageDuringPass = func() { _ = c.Engage(ctx, "b", nil); endSecond() }
+		c.decide(ctx)
+		agents.mu.Lock()
+		starts := agents.starts["b"]
+		agents.mu.Unlock()
+		c.mu.Lock()
+		f := c.clusters["b"].fence
+		c.mu.Unlock()
+		if delivering.Err() == nil && (starts > 1 || !f.held(time.Now())) {
+			t.Fatalf("pass %d: b's first delivery still runs and %d started, fence held %v", i, starts, f.held(time.Now()))
+		}
+		close(agents.stopped["b"])
 	}
 }
