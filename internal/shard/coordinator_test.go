@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/manager/coordinator/sharded/sharder"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
 // slowAgents stands for Agents: what it runs for a cluster stops only when the test says so.
@@ -164,8 +167,7 @@ func TestCoordinatorRenewsOtherFencesWhileAClusterStops(t *testing.T) {
 	}
 
 	disengage() // spoke-1 goes; its agent is slow to stop
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	fleettest.Eventually(t, 10*time.Second, "both fences renewed while spoke-1 stops", func() error {
 		start := time.Now()
 		c.decide(ctx)
 		if took := time.Since(start); took > 5*time.Second {
@@ -176,33 +178,26 @@ func TestCoordinatorRenewsOtherFencesWhileAClusterStops(t *testing.T) {
 		if h1 != "hub-0" || h2 != "hub-0" {
 			t.Fatalf("a fence went (holders %q, %q) while spoke-1's agent was still stopping", h1, h2)
 		}
-		if at1.After(first1) && at2.After(first2) {
-			break // both renewed while spoke-1 stops
+		if !at1.After(first1) || !at2.After(first2) {
+			return fmt.Errorf("renewed since: spoke-1 %s, spoke-2 %s", at1.Sub(first1), at2.Sub(first2))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fences not renewed while spoke-1 stops: spoke-1 %s, spoke-2 %s", at1.Sub(first1), at2.Sub(first2))
-		}
-		time.Sleep(100 * time.Millisecond) // the loop's tick, shortened
-	}
+		return nil
+	})
 	if err := agents.engaged["spoke-1"].Err(); err == nil {
 		t.Fatal("spoke-1's agent was not told to stop")
 	}
 
 	close(agents.stopped["spoke-1"])
-	deadline = time.Now().Add(10 * time.Second)
-	for {
+	fleettest.Eventually(t, 10*time.Second, "spoke-1's fence released once its agent stopped", func() error {
 		c.decide(ctx)
 		c.mu.Lock()
 		_, engaged := c.clusters["spoke-1"]
 		c.mu.Unlock()
-		if h, _ := renewed("spoke-1"); h == "" && !engaged {
-			break
+		if h, _ := renewed("spoke-1"); h != "" || engaged {
+			return fmt.Errorf("holder %q, engaged %v", h, engaged)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("spoke-1's fence was not released once its agent stopped")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	if h, _ := renewed("spoke-2"); h != "hub-0" {
 		t.Errorf("spoke-2's fence holder %q, want hub-0", h)
 	}
