@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -76,6 +77,8 @@ type Coordinator struct {
 	draining map[string]int
 	// stops are the stopDelivery waits under way (stopAll waits for them).
 	stops sync.WaitGroup
+	// stopWait bounds each of them (stopWait, shorter in tests).
+	stopWait time.Duration
 }
 
 // member is one engaged cluster.
@@ -86,6 +89,10 @@ type member struct {
 	// stop ends this replica's delivery to the cluster; nil while it delivers none. Only the
 	// coordinator's loop starts and stops deliveries.
 	stop context.CancelFunc
+	// abandoned, set when the delivery stop ends did not stop within stopWait, refuses every
+	// write of that delivery's clients from then on (fencedCluster), whatever fence this
+	// replica holds later.
+	abandoned *atomic.Bool
 	// replaced are the members engagements with new credentials took the place of, before
 	// the loop saw them: their deliveries are stopped (and the fence they share kept) by the
 	// loop.
@@ -98,7 +105,7 @@ type member struct {
 func New(kube client.Client, opts Options, log logr.Logger) *Coordinator {
 	opts = opts.withDefaults()
 	return &Coordinator{kube: kube, opts: opts, log: log, peers: newPeers(kube, opts.Namespace, opts.ID, opts.LeaseDuration, log),
-		hrw: sharder.NewHRW(), poke: make(chan struct{}, 1), clusters: map[string]*member{}, draining: map[string]int{}}
+		hrw: sharder.NewHRW(), poke: make(chan struct{}, 1), clusters: map[string]*member{}, draining: map[string]int{}, stopWait: stopWait}
 }
 
 // AddAware registers a component to engage with the clusters this replica delivers to.
@@ -260,12 +267,12 @@ func (c *Coordinator) fenceCall(ctx context.Context, call func(context.Context))
 
 func (c *Coordinator) startDelivery(name string, m *member) {
 	ctx, stop := context.WithCancel(m.ctx)
-	m.stop = stop
+	m.stop, m.abandoned = stop, &atomic.Bool{}
 	c.mu.Lock()
 	awares := append([]multicluster.Aware(nil), c.awares...)
 	c.mu.Unlock()
 	c.log.Info("Delivering to the cluster from this replica", "cluster", name)
-	fenced := fencedCluster{Cluster: m.cl, fence: m.fence}
+	fenced := fencedCluster{Cluster: m.cl, fence: m.fence, abandoned: m.abandoned}
 	for _, a := range awares {
 		if err := a.Engage(ctx, multicluster.ClusterName(name), fenced); err != nil {
 			c.log.Error(err, "Cannot start delivering to the cluster", "cluster", name)
@@ -282,6 +289,7 @@ func (c *Coordinator) stopDelivery(name string, m *member) {
 	}
 	m.stop()
 	m.stop = nil
+	abandoned := m.abandoned
 	c.mu.Lock()
 	c.draining[name]++
 	awares := append([]multicluster.Aware(nil), c.awares...)
@@ -289,14 +297,21 @@ func (c *Coordinator) stopDelivery(name string, m *member) {
 	c.stops.Add(1)
 	go func() {
 		defer c.stops.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), stopWait)
+		ctx, cancel := context.WithTimeout(context.Background(), c.stopWait)
 		defer cancel()
 		for _, a := range awares {
 			if s, ok := a.(Stopper); ok {
 				s.WaitStopped(ctx, name)
 			}
 		}
-		c.log.Info("No longer delivering to the cluster from this replica", "cluster", name)
+		if ctx.Err() != nil {
+			// Its fence is given up now; a later delivery here may hold it again, and this
+			// one, still running past its context, must not write beside that one.
+			abandoned.Store(true)
+			c.log.Info("The cluster's delivery did not stop in time; its writes are refused from now on", "cluster", name, "waited", c.stopWait)
+		} else {
+			c.log.Info("No longer delivering to the cluster from this replica", "cluster", name)
+		}
 		c.mu.Lock()
 		if c.draining[name]--; c.draining[name] <= 0 {
 			delete(c.draining, name)
@@ -319,8 +334,10 @@ func (c *Coordinator) release(ctx context.Context, m *member) {
 	}
 }
 
-// stopAll stops every delivery and, once every one has stopped (each within stopWait),
-// releases every fence (the replica stops).
+// stopAll stops every delivery, and releases each cluster's fence as soon as what delivered
+// there has stopped (each within stopWait), so that another replica takes that cluster over at
+// once rather than wait for the slowest cluster here; meanwhile the fences still draining are
+// renewed, as the loop would (the replica stops).
 func (c *Coordinator) stopAll() {
 	c.mu.Lock()
 	members := make(map[string]*member, len(c.clusters))
@@ -341,8 +358,25 @@ func (c *Coordinator) stopAll() {
 		}
 		c.stopDelivery(name, m)
 	}
-	c.stops.Wait()
-	for _, m := range members {
-		c.release(context.Background(), m) // the replaced members share it
+	tick := time.NewTicker(c.opts.Probe)
+	defer tick.Stop()
+	ctx := context.Background() // the replica's own context has ended
+	for {
+		for name, m := range members {
+			if c.isDraining(name) {
+				c.renewDue(ctx, m)
+				continue
+			}
+			c.release(ctx, m) // the replaced members share it
+			delete(members, name)
+		}
+		if len(members) == 0 {
+			break
+		}
+		select {
+		case <-c.poke: // a stop ended
+		case <-tick.C:
+		}
 	}
+	c.stops.Wait()
 }

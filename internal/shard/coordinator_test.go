@@ -316,3 +316,63 @@ func TestCoordinatorLeavesAMemberReplacedDuringItsPass(t *testing.T) {
 		close(agents.stopped["b"])
 	}
 }
+
+// A replica that stops gives each cluster's fence up as soon as that cluster's delivery has
+// stopped, and renews the fences of those still stopping: another replica takes spoke-2 over
+// at once, not after spoke-1's slow agent (up to stopWait), nor after spoke-1's fence expired.
+func TestCoordinatorStoppingReleasesEachFenceAsItsClusterStops(t *testing.T) {
+	ctx := context.Background()
+	kube := fake.NewClientBuilder().WithScheme(scheme.Scheme).Build()
+	c := New(kube, Options{ID: "hub-0", Namespace: "flotilla-system", LeaseDuration: 3 * time.Second, Probe: 200 * time.Millisecond}, logr.Discard())
+	c.peers.since, c.peers.looked = time.Now().Add(-time.Minute), true
+	c.peers.alive = []sharder.PeerInfo{{ID: "hub-0", Weight: 1}}
+	agents := &clusterAgents{engaged: map[string]context.Context{}, stopped: map[string]chan struct{}{"spoke-1": make(chan struct{})}}
+	c.AddAware(agents)
+	for _, name := range []string{"spoke-1", "spoke-2"} {
+		if err := c.Engage(ctx, multicluster.ClusterName(name), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.decide(ctx)
+	renewed := func(name string) (string, time.Time) {
+		var l coordinationv1.Lease
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: "flotilla-system", Name: "flotilla-shard-" + name}, &l); err != nil ||
+			l.Spec.HolderIdentity == nil || l.Spec.RenewTime == nil {
+			return "", time.Time{}
+		}
+		return *l.Spec.HolderIdentity, l.Spec.RenewTime.Time
+	}
+	_, first1 := renewed("spoke-1")
+	if h, _ := renewed("spoke-2"); h != "hub-0" || first1.IsZero() {
+		t.Fatal("the replica did not take both clusters' fences")
+	}
+
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		c.stopAll()
+	}()
+	fleettest.Eventually(t, 10*time.Second, "spoke-2's fence released, spoke-1's renewed while its agent stops", func() error {
+		h1, at1 := renewed("spoke-1")
+		if h1 != "hub-0" {
+			t.Fatalf("spoke-1's fence went (holder %q) while its agent was still stopping", h1)
+		}
+		if h2, _ := renewed("spoke-2"); h2 != "" {
+			return fmt.Errorf("spoke-2's fence holder %q, want it released", h2)
+		}
+		if !at1.After(first1) {
+			return fmt.Errorf("spoke-1's fence not renewed since the replica began to stop")
+		}
+		return nil
+	})
+	select {
+	case <-stopped:
+		t.Fatal("the replica stopped before spoke-1's agent did")
+	default:
+	}
+	close(agents.stopped["spoke-1"])
+	<-stopped
+	if h, _ := renewed("spoke-1"); h != "" {
+		t.Errorf("spoke-1's fence holder %q after the replica stopped, want it released", h)
+	}
+}
