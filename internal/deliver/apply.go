@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -48,8 +47,9 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	live := newLiveIndex(cl.GetAPIReader())
 	prev := w.seen.Take(job.Owner)
 	under := confirmedUnder(job.Strategy)
-	ids := identify(job.Objects)
-	for _, gvk := range kindsOf(ids) {
+	ident := job.identities()
+	ids := ident.ids
+	for _, gvk := range ident.kinds {
 		w.watch(e, gvk)
 	}
 	errs := make([]error, len(job.Objects))
@@ -87,7 +87,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		parallel(len(rest), applyParallelism, func(i int) { one(rest[i]) })
 		start = end
 	}
-	statuses, statusErrs := w.writeStatuses(ctx, cl, job, ids, prev)
+	statuses, statusErrs := w.writeStatuses(ctx, cl, job, prev)
 	var failures []string
 	res.Permanent = true
 	if metaErr != nil {
@@ -108,13 +108,9 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		}
 		res.Applied++
 	}
-	want := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		want[id.key] = true
-	}
 	pruned := false
 	if len(failures) == 0 && job.Prune {
-		if prev.LostNothing(want) {
+		if prev.LostNothing(ident.wants) {
 			pruned = true
 		} else {
 			err := w.prune(ctx, cl, job, prev)
@@ -148,7 +144,7 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 	next := observe.NewConfirmed()
 	next.Pruned = pruned && res.Complete
 	if !pruned {
-		next.Left = prev.StillOwned(want)
+		next.Left = prev.StillOwned(ident.wants)
 	}
 	next.Under = under
 	next.Status = statuses
@@ -165,9 +161,9 @@ func (w *clusterWorker) deliver(ctx context.Context, job Job) Result {
 		}
 	}
 	w.reportDrifts(ctx, cl, job, prev, drifts, &res)
-	w.reportFights(job, ids, &res)
+	w.reportFights(job, ident.observed, &res)
 	if res.Complete {
-		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects, ids, prev, next)
+		res.Ready, res.NotReady = w.readiness(ctx, cl, job.Objects, ident.observed, prev, next)
 	}
 	if e.ctx.Err() == nil {
 		w.seen.Confirm(job.Owner, next)
@@ -348,40 +344,6 @@ func cachedHash(existing *unstructured.Unstructured, err error) string {
 		return ""
 	}
 	return render.HashOf(existing)
-}
-
-// objectID is what a delivery needs to know of an object again and again.
-type objectID struct {
-	gvk   schema.GroupVersionKind
-	key   string // render.Key
-	hash  string // the hash annotation
-	phase int    // render.Phase
-}
-
-// identify computes each object's objectID, once per delivery, reading each object's kind
-// once: a delivery of a thousand objects walks them once for all of this (the objects lie
-// scattered in memory, and each walk costs a cache miss or more per object).
-func identify(objs []*unstructured.Unstructured) []objectID {
-	ids := make([]objectID, len(objs))
-	for i, o := range objs {
-		gvk := o.GroupVersionKind()
-		ids[i] = objectID{gvk: gvk, key: render.KeyWith(gvk, o), hash: render.HashOf(o), phase: render.PhaseOf(gvk)}
-	}
-	return ids
-}
-
-// kindsOf returns the distinct kinds of a delivery's objects, in the order they first appear;
-// an object without a version or kind names none (its apply fails on its own).
-func kindsOf(ids []objectID) []schema.GroupVersionKind {
-	var kinds []schema.GroupVersionKind
-	seen := map[schema.GroupVersionKind]bool{}
-	for _, id := range ids {
-		if id.gvk.Version != "" && id.gvk.Kind != "" && !seen[id.gvk] {
-			seen[id.gvk] = true
-			kinds = append(kinds, id.gvk)
-		}
-	}
-	return kinds
 }
 
 // applyParallelism is how many objects of one phase one delivery applies at once.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/workqueue"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -97,8 +96,10 @@ func (d *Deliverer) Submit(job Job) {
 		w.mu.Unlock()
 		return
 	}
+	if !job.Identities.of(job.Objects) {
+		job.Identities = NewIdentities(job.Objects) // made on first use
+	}
 	w.jobs[job.Owner] = job
-	delete(w.index, job.Owner)
 	w.mu.Unlock()
 	w.queue.Add(job.Owner)
 }
@@ -185,7 +186,6 @@ func (d *Deliverer) Forget(owner render.Owner, clusterName string) {
 	w.mu.Lock()
 	delete(w.jobs, owner)
 	delete(w.results, owner)
-	delete(w.index, owner)
 	idle := len(w.jobs) == 0
 	w.mu.Unlock()
 	w.seen.Forget(owner)
@@ -309,15 +309,14 @@ type clusterWorker struct {
 	mu       sync.Mutex
 	jobs     map[pairKey]Job
 	results  map[pairKey]Result
-	index    map[pairKey]map[string]*unstructured.Unstructured // jobs' objects by render.Key
-	watches  *watchScope                                       // the spoke event handlers of this worker on the engaged instance
-	bypass   bypassed                                          // kinds read without the cache
-	appliers applierCache                                      // writes to the current cluster instance
-	retired  bool                                              // stopped for want of jobs; Submit uses a new worker
-	claims   map[string]map[pairKey]bool                       // owners waiting for an object another owner holds, by render.Key
-	seen     observe.Cluster                                   // what is known of the cluster's objects between deliveries
-	drifts   driftClock                                        // when watched drifts began, until corrected
-	awaiting bool                                              // a wait for the spoke to answer again runs (answer.go)
+	watches  *watchScope                 // the spoke event handlers of this worker on the engaged instance
+	bypass   bypassed                    // kinds read without the cache
+	appliers applierCache                // writes to the current cluster instance
+	retired  bool                        // stopped for want of jobs; Submit uses a new worker
+	claims   map[string]map[pairKey]bool // owners waiting for an object another owner holds, by render.Key
+	seen     observe.Cluster             // what is known of the cluster's objects between deliveries
+	drifts   driftClock                  // when watched drifts began, until corrected
+	awaiting bool                        // a wait for the spoke to answer again runs (answer.go)
 }
 
 // verifyPeriodically confirms every delivery again now and then, in case a watch missed

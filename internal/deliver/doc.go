@@ -11,7 +11,9 @@
 // Each cluster has its own queue and workers, so a slow or unreachable spoke never delays
 // another (one queue shared by all clusters, as a multicluster-runtime controller has, would
 // let one slow spoke hold every worker). Work is keyed by (owner, cluster) and coalesced: a
-// burst of changes to one Propagation becomes one delivery of its latest desired set. A worker
+// burst of changes to one Propagation becomes one delivery of its latest desired set. What a
+// delivery learns of its objects alone (kinds, keys, hashes: Identities) is learned once for
+// the jobs of every cluster that get the same objects, not once per cluster. A worker
 // never waits on a controller: results reach owners through a Notifier, which does not block.
 // A cluster's worker retires when no owner delivers there any more, cancelling what it had in
 // flight; its spoke event handlers and metric series go with it. A failed delivery is retried

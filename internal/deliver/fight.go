@@ -47,8 +47,8 @@ func (w *clusterWorker) corrected(owner pairKey, key, hash string, d *Drift) {
 // reportFights completes a delivery's result with the objects of its owner that are fighting,
 // reports each new fight through OnDrift, and makes sure the owner is looked at again when a
 // fight may end, so that its report ends too.
-func (w *clusterWorker) reportFights(job Job, ids []objectID, res *Result) {
-	fighting, news, settles := w.seen.Fights(job.Owner, observed(ids))
+func (w *clusterWorker) reportFights(job Job, ids []observe.Object, res *Result) {
+	fighting, news, settles := w.seen.Fights(job.Owner, ids)
 	if !settles.IsZero() {
 		w.queue.AddAfter(job.Owner, time.Until(settles))
 	}

@@ -42,6 +42,10 @@ type Job struct {
 	// integer; missing or not positive counts as 0): a prune deletes the highest wave first and
 	// waits until its objects are gone, not merely terminating, before it deletes the next.
 	PruneOrder string
+	// Identities, when set, are those of Objects (NewIdentities(Objects)), shared with the
+	// jobs of other clusters that get the same objects; other identities are ignored, and a
+	// job without them gets its own.
+	Identities *Identities
 }
 
 // Result is the outcome of the latest delivery of a Job.

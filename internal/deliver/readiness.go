@@ -19,21 +19,12 @@ const readinessRecheck = 15 * time.Second
 
 // readiness counts the delivered objects that are ready in the spoke cache, at the generation
 // this delivery wrote, as package observe judges them, and describes the first that is not.
-func (w *clusterWorker) readiness(ctx context.Context, cl cluster.Cluster, objs []*unstructured.Unstructured, ids []objectID, prev, next *observe.Confirmed) (int, string) {
+func (w *clusterWorker) readiness(ctx context.Context, cl cluster.Cluster, objs []*unstructured.Unstructured, ids []observe.Object, prev, next *observe.Confirmed) (int, string) {
 	read := func(desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(desired.GroupVersionKind())
 		_, err := w.readGet(ctx, cl, client.ObjectKeyFromObject(desired), live)
 		return live, err
 	}
-	return w.seen.Readiness(objs, observed(ids), prev, next, read)
-}
-
-// observed are a delivery's objects as package observe names them.
-func observed(ids []objectID) []observe.Object {
-	objs := make([]observe.Object, len(ids))
-	for i, id := range ids {
-		objs[i] = observe.Object{Key: id.key, Hash: id.hash}
-	}
-	return objs
+	return w.seen.Readiness(objs, ids, prev, next, read)
 }

@@ -26,20 +26,17 @@ var errStatusTarget = errors.New("status may be written only to the owner itself
 // status the cluster now shows, by render.Key, and the failures. A status confirmed by an
 // earlier delivery is not looked at again; one not confirmed yet (a new status, or after a
 // restart) is read from the API server first and written only when the object does not hold
-// it, so a restart costs a read per target and no write. ids are the job's objects' (identify).
-func (w *clusterWorker) writeStatuses(ctx context.Context, cl cluster.Cluster, job Job, ids []objectID, prev *observe.Confirmed) (map[string]string, []error) {
+// it, so a restart costs a read per target and no write.
+func (w *clusterWorker) writeStatuses(ctx context.Context, cl cluster.Cluster, job Job, prev *observe.Confirmed) (map[string]string, []error) {
 	shown := make(map[string]string, len(job.Status))
 	if len(job.Status) == 0 {
-		return shown, nil // most jobs: no index of the delivered objects to build
+		return shown, nil
 	}
 	var errs []error
-	delivered := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		delivered[id.key] = true
-	}
+	delivered := job.identities()
 	for _, target := range job.Status {
 		key, ref, hash := render.Key(target), decide.Describe(target), statusHash(target)
-		if !isOwnerObject(job.Owner, w.name, target) && !delivered[key] {
+		if !isOwnerObject(job.Owner, w.name, target) && !delivered.wants(key) {
 			errs = append(errs, fmt.Errorf("status of %s: %w", ref, errStatusTarget))
 			continue
 		}

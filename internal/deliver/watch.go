@@ -153,23 +153,12 @@ func (w *clusterWorker) wanted(owner render.Owner, key string) (string, bool) {
 	return "", false
 }
 
-// desiredLocked returns the desired object of owner with this key, indexing the owner's job
-// on first use.
+// desiredLocked returns the desired object of owner with this key (from its job's identities,
+// shared with the other clusters that get the same objects).
 func (w *clusterWorker) desiredLocked(owner pairKey, key string) *unstructured.Unstructured {
-	idx, ok := w.index[owner]
+	job, ok := w.jobs[owner]
 	if !ok {
-		job, ok := w.jobs[owner]
-		if !ok {
-			return nil
-		}
-		idx = make(map[string]*unstructured.Unstructured, len(job.Objects))
-		for _, o := range job.Objects {
-			idx[render.Key(o)] = o
-		}
-		if w.index == nil {
-			w.index = map[pairKey]map[string]*unstructured.Unstructured{}
-		}
-		w.index[owner] = idx
+		return nil
 	}
-	return idx[key]
+	return job.identities().object(key)
 }

@@ -126,8 +126,8 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 		pull := f.Agents.Deliver(ctx, c) // its agent delivers and reports (pull.go)
 		if wanted {
 			// Written ahead: the record lists every kind before anything of it is delivered.
-			kinds, placed := facts.of(want.Objects)
-			recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, kinds, want.Replicas, placed)
+			of := facts.of(want.Objects)
+			recorded, err := f.Ledger.Prepare(ctx, pass.Owner, c, of.kinds, want.Replicas, of.placed)
 			if err != nil {
 				out.Failed[c] = err.Error()
 				continue
@@ -142,7 +142,8 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 			}
 			if !pull {
 				f.Deliverer.Submit(deliver.Job{Owner: owner, Cluster: c, Objects: want.Objects, Revision: want.Revision,
-					PruneKinds: render.ParseKinds(recorded), Prune: pass.Prune, Strategy: pass.Strategy, Ignore: pass.Ignore})
+					PruneKinds: render.ParseKinds(recorded), Prune: pass.Prune, Strategy: pass.Strategy, Ignore: pass.Ignore,
+					Identities: of.identities})
 			}
 			if !pass.WorkAhead {
 				_ = f.recordWork(ctx, owner, c, want, pass.Declared, false)
@@ -189,21 +190,25 @@ type objectsID struct {
 type objectFactsOf struct {
 	kinds  []string
 	placed corev1.ResourceList
+	// identities are what the deliveries of these objects learn of them, made by the first
+	// delivery that needs them and shared by the others.
+	identities *deliver.Identities
 }
 
-// of returns the kinds (render.Kinds) and the usage (division.UsageOf) of objs. The results
-// are shared by the clusters with the same objects: read them, do not change them.
-func (f objectFacts) of(objs []*unstructured.Unstructured) ([]string, corev1.ResourceList) {
+// of returns the kinds (render.Kinds), the usage (division.UsageOf) and the deliveries'
+// identities of objs. The results are shared by the clusters with the same objects: read
+// them, do not change them.
+func (f objectFacts) of(objs []*unstructured.Unstructured) objectFactsOf {
 	if len(objs) == 0 {
-		return render.Kinds(objs), division.UsageOf(objs).ResourceList()
+		return objectFactsOf{kinds: render.Kinds(objs), placed: division.UsageOf(objs).ResourceList()}
 	}
 	id := objectsID{first: &objs[0], n: len(objs)}
 	if got, ok := f[id]; ok {
-		return got.kinds, got.placed
+		return got
 	}
-	got := objectFactsOf{kinds: render.Kinds(objs), placed: division.UsageOf(objs).ResourceList()}
+	got := objectFactsOf{kinds: render.Kinds(objs), placed: division.UsageOf(objs).ResourceList(), identities: deliver.NewIdentities(objs)}
 	f[id] = got
-	return got.kinds, got.placed
+	return got
 }
 
 // leave empties the clusters the records name that are no longer chosen, make before break.

@@ -25,24 +25,25 @@ func TestObjectFactsAreOfTheSliceTheyWereComputedFor(t *testing.T) {
 	divided := []*unstructured.Unstructured{cm, obj("Deployment", 1)} // same first object, same length
 	facts := objectFacts{}
 
-	kinds, placed := facts.of(latest)
+	first := facts.of(latest)
+	kinds, placed := first.kinds, first.placed
 	if want := []string{"/v1/ConfigMap", "apps/v1/Deployment"}; !slices.Equal(kinds, want) {
 		t.Fatalf("kinds %v, want %v", kinds, want)
 	}
 	if got := placed.Pods().Value(); got != 4 {
 		t.Fatalf("pods placed %d, want 4", got)
 	}
-	again, placedAgain := facts.of(latest[:])
-	if &again[0] != &kinds[0] || placedAgain.Pods().Value() != 4 {
+	again := facts.of(latest[:])
+	if &again.kinds[0] != &kinds[0] || again.placed.Pods().Value() != 4 || again.identities != first.identities {
 		t.Errorf("the same slice was not answered from what the pass computed")
 	}
-	if _, p := facts.of(divided); p.Pods().Value() != 1 {
-		t.Errorf("another slice starting with the same object: pods placed %d, want 1", p.Pods().Value())
+	if other := facts.of(divided); other.placed.Pods().Value() != 1 || other.identities == first.identities {
+		t.Errorf("another slice starting with the same object: pods placed %d, want 1", other.placed.Pods().Value())
 	}
-	if _, p := facts.of(latest[:1]); p.Pods() != nil && p.Pods().Value() != 0 {
-		t.Errorf("a shorter slice of the same array: pods placed %v, want none", p.Pods())
+	if shorter := facts.of(latest[:1]); shorter.placed.Pods() != nil && shorter.placed.Pods().Value() != 0 {
+		t.Errorf("a shorter slice of the same array: pods placed %v, want none", shorter.placed.Pods())
 	}
-	if k, _ := facts.of(nil); len(k) != 0 {
-		t.Errorf("no objects: kinds %v", k)
+	if none := facts.of(nil); len(none.kinds) != 0 {
+		t.Errorf("no objects: kinds %v", none.kinds)
 	}
 }

@@ -62,13 +62,13 @@ func (c *Confirmed) Owns(key string) bool {
 
 // StillOwned is what of the owner's a delivery that wants want and did not prune leaves on
 // the cluster, for its own Confirmed.Left: what was confirmed and is no longer wanted.
-func (c *Confirmed) StillOwned(want map[string]bool) map[string]bool {
+func (c *Confirmed) StillOwned(want func(key string) bool) map[string]bool {
 	if c == nil {
 		return nil
 	}
 	var out map[string]bool
 	add := func(k string) {
-		if want[k] {
+		if want(k) {
 			return
 		}
 		if out == nil {
@@ -87,12 +87,12 @@ func (c *Confirmed) StillOwned(want map[string]bool) map[string]bool {
 
 // LostNothing reports whether every object confirmed before is still wanted: if so, and the
 // last delivery pruned, nothing new can be left to prune.
-func (c *Confirmed) LostNothing(want map[string]bool) bool {
+func (c *Confirmed) LostNothing(want func(key string) bool) bool {
 	if c == nil || !c.Pruned {
 		return false
 	}
 	for k := range c.Hashes {
-		if !want[k] {
+		if !want(k) {
 			return false
 		}
 	}
