@@ -33,13 +33,18 @@ func NewIdentities(objs []*unstructured.Unstructured) *Identities {
 	return &Identities{objs: objs}
 }
 
-// identities are the job's objects' identities: those it was given when they are of its
-// objects, made on first use.
-func (j Job) identities() *Identities {
+// withIdentities is the job with identities of its own objects: those it was given when they
+// are, new ones (made on first use) otherwise. A worker keeps its jobs so.
+func (j Job) withIdentities() Job {
 	if !j.Identities.of(j.Objects) {
 		j.Identities = NewIdentities(j.Objects)
 	}
-	return j.Identities.made()
+	return j
+}
+
+// identities are the job's objects' identities, made on first use.
+func (j Job) identities() *Identities {
+	return j.withIdentities().Identities.made()
 }
 
 // of reports whether these are the identities of objs: the same slice.
