@@ -37,6 +37,9 @@ type Options struct {
 	// up to 30 s or RetryBase, the longer (default 200ms). A spoke that did not answer is tried again as soon as it
 	// answers whatever the backoff (answer.go).
 	RetryBase time.Duration
+	// CacheSyncTimeout is how long a read waits for its kind's spoke cache to fill before it
+	// goes to the API server (default 10s; spokeread.go).
+	CacheSyncTimeout time.Duration
 	// Grant, when set, names the ClusterRole a spoke binds Flotilla's credentials to (the
 	// inventory knows it from `flotilla join`), for messages about refused requests.
 	Grant func(cluster string) string
@@ -68,6 +71,9 @@ func New(ctx context.Context, notify func(render.Owner), opts Options) *Delivere
 	if opts.RetryBase <= 0 {
 		opts.RetryBase = 200 * time.Millisecond
 	}
+	if opts.CacheSyncTimeout <= 0 {
+		opts.CacheSyncTimeout = defaultCacheSyncTimeout
+	}
 	if opts.VerifyInterval == 0 {
 		opts.VerifyInterval = 10 * time.Minute
 	}
@@ -96,10 +102,7 @@ func (d *Deliverer) Submit(job Job) {
 		w.mu.Unlock()
 		return
 	}
-	if !job.Identities.of(job.Objects) {
-		job.Identities = NewIdentities(job.Objects) // made on first use
-	}
-	w.jobs[job.Owner] = job
+	w.jobs[job.Owner] = job.withIdentities()
 	w.mu.Unlock()
 	w.queue.Add(job.Owner)
 }
@@ -110,7 +113,7 @@ func (d *Deliverer) refuse(job Job, why string) {
 	w := d.worker(job.Cluster)
 	res := Result{Revision: job.Revision, Failed: len(job.Objects), Permanent: true, Message: why}
 	w.mu.Lock()
-	w.jobs[job.Owner] = job
+	w.jobs[job.Owner] = job.withIdentities()
 	changed := !reflect.DeepEqual(w.results[job.Owner], res)
 	w.results[job.Owner] = res
 	w.mu.Unlock()

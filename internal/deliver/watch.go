@@ -85,6 +85,7 @@ func (w *clusterWorker) watchScopeLocked(e *engagement) *watchScope {
 	if e.ctx.Err() != nil || w.ctx.Err() != nil {
 		return nil
 	}
+	w.bypass.forgetFilling() // those were the previous instance's caches
 	ctx, cancel := context.WithCancel(e.ctx)
 	stop := context.AfterFunc(w.ctx, cancel)
 	context.AfterFunc(ctx, func() { stop() }) // a scope replaced lets go of the worker's context
