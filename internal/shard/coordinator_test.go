@@ -152,14 +152,7 @@ func TestCoordinatorRenewsOtherFencesWhileAClusterStops(t *testing.T) {
 		}
 	}
 	c.decide(ctx)
-	renewed := func(name string) (string, time.Time) {
-		var l coordinationv1.Lease
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: "flotilla-system", Name: "flotilla-shard-" + name}, &l); err != nil ||
-			l.Spec.HolderIdentity == nil || l.Spec.RenewTime == nil {
-			return "", time.Time{}
-		}
-		return *l.Spec.HolderIdentity, l.Spec.RenewTime.Time
-	}
+	renewed := func(name string) (string, time.Time) { return fenceRenewed(ctx, kube, name) }
 	_, first1 := renewed("spoke-1")
 	_, first2 := renewed("spoke-2")
 	if first1.IsZero() || first2.IsZero() {
@@ -334,14 +327,7 @@ func TestCoordinatorStoppingReleasesEachFenceAsItsClusterStops(t *testing.T) {
 		}
 	}
 	c.decide(ctx)
-	renewed := func(name string) (string, time.Time) {
-		var l coordinationv1.Lease
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: "flotilla-system", Name: "flotilla-shard-" + name}, &l); err != nil ||
-			l.Spec.HolderIdentity == nil || l.Spec.RenewTime == nil {
-			return "", time.Time{}
-		}
-		return *l.Spec.HolderIdentity, l.Spec.RenewTime.Time
-	}
+	renewed := func(name string) (string, time.Time) { return fenceRenewed(ctx, kube, name) }
 	_, first1 := renewed("spoke-1")
 	if h, _ := renewed("spoke-2"); h != "hub-0" || first1.IsZero() {
 		t.Fatal("the replica did not take both clusters' fences")
@@ -375,4 +361,15 @@ func TestCoordinatorStoppingReleasesEachFenceAsItsClusterStops(t *testing.T) {
 	if h, _ := renewed("spoke-1"); h != "" {
 		t.Errorf("spoke-1's fence holder %q after the replica stopped, want it released", h)
 	}
+}
+
+// fenceRenewed reads a cluster's fence Lease: its holder and last renewal ("" and zero when
+// none holds it).
+func fenceRenewed(ctx context.Context, kube client.Client, cluster string) (string, time.Time) {
+	var l coordinationv1.Lease
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: "flotilla-system", Name: "flotilla-shard-" + cluster}, &l); err != nil ||
+		l.Spec.HolderIdentity == nil || l.Spec.RenewTime == nil {
+		return "", time.Time{}
+	}
+	return *l.Spec.HolderIdentity, l.Spec.RenewTime.Time
 }
