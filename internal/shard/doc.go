@@ -3,8 +3,10 @@
 // (peers.go), rendezvous hashing over the live peers (multicluster-runtime's sharder) names the
 // replica that should hold each cluster, and a per-cluster fence Lease (fence.go) makes sure one
 // replica at most delivers to a cluster at a time. A replica that dies stops renewing its
-// Leases; once they expire, the replicas left take its clusters over. docs/ha.md says why it is
-// not multicluster-runtime's own sharded coordinator.
+// Leases; once they expire, the replicas left take its clusters over. A replica that stops
+// gives each cluster's fence up as soon as its delivery there has stopped; a delivery that does
+// not stop in time is given up, and its writes are refused from then on (fencedCluster).
+// docs/ha.md says why it is not multicluster-runtime's own sharded coordinator.
 //
 // What a replica runs for a cluster it holds is an agent in its own process (Agents): the same
 // agent `flotilla agent` runs on a pull cluster (package agent), asking the work endpoint's
