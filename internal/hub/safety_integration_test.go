@@ -589,7 +589,9 @@ func (s safetyRun) holds(want map[string]string) {
 }
 
 // writes checks, for a few seconds, that a spoke's audit log shows n writes of the owner's
-// object since a time.
+// object since a time: requests received since then. A write received before it may complete
+// after it (its object is readable once stored, before the response is done): that is not a
+// write made since.
 func (s safetyRun) writes(cluster string, since time.Time, n int) {
 	s.t.Helper()
 	fleettest.Consistently(s.t, 2*time.Second, fmt.Sprintf("%s: %d writes on %s", s.k.name, n, cluster), func() error {
@@ -600,7 +602,7 @@ func (s safetyRun) writes(cluster string, since time.Time, n int) {
 		got, obj := 0, s.k.delivered()
 		for _, ev := range events {
 			if ev.Mutating() && ev.ObjectRef.Resource == s.k.resource && ev.ObjectRef.Name == obj.GetName() && ev.ObjectRef.Namespace == s.k.deliveredNamespace &&
-				ev.ResponseStatus.Code < 300 && !strings.Contains(ev.RequestURI, "dryRun=") && ev.StageTimestamp.After(since) {
+				ev.ResponseStatus.Code < 300 && !strings.Contains(ev.RequestURI, "dryRun=") && ev.RequestReceivedTimestamp.After(since) {
 				got++
 			}
 		}
