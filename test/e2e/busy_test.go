@@ -16,13 +16,13 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
-// busyHold is how long the fleet is held with the machine busy: long past a Node's default
-// heartbeat grace period (50 s), which is what once turned every fake Node NotReady and left
-// the Pods NotReady for good on a loaded machine.
-const busyHold = 3 * time.Minute
+// busyHold is how long the fleet is held with the machine busy: past a Node's default
+// heartbeat grace period (50 s) and a heartbeat interval more, which is what once turned every
+// fake Node NotReady and left the Pods NotReady for good on a loaded machine.
+const busyHold = 90 * time.Second
 
 // TestDevFleetHoldsUpOnABusyMachine runs the dev fleet's examples on three full spokes while
-// every core is kept busy for three minutes: no Node turns NotReady meanwhile, and at the end
+// every core is kept busy for a minute and a half: no Node turns NotReady meanwhile, and at the end
 // every example is Available, as the README shows.
 func TestDevFleetHoldsUpOnABusyMachine(t *testing.T) {
 	_, fleet := startJoinedFleet(t)
