@@ -9,7 +9,11 @@
 // before it breaks: the owner's objects there are removed only once every chosen cluster has
 // its own objects at the revision it should have, applied and Ready (kstatus, at the
 // generation Flotilla wrote); until then the move is reported as stalled, naming what is not
-// Ready. A cluster that is gone (unjoined) is only forgotten: its objects stay, unmanaged.
+// Ready. An owner whose objects do not move (a served API: package fleetapi) asks for its
+// clusters that left to be emptied at once instead (Pass.ReleaseAtOnce); the fleet-wide holds
+// and confirmations its caller passes (Held, Confirm) apply either way, and Outcome.Kept names
+// the clusters they keep. A cluster that is gone (unjoined) is only forgotten: its objects
+// stay, unmanaged.
 // Cleanup removes a deleted owner's objects from every recorded cluster. When an owner names
 // the revision a cluster's objects start from (Want.Base), fanout has the cluster's record say
 // what it must run: that revision and the cluster's changes to it (package work), computed only

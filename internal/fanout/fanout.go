@@ -82,6 +82,11 @@ type Pass struct {
 	// not started yet, returning why (it waits for a confirmation the caller reports); ""
 	// lets it go ahead.
 	Confirm func(leaving []string) string
+	// ReleaseAtOnce empties the clusters that left without waiting for the chosen ones to be
+	// Ready: make-before-break is for objects that move (a workload's copy serves until its new
+	// one does), and a served API does not move (its instances stay with the cluster they are
+	// on). The holds and the confirmation above still apply.
+	ReleaseAtOnce bool
 }
 
 // Outcome is what a pass found.
@@ -97,6 +102,9 @@ type Outcome struct {
 	Stalled string
 	// Refused is Confirm's refusal, if any.
 	Refused string
+	// Kept are the clusters in Leaving whose objects stay for Held or Refused, sorted: not
+	// being emptied, nor waiting for a move.
+	Kept []string
 	// Err joins the record writes that failed (a record that could not be deleted after its
 	// cluster was emptied): the caller returns it, so that the pass is retried with backoff.
 	Err error
@@ -237,13 +245,18 @@ func (f *Fanout) leave(ctx context.Context, pass Pass, out *Outcome) {
 	if len(leaving) == 0 {
 		return
 	}
-	notReady := notReadyOn(pass, *out)
+	var notReady []string
+	if !pass.ReleaseAtOnce {
+		notReady = notReadyOn(pass, *out)
+	}
 	switch {
 	case pass.Held != "":
 		for _, c := range leaving {
 			out.Leaving[c] = deliver.Result{Message: "kept: " + pass.Held}
 		}
+		out.Kept = slices.Sorted(slices.Values(leaving))
 		return
+	case pass.ReleaseAtOnce:
 	case !out.Done(pass):
 		for _, c := range leaving {
 			out.Leaving[c] = deliver.Result{Message: "waiting for the chosen clusters before removing objects here"}
@@ -265,6 +278,7 @@ func (f *Fanout) leave(ctx context.Context, pass Pass, out *Outcome) {
 				for _, c := range fresh {
 					out.Leaving[c] = deliver.Result{Message: "kept: the removal waits for a confirmation (PruneBlocked)"}
 				}
+				out.Kept = slices.Sorted(slices.Values(fresh))
 				leaving = slices.DeleteFunc(leaving, func(c string) bool { return slices.Contains(fresh, c) })
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,13 +79,13 @@ func TestLeaveMakesBeforeItBreaks(t *testing.T) {
 	}
 	held := pass
 	held.Held = "Placement team/web has not scheduled its latest change yet"
-	if out := leave(f, held, ready); out.Leaving["old"].Message != "kept: "+held.Held {
-		t.Errorf("held: leaving = %+v", out.Leaving)
+	if out := leave(f, held, ready); out.Leaving["old"].Message != "kept: "+held.Held || !slices.Equal(out.Kept, []string{"old"}) {
+		t.Errorf("held: leaving = %+v, kept %v", out.Leaving, out.Kept)
 	}
 	refusing := pass
 	refusing.Confirm = func(leaving []string) string { return "confirm " + strings.Join(leaving, ",") }
-	if out := leave(f, refusing, ready); out.Refused != "confirm old" {
-		t.Errorf("Refused = %q", out.Refused)
+	if out := leave(f, refusing, ready); out.Refused != "confirm old" || !slices.Equal(out.Kept, []string{"old"}) {
+		t.Errorf("Refused = %q, kept %v", out.Refused, out.Kept)
 	}
 	if _, ok := f.Deliverer.Result(web.Owner, "old"); ok {
 		t.Fatalf("the removal from old was submitted before the move could break")
@@ -98,6 +99,48 @@ func TestLeaveMakesBeforeItBreaks(t *testing.T) {
 		t.Errorf("old is not being emptied: %+v", out.Leaving)
 	}
 	// The removal is submitted: the deliverer works on it (and finds the cluster unreachable).
+	fleettest.Eventually(t, 10*time.Second, "the removal from old submitted", func() error {
+		if res, _ := f.Deliverer.Result(web.Owner, "old"); res.Revision != removalRevision {
+			return fmt.Errorf("result %+v", res)
+		}
+		return nil
+	})
+}
+
+// A pass that releases at once (a served API: it does not move) empties a cluster that left
+// while the chosen cluster is still delivering, where a move would wait; holds and refused
+// confirmations keep it all the same.
+func TestLeaveReleasesAtOnceWhenAsked(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hub := fake.NewClientBuilder().WithScheme(install.Scheme()).
+		WithObjects(&flotillav1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "old"}}).Build()
+	records := map[string]*flotillav1.Delivery{"old": {Spec: flotillav1.DeliverySpec{Cluster: "old"}}}
+	delivering := deliver.Result{Revision: "r0", Complete: true, Applied: 1}
+	pass := Pass{Owner: web, Records: records, Chosen: []string{"new"}, Want: map[string]Want{"new": {Revision: "r1"}}, ReleaseAtOnce: true}
+	leave := func(f *Fanout, pass Pass) Outcome {
+		out := Outcome{Results: map[string]deliver.Result{"new": delivering}, Leaving: map[string]deliver.Result{}}
+		f.leave(ctx, pass, &out)
+		return out
+	}
+	f := newFanout(ctx, hub)
+	held := pass
+	held.Held = "Placement team/web has not scheduled its latest change yet"
+	if out := leave(f, held); !slices.Equal(out.Kept, []string{"old"}) {
+		t.Errorf("held: kept %v, leaving %+v", out.Kept, out.Leaving)
+	}
+	refusing := pass
+	refusing.Confirm = func(leaving []string) string { return "confirm " + strings.Join(leaving, ",") }
+	if out := leave(f, refusing); out.Refused != "confirm old" || !slices.Equal(out.Kept, []string{"old"}) {
+		t.Errorf("Refused = %q, kept %v", out.Refused, out.Kept)
+	}
+	if _, ok := f.Deliverer.Result(web.Owner, "old"); ok {
+		t.Fatalf("the removal from old was submitted though held")
+	}
+	out := leave(f, pass)
+	if _, removing := out.Leaving["old"]; !removing || out.Stalled != "" || len(out.Kept) > 0 {
+		t.Errorf("released at once: leaving %+v, stalled %q, kept %v", out.Leaving, out.Stalled, out.Kept)
+	}
 	fleettest.Eventually(t, 10*time.Second, "the removal from old submitted", func() error {
 		if res, _ := f.Deliverer.Result(web.Owner, "old"); res.Revision != removalRevision {
 			return fmt.Errorf("result %+v", res)

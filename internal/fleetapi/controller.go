@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -97,8 +96,9 @@ type Reconciler struct {
 	Instances InstanceCounter
 
 	fanout *fanout.Fanout
-	// rollouts runs the rollout gate of RGDs whose Placement rolls revisions out (rollout.go).
-	rollouts *ownerpass.Runner
+	// passes runs every RGD's reconcile as every owner kind's (owner.go) and the rollout gate
+	// of those whose Placement rolls revisions out (rollout.go).
+	passes   *ownerpass.Runner
 	schemas  *snapshots
 	compiles *compiles
 	states   *states
@@ -137,7 +137,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.Hub = mgr.GetClient()
 	r.Agents.Hub = r.Hub
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger, Agents: r.Agents}
-	r.rollouts = &ownerpass.Runner{Hub: r.Hub} // the gate alone: it uses neither Fanout nor Revisions
+	r.passes = &ownerpass.Runner{Hub: r.Hub, Fanout: r.fanout, Revisions: r.Revisions}
 	// core/v1 Events: events.k8s.io would fold drift Events that differ only in their message.
 	//lint:ignore SA1019 core/v1 Events on purpose, for the reason above.
 	r.drift = ownerkinds.DriftEvents{Recorder: mgr.GetEventRecorderFor("flotilla-fleetapi"), Object: r.servingPropagation}
@@ -231,60 +231,18 @@ func requests(names map[string]bool) []reconcile.Request {
 	return out
 }
 
-// Reconcile serves one RGD where its APIPropagation's Placement says, or stops serving it.
+// Reconcile serves one RGD where its APIPropagation's Placement says, or stops serving it
+// (owner.go: the runner every owner kind goes through).
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	owner := ownerOf(req.Name)
-	rgd := &kro.ResourceGraphDefinition{}
-	if err := r.Hub.Get(ctx, req.NamespacedName, rgd); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.gone(req.Name)
-			return reconcile.Result{}, nil
-		}
-		return reconcile.Result{}, err
-	}
-	var props flotillav1.APIPropagationList
-	if err := r.Hub.List(ctx, &props); err != nil {
-		return reconcile.Result{}, err
-	}
-	placer := placerOf(rgd, props.Items)
-	records, err := r.Ledger.Records(ctx, owner)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if placer == nil || !rgd.DeletionTimestamp.IsZero() || !placer.DeletionTimestamp.IsZero() {
-		return r.release(ctx, rgd, placer, records)
-	}
-	return r.serve(ctx, rgd, placer, records)
+	return r.passes.Reconcile(ctx, r, req)
 }
 
 // serve compiles the RGD for each chosen cluster, delivers its CRD where it may, releases the
 // clusters that left, and publishes where it stands.
-func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, records map[string]*flotillav1.Delivery) (reconcile.Result, error) {
+func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, placement *flotillav1.Placement, records map[string]*flotillav1.Delivery) (reconcile.Result, error) {
 	st := apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation, kind: kro.InstanceKind(rgd)}
-	if msg := placementRefProblem(placer, r.AdminNamespaces); msg != "" {
-		st.held = msg
-		r.publish(rgd.Name, st)
-		return reconcile.Result{}, nil
-	}
 	placementKey := placementOf(placer)
-	placement := &flotillav1.Placement{}
-	if err := r.Hub.Get(ctx, placementKey, placement); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return reconcile.Result{}, err
-		}
-		// Nothing is delivered or removed while the Placement is missing; its creation
-		// brings the RGD back.
-		st.held = holds.Check(guardOf(placer, rgd.Name, nil, records)).Message
-		r.publish(rgd.Name, st)
-		return reconcile.Result{}, nil
-	}
-	if err := keepFinalizer(ctx, r.Hub, rgd, placer.Spec.Removal == flotillav1.DeletionDelete); err != nil {
-		return reconcile.Result{}, err
-	}
-	for _, d := range placement.Status.Decisions {
-		st.targets = append(st.targets, d.ClusterName)
-	}
-	sort.Strings(st.targets)
+	st.targets = ownerpass.Decisions(placement)
 
 	owner := ownerOf(rgd.Name)
 	ledgerOwner := ledger.Owner{Owner: owner, APIVersion: kro.GroupVersion.String(), ObjectKind: rgdKind, UID: rgd.UID, Placement: placementKey}
@@ -314,7 +272,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		// The clusters the rollout holds keep the revision they serve (what revisionsInUse kept).
 		gated = r.gateRollout(ctx, rgd, placer, placement, ledgerOwner, newest, notKept, st.targets, plans, pull)
 	} else {
-		r.rollouts.Forget(owner)
+		r.passes.Forget(owner)
 	}
 	want := map[string]fanout.Want{}
 	for c, p := range plans {
@@ -322,32 +280,24 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 			want[c] = *p.want
 		}
 	}
-	// The clusters that left are released on their own, not after the chosen ones are Ready
-	// (the fan-out's make-before-break is for workloads that move; an API does not move: its
-	// instances on a cluster that leaves stay there, or go with the CRD).
-	chosen, leaving := splitRecords(records, st.targets)
-	strategy := strategyOf(placer, rgd.Name)
-	out := r.fanout.Sync(ctx, fanout.Pass{
-		Owner:   ledgerOwner,
-		Records: chosen, Chosen: st.targets, Want: want, Kinds: []string{render.KindString(crdKind)}, Prune: true, Strategy: strategy,
-		Declared: declaredOf(placer), // what a pull cluster's agent delivers with (pull.go)
-	})
-	// The removals every owner kind waits for a confirmation of (package holds).
+	// The removals every owner kind waits for a confirmation of (package holds). The clusters
+	// that left are released at once, not after the chosen ones are Ready (the fan-out's
+	// make-before-break is for workloads that move; an API does not move: its instances on a
+	// cluster that leaves stay there, or go with the CRD).
 	guard := guardOf(placer, rgd.Name, placement, records)
 	guard.Chosen = st.targets
-	waits := r.fanout.Unstarted(owner, sortedKeys(leaving)) // a removal under way goes on
-	held, reason := guard.Leaving(waits), flotillav1.ReasonPruneBlocked
+	held, reason := "", flotillav1.ReasonPruneBlocked
 	if h := holds.Check(guard); h != nil {
 		held, reason = h.Message, h.Reason
 	}
-	if held == "" {
-		waits = nil
-	}
-	for _, c := range waits {
-		delete(leaving, c)
-	}
-	pending, err := r.fanout.Cleanup(ctx, owner, leaving, strategy)
-	err = errors.Join(out.Err, err, gated.Err)
+	strategy := strategyOf(placer, rgd.Name)
+	out := r.fanout.Sync(ctx, fanout.Pass{
+		Owner:   ledgerOwner,
+		Records: records, Chosen: st.targets, Want: want, Kinds: []string{render.KindString(crdKind)}, Prune: true, Strategy: strategy,
+		Declared: declaredOf(placer), // what a pull cluster's agent delivers with (pull.go)
+		Held:     held, Confirm: guard.Leaving, ReleaseAtOnce: true,
+	})
+	err = errors.Join(out.Err, gated.Err)
 
 	retry, connecting := false, false
 	for _, c := range st.targets {
@@ -379,18 +329,21 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		connecting = connecting || p.connecting
 		st.rows = append(st.rows, row)
 	}
-	for _, c := range sortedKeys(pending) {
-		st.rows = append(st.rows, removingRow(rgd.Name, c, strategy.Deletion, removalMessage(strategy, pending[c])))
-	}
 	// The clusters kept serve their instances meanwhile.
-	serving := append(slices.Clone(st.targets), waits...)
-	for _, c := range waits {
-		pending[c] = deliver.Result{}
-		st.rows = append(st.rows, removingRow(rgd.Name, c, reason, "kept: "+held))
+	serving := append(slices.Clone(st.targets), out.Kept...)
+	if held == "" {
+		held = out.Refused
+	}
+	for _, c := range sortedKeys(out.Leaving) {
+		if slices.Contains(out.Kept, c) {
+			st.rows = append(st.rows, removingRow(rgd.Name, c, reason, "kept: "+held))
+		} else {
+			st.rows = append(st.rows, removingRow(rgd.Name, c, strategy.Deletion, removalMessage(strategy, out.Leaving[c])))
+		}
 	}
 	waiting := r.serveGraphs(ctx, rgd, placer, serving, st.rows, plans)
 	for _, c := range waiting {
-		if _, removing := pending[c]; !removing {
+		if _, removing := out.Leaving[c]; !removing {
 			st.rows = append(st.rows, removingRow(rgd.Name, c, flotillav1.DeletionDelete, waitingMessage))
 		}
 	}
@@ -400,7 +353,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		return reconcile.Result{RequeueAfter: sooner(time.Second, gated.Recheck)}, err
 	}
 	r.publish(rgd.Name, st)
-	if retry || len(pending) > 0 || len(waiting) > 0 {
+	if retry || len(out.Leaving) > 0 || len(waiting) > 0 {
 		return reconcile.Result{RequeueAfter: sooner(retryInterval, gated.Recheck)}, err
 	}
 	return reconcile.Result{RequeueAfter: sooner(resync, gated.Recheck)}, err
@@ -412,59 +365,6 @@ func sooner(wait, recheck time.Duration) time.Duration {
 		return recheck
 	}
 	return wait
-}
-
-// release stops serving an RGD that no APIPropagation serves any more, or that is being
-// deleted, or whose APIPropagation is: its CRDs are deleted where the APIPropagation's removal
-// is Delete and it or the RGD is being deleted, and left unmanaged otherwise (Orphan).
-func (r *Reconciler) release(ctx context.Context, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, records map[string]*flotillav1.Delivery) (reconcile.Result, error) {
-	owner := ownerOf(rgd.Name)
-	strategy := decide.Strategy{Deletion: flotillav1.DeletionOrphan, Conflict: flotillav1.ConflictReject}
-	deleting := !rgd.DeletionTimestamp.IsZero() || (placer != nil && !placer.DeletionTimestamp.IsZero())
-	if placer != nil && deleting && placer.Spec.Removal == flotillav1.DeletionDelete {
-		strategy = strategyOf(placer, rgd.Name)
-	}
-	pending, err := r.fanout.Cleanup(ctx, owner, records, strategy)
-	var waiting []string
-	if len(pending) == 0 && err == nil {
-		waiting = r.releaseGraphs(ctx, rgd, nil)
-	}
-	if len(pending) > 0 || len(waiting) > 0 || err != nil {
-		if placer != nil {
-			st := apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation, kind: kro.InstanceKind(rgd)}
-			for _, c := range sortedKeys(pending) {
-				st.rows = append(st.rows, removingRow(rgd.Name, c, strategy.Deletion, removalMessage(strategy, pending[c])))
-			}
-			for _, c := range waiting {
-				st.rows = append(st.rows, removingRow(rgd.Name, c, flotillav1.DeletionDelete, waitingMessage))
-			}
-			r.publish(rgd.Name, st)
-		}
-		return reconcile.Result{RequeueAfter: retryInterval}, err
-	}
-	r.Deliverer.ForgetEverywhere(owner)
-	r.rollouts.Forget(owner)
-	if err := keepFinalizer(ctx, r.Hub, rgd, false); err != nil {
-		return reconcile.Result{}, err
-	}
-	if !rgd.DeletionTimestamp.IsZero() {
-		r.compiles.forget(rgd.UID)
-	}
-	r.unpublish(rgd.Name)
-	return reconcile.Result{}, nil
-}
-
-// gone forgets an RGD deleted from the hub. Its records went with it (they are owned by it);
-// with no finalizer of Flotilla's on it, its CRDs stay where they are, unmanaged.
-func (r *Reconciler) gone(name string) {
-	r.Deliverer.ForgetEverywhere(ownerOf(name))
-	r.lastServed.forget(name)
-	r.rollouts.Forget(ownerOf(name))
-	if st, ok := r.states.get(name); ok {
-		r.compiles.forget(st.uid)
-		r.unserveGraphs(st.kind)
-	}
-	r.unpublish(name)
 }
 
 // keepFinalizer adds Flotilla's cleanup finalizer to an RGD or an APIPropagation (want), so that
@@ -520,23 +420,6 @@ func guardOf(placer *flotillav1.APIPropagation, rgd string, placement *flotillav
 	return holds.Pass{Owner: ownerOf(rgd), ConfirmOn: "apipropagation " + placer.Name, Placement: placement,
 		PlacementName: placementOf(placer).String(), PlacementRef: "spec.placementRef", Delivered: ledger.Clusters(records),
 		Confirmed: placer.Annotations[flotillav1.AnnotationConfirmPrune], Budget: holds.DefaultBudget}
-}
-
-// splitRecords separates the records of chosen clusters from those of clusters that left.
-func splitRecords(records map[string]*flotillav1.Delivery, chosen []string) (kept, left map[string]*flotillav1.Delivery) {
-	isChosen := map[string]bool{}
-	for _, c := range chosen {
-		isChosen[c] = true
-	}
-	kept, left = map[string]*flotillav1.Delivery{}, map[string]*flotillav1.Delivery{}
-	for c, rec := range records {
-		if isChosen[c] {
-			kept[c] = rec
-		} else {
-			left[c] = rec
-		}
-	}
-	return kept, left
 }
 
 // settling reports whether deliveries of this pass are in flight and younger than settleTime,

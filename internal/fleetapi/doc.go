@@ -42,8 +42,10 @@
 //     with the revision it serves. The approval and undo are annotations of the RGD; phase
 //     changes and stages that start or complete are Events on it, and its rows say "held by
 //     the rollout" and carry the cluster's rollout state (its stage, state and since).
-//   - Clusters that left the Placement are released at once (an API does not move, so there
-//     is no make-before-break): with removal Orphan (default) the CRD stays there, unmanaged,
+//   - Clusters that left the Placement are released at once by the fan-out (an API does not
+//     move, so there is no make-before-break: fanout.Pass.ReleaseAtOnce), under the same
+//     fleet-wide holds and budget confirmation as every owner kind's (package holds; a cluster
+//     they keep goes on serving its instances): with removal Orphan (default) the CRD stays there, unmanaged,
 //     as kro keeps CRDs; with Delete it is deleted, and one that still has instances waits for
 //     flotilla.dev/confirm-prune: removed on the APIPropagation (the deliverer's cascade rule).
 //   - The pass is published to an in-memory table (states.go), from which the status controller

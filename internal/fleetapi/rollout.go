@@ -49,7 +49,7 @@ func (r *Reconciler) gateRollout(ctx context.Context, rgd *kro.ResourceGraphDefi
 	running := servedRunning(plans, latest, func(c string) (deliver.Result, bool) { return r.Deliverer.Result(owner.Owner, c) })
 	pass := ownerpass.Pass{Owner: owner, Object: rgd, Placement: placement, Pins: in.Pins,
 		Approved: rgd.Annotations[flotillav1.AnnotationApprove], Undo: rgd.Annotations[flotillav1.AnnotationUndo]}
-	pins, res := r.rollouts.Gate(ctx, pass, in, running, notKept)
+	pins, res := r.passes.Gate(ctx, pass, in, running, notKept)
 	for _, c := range targets {
 		held := flotillav1.PinOf(pins, c)
 		if held == "" || held == plannedWith(plans[c], latest) {

@@ -18,7 +18,11 @@
 // reports the Result (a status, or Events). What only one kind knows of the per-cluster input
 // (the HPAs that follow a transparent-mode workload) it adds through Pass.Gather.
 //
-// Fleet APIs (package fleetapi) do not run through it: their objects are compiled per cluster
-// from the cluster's own schemas, and a CRD is not moved make-before-break (see
-// docs/architecture.md).
+// Fleet APIs (package fleetapi) go through Reconcile too, with three hooks: an RGD carries the
+// finalizer only while its CRDs are to be deleted with it, patched beside kro's
+// (FinalizerPolicy); letting it go waits for the instances of CRDs being deleted (Releaser);
+// and its pass is its own (Step.Serve): its objects are compiled per cluster from the
+// cluster's own schemas, which package percluster does not do, and it asks Gate alone for
+// the rollout. Its clusters that leave are released at once (fanout.Pass.ReleaseAtOnce: a CRD
+// does not move; see docs/architecture.md).
 package ownerpass

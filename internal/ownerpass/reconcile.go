@@ -3,8 +3,6 @@ package ownerpass
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
@@ -39,8 +38,8 @@ type Owner interface {
 	// Removal is how its objects leave their clusters when it is deleted, or let go: its
 	// deletion policy and confirmation.
 	Removal() decide.Strategy
-	// Removing says that a removal waits for clusters (sorted): a status, say.
-	Removing(ctx context.Context, clusters []string) error
+	// Removing says that a removal waits for clusters, with each one's progress: a status, say.
+	Removing(ctx context.Context, pending map[string]deliver.Result) error
 	// Step says what this reconcile does with the owner (see Step). A hold the kind reports
 	// itself is a Step with no Pass.
 	Step(ctx context.Context) (Step, error)
@@ -51,11 +50,35 @@ type Owner interface {
 
 // Step is what one reconcile does with an owner: run Pass, or let the owner go from every
 // cluster it has objects on as if it were deleted (LetGo; a transparent-mode object whose
-// label was removed, once confirmed), or nothing more (neither: the kind held the owner).
+// label was removed, once confirmed; an RGD no APIPropagation serves), or nothing more (none
+// of them: the kind held the owner). Serve is a pass the kind runs itself, after the runner
+// made sure of the finalizer: fleet APIs, whose objects are compiled per cluster against each
+// cluster's schemas, which package percluster does not do.
 type Step struct {
 	Pass  *Pass
 	LetGo bool
+	Serve func(ctx context.Context) (reconcile.Result, error)
 }
+
+// FinalizerPolicy is what an Owner implements when it carries the cleanup finalizer only
+// sometimes (an RGD: only while its APIPropagation deletes its CRDs with it), or beside
+// finalizers of others that a patch must not overwrite (locked: the patch carries the
+// resourceVersion). Without it an owner always carries the finalizer, patched unlocked.
+type FinalizerPolicy interface {
+	Finalizer() (want, locked bool)
+}
+
+// Releaser is what an Owner implements when letting it go waits for more than its objects'
+// removal (an RGD: the instances on clusters whose CRD is being deleted are cleaned up first).
+// Released reports whether that is done; until it is, the finalizer stays and the owner is
+// looked at again after releaseRetry. It is asked on every let-go, finalizer or not.
+type Releaser interface {
+	Released(ctx context.Context) (bool, error)
+}
+
+// releaseRetry is how soon an owner whose release waits (for its clusters, or Releaser) is
+// looked at again.
+const releaseRetry = 5 * time.Second
 
 // Reconcile is one reconcile of an owner of kind k, the same for every owner kind that delivers
 // objects. An owner that no longer exists is forgotten (what it delivered stays on the
@@ -73,55 +96,81 @@ func (r *Runner) Reconcile(ctx context.Context, k Kind, req reconcile.Request) (
 		return reconcile.Result{}, err
 	}
 	if !o.Object().GetDeletionTimestamp().IsZero() {
-		return reconcile.Result{}, r.letGo(ctx, k, o)
+		return r.letGo(ctx, k, o)
 	}
 	step, err := o.Step(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if step.LetGo {
-		return reconcile.Result{}, r.letGo(ctx, k, o)
+		return r.letGo(ctx, k, o)
 	}
-	if step.Pass == nil {
+	if step.Pass == nil && step.Serve == nil {
 		return o.Report(ctx, nil, nil)
 	}
-	if err := r.ensureFinalizer(ctx, o.Object()); err != nil {
+	if err := r.ensureFinalizer(ctx, o); err != nil {
 		return reconcile.Result{}, err
+	}
+	if step.Serve != nil {
+		return step.Serve(ctx)
 	}
 	res, err := r.Run(ctx, *step.Pass)
 	return o.Report(ctx, &res, err)
 }
 
-// letGo removes the owner's objects from every cluster its records name (unjoined clusters are
-// skipped: their objects stay), then releases its finalizer, with the confirmation it may
-// carry: that was for this removal, and must not carry over to the next. A cluster that
-// cannot be reached holds the finalizer until it can.
-func (r *Runner) letGo(ctx context.Context, k Kind, o Owner) error {
-	obj := o.Object()
-	if !controllerutil.ContainsFinalizer(obj, flotillav1.FinalizerCleanup) {
-		return nil
+// finalizerOf is how o carries the cleanup finalizer (FinalizerPolicy).
+func finalizerOf(o Owner) (want, locked bool) {
+	if p, ok := o.(FinalizerPolicy); ok {
+		return p.Finalizer()
 	}
+	return true, false
+}
+
+// letGo removes the owner's objects from every cluster its records name (unjoined clusters are
+// skipped: their objects stay), waits for what else the kind releases (Releaser), then
+// releases its finalizer, with the confirmation it may carry: that was for this removal, and
+// must not carry over to the next. A cluster that cannot be reached holds the finalizer until
+// it can. An owner with neither the finalizer nor records has nothing to let go, unless its
+// kind releases more.
+func (r *Runner) letGo(ctx context.Context, k Kind, o Owner) (reconcile.Result, error) {
+	obj := o.Object()
+	finalized := controllerutil.ContainsFinalizer(obj, flotillav1.FinalizerCleanup)
 	owner := o.Owner()
 	records, err := r.Fanout.Ledger.Records(ctx, owner)
 	if err != nil {
-		return err
+		return reconcile.Result{}, err
+	}
+	releaser, releases := o.(Releaser)
+	if !finalized && len(records) == 0 && !releases {
+		return reconcile.Result{}, nil
 	}
 	pending, err := r.Fanout.Cleanup(ctx, owner, records, o.Removal())
 	if len(pending) > 0 {
-		// The deliveries' results bring the owner back here.
-		return errors.Join(o.Removing(ctx, slices.Sorted(maps.Keys(pending))), err)
+		// The deliveries' results bring the owner back here; a removal that waits for
+		// something no delivery reports (a confirmation, a cluster that answers again) is
+		// looked at again after releaseRetry.
+		return reconcile.Result{RequeueAfter: releaseRetry}, errors.Join(o.Removing(ctx, pending), err)
 	}
 	if err != nil {
-		return err // a record write that failed is retried
+		return reconcile.Result{}, err // a record write that failed is retried
+	}
+	if releases {
+		if done, err := releaser.Released(ctx); err != nil || !done {
+			return reconcile.Result{RequeueAfter: releaseRetry}, err
+		}
 	}
 	r.gone(k, owner)
-	_, err = ownerkinds.SetFinalizer(ctx, r.Hub, obj, false, ownerkinds.FinalizerPatch{Also: func() { WithoutConfirmation(obj) }})
+	if !finalized {
+		return reconcile.Result{}, nil
+	}
+	_, locked := finalizerOf(o)
+	_, err = ownerkinds.SetFinalizer(ctx, r.Hub, obj, false, ownerkinds.FinalizerPatch{Locked: locked, Also: func() { WithoutConfirmation(obj) }})
 	// A finalizer added moments ago is no longer there: an owner let go and enrolled again
 	// (a transparent-mode object labelled again) has it added at its next pass.
 	r.mu.Lock()
 	delete(r.finalized, obj.GetUID())
 	r.mu.Unlock()
-	return client.IgnoreNotFound(err)
+	return reconcile.Result{}, client.IgnoreNotFound(err)
 }
 
 // gone drops everything the runner, the deliverer and the kind hold of an owner that is gone.
@@ -148,22 +197,26 @@ func WithoutConfirmation(obj client.Object) {
 // not show them yet. Watch events arrive within milliseconds; the margin covers a busy machine.
 const cacheLag = 10 * time.Second
 
-// ensureFinalizer adds the cleanup finalizer to obj. A reconcile that follows at once may read
-// a cache without it; the finalizer is not patched again within the cache's lag then.
-func (r *Runner) ensureFinalizer(ctx context.Context, obj client.Object) error {
+// ensureFinalizer puts the cleanup finalizer on the owner's object, or takes it off when the
+// owner carries it only sometimes (FinalizerPolicy). A reconcile that follows an addition at
+// once may read a cache without it; the finalizer is not patched again within the cache's lag
+// then.
+func (r *Runner) ensureFinalizer(ctx context.Context, o Owner) error {
+	obj := o.Object()
+	want, locked := finalizerOf(o)
 	uid := obj.GetUID()
 	r.mu.Lock()
 	at, recent := r.finalized[uid]
-	recent = recent && time.Since(at) < cacheLag
+	recent = want && recent && time.Since(at) < cacheLag
 	r.mu.Unlock()
 	if recent {
 		return nil
 	}
-	added, err := ownerkinds.SetFinalizer(ctx, r.Hub, obj, true, ownerkinds.FinalizerPatch{})
+	added, err := ownerkinds.SetFinalizer(ctx, r.Hub, obj, want, ownerkinds.FinalizerPatch{Locked: locked})
 	if err != nil {
 		return err
 	}
-	if added {
+	if added && want {
 		r.mu.Lock()
 		if r.finalized == nil {
 			r.finalized = map[types.UID]time.Time{}

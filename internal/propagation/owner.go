@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/holds"
@@ -74,7 +77,8 @@ func (l *loaded) Removal() decide.Strategy {
 }
 
 // Removing says in the status which clusters a removal waits for.
-func (l *loaded) Removing(ctx context.Context, clusters []string) error {
+func (l *loaded) Removing(ctx context.Context, pending map[string]deliver.Result) error {
+	clusters := slices.Sorted(maps.Keys(pending))
 	in := statusInput{generation: l.p.obj.GetGeneration(), previous: *l.p.status, now: time.Now(),
 		hold: &holdReason{flotillav1.ReasonProgressing, fmt.Sprintf("removing delivered objects from %d clusters: %v", len(clusters), clusters)}}
 	return l.r.writeStatus(ctx, l.p, in)

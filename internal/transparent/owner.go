@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ownerpass"
@@ -58,7 +59,7 @@ func (o *loaded) Owner() render.Owner   { return o.owner }
 func (o *loaded) Removal() decide.Strategy { return strategy }
 
 // Removing waits for the deliveries' results, which bring the object back.
-func (o *loaded) Removing(context.Context, []string) error { return nil }
+func (o *loaded) Removing(context.Context, map[string]deliver.Result) error { return nil }
 
 func (o *loaded) Report(ctx context.Context, res *ownerpass.Result, err error) (reconcile.Result, error) {
 	if res == nil {
