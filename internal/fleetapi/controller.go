@@ -240,7 +240,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // serve compiles the RGD for each chosen cluster, delivers its CRD where it may, releases the
 // clusters that left, and publishes where it stands.
 func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, placement *flotillav1.Placement, records map[string]*flotillav1.Delivery) (reconcile.Result, error) {
-	st := apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation, kind: kro.InstanceKind(rgd)}
+	st := stateOf(rgd, placer)
 	placementKey := placementOf(placer)
 	st.targets = ownerpass.Decisions(placement)
 

@@ -75,6 +75,9 @@
 // its deliveries forgotten; its CRDs are deleted only when its APIPropagation's removal is
 // Delete and the RGD or the APIPropagation is being deleted (both then carry Flotilla's
 // finalizer until it is done). Unchoosing an RGD by editing the APIPropagation always orphans.
+// The RGD's reconcile is the one every owner kind shares (ownerpass.Runner.Reconcile, owner.go:
+// Load, Step, Removal; the finalizer policy and the wait for instances are its hooks); its pass
+// is serve (controller.go), run by the runner once the finalizer is as it should be.
 //
 // # How M2 (instances) plugs in
 //

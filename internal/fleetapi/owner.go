@@ -151,6 +151,9 @@ func (l *loaded) Report(context.Context, *ownerpass.Result, error) (reconcile.Re
 }
 
 // state is the RGD's published state before its rows.
-func (l *loaded) state() apiState {
-	return apiState{uid: l.rgd.UID, placer: l.placer.Name, generation: l.rgd.Generation, kind: kro.InstanceKind(l.rgd)}
+func (l *loaded) state() apiState { return stateOf(l.rgd, l.placer) }
+
+// stateOf is the state of an RGD served by placer, before its rows.
+func stateOf(rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation) apiState {
+	return apiState{uid: rgd.UID, placer: placer.Name, generation: rgd.Generation, kind: kro.InstanceKind(rgd)}
 }
