@@ -367,15 +367,6 @@ func sooner(wait, recheck time.Duration) time.Duration {
 	return wait
 }
 
-// keepFinalizer adds Flotilla's cleanup finalizer to an RGD or an APIPropagation (want), so that
-// its CRDs are deleted before it goes, and removes it otherwise. Its other finalizers (kro's on
-// an RGD, if a kro controller runs on the hub) are not touched: the patch fails rather than
-// overwrite a concurrent change of the list. One gone meanwhile needs nothing.
-func keepFinalizer(ctx context.Context, hub client.Writer, obj client.Object, want bool) error {
-	_, err := ownerkinds.SetFinalizer(ctx, hub, obj, want, ownerkinds.FinalizerPatch{Locked: true})
-	return client.IgnoreNotFound(err)
-}
-
 // strategyOf is how an APIPropagation's CRDs are delivered: never taking over a CRD that is not
 // Flotilla's, except one a kro running on the cluster generated for an RGD of the same name
 // (it carries kro's RGD name label), which is taken over as it is: the cluster moves from its

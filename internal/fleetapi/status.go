@@ -394,3 +394,12 @@ func settleRollouts(rows, current []flotillav1.APIClusterResult) {
 		}
 	}
 }
+
+// keepFinalizer adds Flotilla's cleanup finalizer to an APIPropagation (want), so that its
+// CRDs are deleted before it goes, and removes it otherwise. Its other finalizers are not
+// touched: the patch fails rather than overwrite a concurrent change of the list. One gone
+// meanwhile needs nothing. (An RGD's finalizer is the owner runner's: owner.go.)
+func keepFinalizer(ctx context.Context, hub client.Writer, obj client.Object, want bool) error {
+	_, err := ownerkinds.SetFinalizer(ctx, hub, obj, want, ownerkinds.FinalizerPatch{Locked: true})
+	return client.IgnoreNotFound(err)
+}
