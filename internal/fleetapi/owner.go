@@ -29,11 +29,11 @@ func (r *Reconciler) Load(ctx context.Context, req reconcile.Request) (ownerpass
 	if err := r.Hub.Get(ctx, req.NamespacedName, rgd); err != nil {
 		return nil, err
 	}
-	var props flotillav1.APIPropagationList
-	if err := r.Hub.List(ctx, &props); err != nil {
+	placer, err := ServedBy(ctx, r.Hub, rgd)
+	if err != nil {
 		return nil, err
 	}
-	return &loaded{r: r, rgd: rgd, placer: placerOf(rgd, props.Items)}, nil
+	return &loaded{r: r, rgd: rgd, placer: placer}, nil
 }
 
 // OwnerOf names the owner of the CRDs of the RGD req names.
