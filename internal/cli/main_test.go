@@ -22,5 +22,5 @@ func TestMain(m *testing.M) {
 		w = io.MultiWriter(&capturedLogs, os.Stderr)
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(w), zap.UseDevMode(true)))
-	os.Exit(m.Run())
+	os.Exit(fleettest.Main(m))
 }

@@ -39,7 +39,7 @@ const wait = 60 * time.Second
 
 func TestMain(m *testing.M) {
 	fleettest.SetControllerLogger()
-	os.Exit(m.Run())
+	os.Exit(fleettest.Main(m))
 }
 
 // env is a hub running the controller and three API-only spokes with audit logs; spokes join

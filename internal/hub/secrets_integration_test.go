@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 		w = io.MultiWriter(&logs, os.Stderr)
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(w), zap.UseDevMode(true)))
-	os.Exit(m.Run())
+	os.Exit(fleettest.Main(m))
 }
 
 // recordingCache is the hub cache, noting every kind and Go type the controller asks it for:

@@ -21,5 +21,5 @@ func TestMain(m *testing.M) {
 		w = io.MultiWriter(&logs, os.Stderr)
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(w), zap.UseDevMode(true)))
-	os.Exit(m.Run())
+	os.Exit(fleettest.Main(m))
 }

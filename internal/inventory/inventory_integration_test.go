@@ -46,7 +46,7 @@ var logs fleettest.SyncBuffer
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(&logs), zap.UseDevMode(true)))
-	os.Exit(m.Run())
+	os.Exit(fleettest.Main(m))
 }
 
 // env is a hub with the inventory running and two API-only spokes.

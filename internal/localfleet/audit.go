@@ -3,6 +3,7 @@ package localfleet
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -73,13 +74,18 @@ func (e AuditEvent) Mutating() bool {
 	return false
 }
 
-// AuditEvents returns the events recorded so far, oldest first.
+// AuditEvents returns the events recorded so far, oldest first: since the plane was last
+// marked clean or reset, if it was.
 func (p *Plane) AuditEvents() ([]AuditEvent, error) {
+	from := p.auditFrom.Load()
 	f, err := os.Open(p.AuditLogPath())
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, err
+	}
 	var out []AuditEvent
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(make([]byte, 1<<20), 16<<20)

@@ -17,6 +17,9 @@
 // Child processes also receive SIGKILL if the process that started them dies, so a killed test
 // or a killed `flotilla dev up` leaves nothing running.
 //
+// A plane can be marked clean and later reset to that state in place (reset.go): the tests
+// hand one fleet on from test to test this way (fleettest) instead of starting one each.
+//
 // This package is not a way to run production clusters: the certificates are throwaway, etcd
 // runs without fsync, and everything listens on loopback only.
 package localfleet

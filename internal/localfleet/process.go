@@ -70,6 +70,7 @@ func (p *process) stop(grace time.Duration) {
 	if p.exited() {
 		return
 	}
+	_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused process would not act on SIGTERM
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
@@ -119,4 +120,15 @@ func ProcessAlive(pid int) bool {
 		return stat[i+2] != 'Z' && stat[i+2] != 'X'
 	}
 	return true
+}
+
+// signal sends sig to this process's own PID, unless it has exited.
+func (p *process) signal(sig syscall.Signal) error {
+	if p.exited() {
+		return nil
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil && !p.exited() {
+		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	return nil
 }

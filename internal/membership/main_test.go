@@ -9,5 +9,5 @@ import (
 
 func TestMain(m *testing.M) {
 	fleettest.SetControllerLogger()
-	os.Exit(m.Run())
+	os.Exit(fleettest.Main(m))
 }

@@ -224,7 +224,7 @@ func deployment(name string) *appsv1.Deployment {
 
 func TestMain(m *testing.M) {
 	fleettest.SetControllerLogger()
-	os.Exit(m.Run())
+	os.Exit(fleettest.Main(m))
 }
 
 func TestPropagation(t *testing.T) {

@@ -62,7 +62,7 @@ func TestMain(m *testing.M) {
 		w = io.MultiWriter(&logs, os.Stderr)
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(w), zap.UseDevMode(true)))
-	os.Exit(m.Run())
+	os.Exit(fleettest.Main(m))
 }
 
 // env is a hub running Flotilla's controller with some importers, and API-only spokes with

@@ -23,7 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	fleettest.SetControllerLogger()
-	os.Exit(m.Run())
+	os.Exit(fleettest.Main(m))
 }
 
 func deployment(name string, replicas int32, labels map[string]string) *appsv1.Deployment {

@@ -4,16 +4,24 @@ package hubtest
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 
 	"github.com/flotilla-dev/flotilla/internal/hub"
 	"github.com/flotilla-dev/flotilla/internal/install"
 	"github.com/flotilla-dev/flotilla/internal/inventory"
 	"github.com/flotilla-dev/flotilla/internal/localfleet"
+	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
 // ProbeInterval is how often the test controller probes spokes: fast, so that tests of
@@ -33,7 +41,34 @@ func Install(t testing.TB, fleet *localfleet.Fleet) client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitDeliveryPolicy(t, cfg)
 	return c
+}
+
+// waitDeliveryPolicy waits until the API server enforces the policy that keeps Delivery records
+// to the controller: it compiles a new policy within a second or so, and a test that checks
+// the policy right after the install would otherwise race it. The probe is a dry run by a user
+// whom only the policy can refuse (system:masters passes authorization).
+func waitDeliveryPolicy(t testing.TB, cfg *rest.Config) {
+	t.Helper()
+	probe, err := client.New(fleettest.As(cfg, "flotilla-policy-probe", "system:masters"), client.Options{Scheme: install.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := &flotillav1.Delivery{
+		ObjectMeta: metav1.ObjectMeta{Name: "propagation.policy-probe.none", Namespace: metav1.NamespaceDefault},
+		Spec: flotillav1.DeliverySpec{
+			Owner:   flotillav1.DeliveryOwner{APIVersion: flotillav1.GroupVersion.String(), Kind: "Propagation", Namespace: metav1.NamespaceDefault, Name: "policy-probe"},
+			Cluster: "none", Kinds: []string{"/v1/Namespace"},
+		},
+	}
+	fleettest.Eventually(t, time.Minute, "the Delivery policy in effect", func() error {
+		err := probe.Create(context.Background(), record.DeepCopy(), client.DryRunAll)
+		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "only the hub controller") {
+			return nil
+		}
+		return fmt.Errorf("a dry-run create of a Delivery by another user: %v", err)
+	})
 }
 
 // Controller is a hub controller running in the test process.

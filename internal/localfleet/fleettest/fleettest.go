@@ -15,7 +15,30 @@ const startTimeout = 3 * time.Minute
 
 // Start starts the planes and registers their shutdown with t.Cleanup. The fleet's directory is
 // a fresh temporary directory; when the test fails, the path of every plane's logs is reported.
+// In a test binary run through Main, a passing test's fleet is reset and kept for the next test
+// that asks for the same planes instead (pool.go).
 func Start(t testing.TB, planes ...localfleet.PlaneSpec) *localfleet.Fleet {
+	t.Helper()
+	key := poolKey(planes)
+	f := takeIdle(t, key)
+	if f == nil {
+		f = start(t, key, planes)
+	}
+	t.Cleanup(func() {
+		switch {
+		case t.Failed():
+			f.fleet.Stop()
+			t.Logf("fleet logs kept in %s", f.dir)
+		case pooling():
+			release(t, f)
+		default:
+			f.stop()
+		}
+	})
+	return f.fleet
+}
+
+func start(t testing.TB, key string, planes []localfleet.PlaneSpec) *idleFleet {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "flotilla-fleet-")
 	if err != nil {
@@ -28,15 +51,14 @@ func Start(t testing.TB, planes ...localfleet.PlaneSpec) *localfleet.Fleet {
 		_ = os.RemoveAll(dir)
 		t.Fatalf("start local fleet: %v", err)
 	}
-	t.Cleanup(func() {
-		fleet.Stop()
-		if t.Failed() {
-			t.Logf("fleet logs kept in %s", dir)
-			return
+	f := &idleFleet{key: key, fleet: fleet, dir: dir}
+	if pooling() {
+		if err := fleet.MarkClean(ctx); err != nil {
+			f.stop()
+			t.Fatalf("mark the fleet clean: %v", err)
 		}
-		_ = os.RemoveAll(dir)
-	})
-	return fleet
+	}
+	return f
 }
 
 // Hub is the spec of a hub plane.
