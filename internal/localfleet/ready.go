@@ -43,28 +43,40 @@ func (p *Plane) waitFor(ctx context.Context, what string, timeout time.Duration,
 
 // waitAPIServerReady waits until the API server's /readyz answers ok.
 func (p *Plane) waitAPIServerReady(ctx context.Context) error {
+	return p.waitGetOK(ctx, "kube-apiserver /readyz", apiServerReadyTimeout, 2*time.Second, "/readyz")
+}
+
+// waitGetOK waits until a GET of each path (with its query) of the API server, as the plane's
+// admin, answers 200 OK, each request bounded by requestTimeout.
+func (p *Plane) waitGetOK(ctx context.Context, what string, timeout, requestTimeout time.Duration, paths ...string) error {
 	cfg := p.RESTConfig()
-	cfg.Timeout = 2 * time.Second
+	cfg.Timeout = requestTimeout
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return err
 	}
 	defer httpClient.CloseIdleConnections()
-	url := p.Server() + "/readyz"
-	return p.waitFor(ctx, "kube-apiserver /readyz", apiServerReadyTimeout, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	for _, path := range paths {
+		url := p.Server() + path
+		err := p.waitFor(ctx, what, timeout, func(ctx context.Context) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = resp.Body.Close() }()
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%w: GET %s: HTTP %d: %s", errNotReady, path, resp.StatusCode, body)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = resp.Body.Close() }()
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%w: HTTP %d: %s", errNotReady, resp.StatusCode, body)
-		}
-		return nil
-	})
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"k8s.io/client-go/rest"
 )
 
 // A plane marked clean can be reset to that state in place, without a restart: the keys its
@@ -147,37 +145,9 @@ func rewrittenByComponentsKey(k string) bool {
 // catches up from the same watch stream within milliseconds, and reads that must be current
 // are consistent reads anyway.
 func (p *Plane) waitCachesAt(ctx context.Context, rev int64) error {
-	cfg := p.RESTConfig()
-	cfg.Timeout = 5 * time.Second
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return err
-	}
-	defer httpClient.CloseIdleConnections()
 	query := "?limit=1&resourceVersionMatch=NotOlderThan&resourceVersion=" + strconv.FormatInt(rev, 10)
-	for _, path := range []string{"/api/v1/namespaces", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"} {
-		url := p.Server() + path + query
-		err := p.waitFor(ctx, "the API server's cache of "+path, resetTimeout, func(ctx context.Context) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			if err != nil {
-				return err
-			}
-			resp, err := httpClient.Do(req)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = resp.Body.Close() }()
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("%w: HTTP %d: %s", errNotReady, resp.StatusCode, body)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.waitGetOK(ctx, "the API server's caches after a reset", resetTimeout, 5*time.Second,
+		"/api/v1/namespaces"+query, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"+query)
 }
 
 // skipAuditLogLocked makes AuditEvents start from the audit log's current end.
