@@ -273,7 +273,7 @@ func (f *Fanout) leave(ctx context.Context, pass Pass, out *Outcome) {
 	if pass.Confirm != nil {
 		// A removal under way (submitted by an earlier pass, confirmed then) is not asked
 		// about again: the clusters left to empty shrink as it goes on.
-		if fresh := f.Unstarted(pass.Owner.Owner, leaving); len(fresh) > 0 {
+		if fresh := f.unstarted(pass.Owner.Owner, leaving); len(fresh) > 0 {
 			if out.Refused = pass.Confirm(fresh); out.Refused != "" {
 				for _, c := range fresh {
 					out.Leaving[c] = deliver.Result{Message: "kept: the removal waits for a confirmation (PruneBlocked)"}
@@ -289,10 +289,10 @@ func (f *Fanout) leave(ctx context.Context, pass Pass, out *Outcome) {
 	}
 }
 
-// Unstarted returns those of clusters where no removal of owner has been submitted: a removal
+// unstarted returns those of clusters where no removal of owner has been submitted: a removal
 // confirmed once is not asked about again while it goes on. What was submitted is known since
 // the controller started; after a restart, a removal that had not finished asks again.
-func (f *Fanout) Unstarted(owner render.Owner, clusters []string) []string {
+func (f *Fanout) unstarted(owner render.Owner, clusters []string) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
