@@ -16,11 +16,11 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// A plane marked clean can be reset to that state in place, without a restart: the keys its
-// API server stored since are deleted from etcd, the ones deleted or changed are written back,
-// and its audit log is read from the reset on. Starting a plane costs about 3 CPU-seconds (an
-// API server's start is mostly building its OpenAPI documents); a reset costs a few
-// milliseconds, so the tests of a package hand a fleet on to the next test that asks for the
+// A plane marked clean can be reset to that state in place, without restarting its etcd and
+// API server: the keys its API server stored since are deleted from etcd, the ones deleted or
+// changed are written back, its controllers are restarted, and its audit log is read from the
+// reset on. Starting a plane costs about 3 CPU-seconds (an API server's start is mostly building
+// its OpenAPI documents); a reset 0.2 to 1 second, so the tests of a package hand a fleet on to the next test that asks for the
 // same planes (fleettest). Deleting from etcd skips finalizers and admission, which is the
 // point: nothing acts on the objects any more, they are simply gone, and every watcher (the API
 // server's caches, the controllers of a full spoke) sees them deleted.
@@ -51,8 +51,9 @@ func (p *Plane) MarkClean(ctx context.Context) error {
 }
 
 // Reset returns the plane's stored objects to what MarkClean recorded, with its controllers
-// restarted on them, and waits until the API server's caches have seen it. It refuses a plane that was stopped or restarted since, or one
-// whose components are not all running: such a plane should be started afresh.
+// restarted on them, and waits until the API server's caches have seen it. It refuses a plane
+// that was stopped or restarted since, or one whose components are not all running: such a
+// plane should be started afresh.
 func (p *Plane) Reset(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

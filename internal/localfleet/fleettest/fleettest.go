@@ -15,8 +15,8 @@ const startTimeout = 3 * time.Minute
 
 // Start starts the planes and registers their shutdown with t.Cleanup. The fleet's directory is
 // a fresh temporary directory; when the test fails, the path of every plane's logs is reported.
-// In a test binary run through Main, a passing test's fleet is reset and kept for the next test
-// that asks for the same planes instead (pool.go).
+// In a test binary run through Main, a passing test's fleet is paused and kept instead, and
+// reset for the next test that asks for the same planes (pool.go).
 func Start(t testing.TB, planes ...localfleet.PlaneSpec) *localfleet.Fleet {
 	t.Helper()
 	key := poolKey(planes)
