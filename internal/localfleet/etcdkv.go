@@ -37,18 +37,16 @@ func prefixEnd(prefix string) []byte {
 // list returns every key under prefix with its value, and the store's revision at the read.
 func (e etcdKV) list(ctx context.Context, prefix string) (map[string][]byte, int64, error) {
 	var out struct {
-		Header struct {
-			Revision string `json:"revision"`
-		} `json:"header"`
+		revisionHeader
 		Kvs []keyValue `json:"kvs"`
 	}
 	req := map[string][]byte{"key": []byte(prefix), "range_end": prefixEnd(prefix)}
 	if err := e.call(ctx, "/v3/kv/range", req, &out); err != nil {
 		return nil, 0, err
 	}
-	rev, err := strconv.ParseInt(out.Header.Revision, 10, 64)
+	rev, err := out.revision()
 	if err != nil {
-		return nil, 0, fmt.Errorf("etcd range: revision %q: %w", out.Header.Revision, err)
+		return nil, 0, err
 	}
 	kvs := make(map[string][]byte, len(out.Kvs))
 	for _, kv := range out.Kvs {
@@ -58,8 +56,9 @@ func (e etcdKV) list(ctx context.Context, prefix string) (map[string][]byte, int
 }
 
 // apply deletes the keys in del and writes the values in put, in transactions of at most
-// maxTxnOps operations each.
-func (e etcdKV) apply(ctx context.Context, del []string, put map[string][]byte) error {
+// maxTxnOps operations each, and returns the store's revision after the last one (rev, the
+// revision read before, when there is nothing to do).
+func (e etcdKV) apply(ctx context.Context, rev int64, del []string, put map[string][]byte) (int64, error) {
 	type op map[string]any
 	var ops []op
 	for _, k := range del {
@@ -70,12 +69,32 @@ func (e etcdKV) apply(ctx context.Context, del []string, put map[string][]byte) 
 	}
 	for len(ops) > 0 {
 		n := min(len(ops), maxTxnOps)
-		if err := e.call(ctx, "/v3/kv/txn", map[string]any{"success": ops[:n]}, nil); err != nil {
-			return err
+		var out revisionHeader
+		if err := e.call(ctx, "/v3/kv/txn", map[string]any{"success": ops[:n]}, &out); err != nil {
+			return 0, err
+		}
+		var err error
+		if rev, err = out.revision(); err != nil {
+			return 0, err
 		}
 		ops = ops[n:]
 	}
-	return nil
+	return rev, nil
+}
+
+// revisionHeader is the header of every answer of etcd's gateway.
+type revisionHeader struct {
+	Header struct {
+		Revision string `json:"revision"`
+	} `json:"header"`
+}
+
+func (h revisionHeader) revision() (int64, error) {
+	rev, err := strconv.ParseInt(h.Header.Revision, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("etcd: revision %q: %w", h.Header.Revision, err)
+	}
+	return rev, nil
 }
 
 func (e etcdKV) call(ctx context.Context, path string, in, out any) error {

@@ -86,16 +86,12 @@ func (p *Plane) resetLocked(ctx context.Context) error {
 	wg.Wait()
 	p.procs = p.procs[:2]
 	kv := p.etcdKV()
-	now, _, err := kv.list(ctx, registryPrefix)
+	now, rev, err := kv.list(ctx, registryPrefix)
 	if err != nil {
 		return err
 	}
 	del, put := p.changesSinceClean(now)
-	if err := kv.apply(ctx, del, put); err != nil {
-		return err
-	}
-	_, rev, err := kv.list(ctx, registryPrefix+"namespaces/default")
-	if err != nil {
+	if rev, err = kv.apply(ctx, rev, del, put); err != nil {
 		return err
 	}
 	if err := p.waitCachesAt(ctx, rev); err != nil {
