@@ -271,7 +271,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	}
 	toApply := keepIgnored(desired, current, ignore)
 	w.seen.Writing(key)
-	rv, err := w.apply(ctx, cl, confinedTo(job.Owner, job.Strategy), toApply)
+	rv, err := w.apply(ctx, cl, job, toApply)
 	if err != nil {
 		w.seen.WriteFailed(key)
 		return nil, fmt.Errorf("%s: %w", ref, w.explainForbidden(SecretError(desired, err)))
@@ -372,9 +372,10 @@ func permanent(err error) bool {
 		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsForbidden(err)
 }
 
-// apply writes desired to the spoke, as namespace ns's identity if ns is not "" (nsidentity.go).
-func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, ns string, desired *unstructured.Unstructured) (rv string, err error) {
-	applier, err := w.applierFor(ctx, cl, ns)
+// apply writes desired, one of job's objects, to the spoke, as the identity of the namespace
+// job's owner is confined to, if any (nsidentity.go).
+func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, job Job, desired *unstructured.Unstructured) (rv string, err error) {
+	applier, err := w.applierFor(ctx, cl, confinedTo(job.Owner, job.Strategy))
 	if err != nil {
 		return "", err
 	}
@@ -395,11 +396,14 @@ func (w *clusterWorker) apply(ctx context.Context, cl cluster.Cluster, ns string
 	}
 	err = write(false)
 	countWrite(w.name, "apply", err)
-	if err == nil || desired.GetNamespace() == "" || !apierrors.IsNotFound(err) {
+	if err == nil || desired.GetNamespace() == "" || !apierrors.IsNotFound(err) || job.Owner.OnSpoke() {
 		return rv, err
 	}
 	// The target namespace is missing: create it (unmarked, so it is never pruned with its
-	// contents) and try once more.
+	// contents) and try once more. Not for an owner on a spoke (an instance of a fleet API):
+	// as with kro, its child waits for the namespace, which is often another child's (a
+	// Tenant's TenantEnvironment makes the namespace its TenantApplication's children go
+	// to): one created here first would be nobody's, and refused to the child that makes it.
 	if err := w.createNamespace(ctx, cl, desired.GetNamespace(), desired.GetAnnotations()[flotillav1.AnnotationOwner]); err != nil {
 		return "", err
 	}

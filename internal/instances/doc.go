@@ -83,7 +83,9 @@
 // rule; its external references, here) unless its Graph is ClusterWide (the API is served with
 // tenancy Cluster, which only an administrator sets on the hub): then the job's strategy is
 // ClusterWide and references may be read anywhere. A change of either evaluates every instance
-// of the kind again.
+// of the kind again. A child bound for a namespace that does not exist waits for it, as under
+// kro (the deliverer creates missing namespaces for hub owners only): another child, often of
+// another instance, is what makes it.
 //
 // Every instance the informers see is told to Options.Owners (internal/owners), with its graph's
 // ClusterWide scope, so that the spoke caches keep its children whole.
