@@ -35,11 +35,9 @@ type Plane struct {
 
 	mu    sync.Mutex
 	procs []*process // running components, in start order
-	// clean is what etcd held when the plane was marked clean (reset.go); interrupted says
-	// that the plane was stopped or restarted since, which a reset cannot undo.
-	clean       map[string][]byte
-	interrupted bool
-	auditFrom   atomic.Int64 // where AuditEvents starts reading the audit log
+	// clean is what etcd held when the plane was marked clean (reset.go).
+	clean     map[string][]byte
+	auditFrom atomic.Int64 // where AuditEvents starts reading the audit log
 }
 
 func newPlane(spec PlaneSpec, network serviceNetwork, dir, binDir string) (*Plane, error) {
@@ -182,7 +180,6 @@ func (p *Plane) Stop() {
 }
 
 func (p *Plane) stopLocked() {
-	p.interrupted = true
 	// Controllers first, all at once: they only talk to the API server.
 	var wg sync.WaitGroup
 	for i := len(p.procs) - 1; i >= 2; i-- {
@@ -219,7 +216,6 @@ func (p *Plane) RestartEtcd(ctx context.Context) error {
 func (p *Plane) restartComponent(ctx context.Context, c component) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.interrupted = true
 	idx := -1
 	for i, proc := range p.procs {
 		if proc.name == c.name {

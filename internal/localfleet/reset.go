@@ -46,22 +46,25 @@ func (p *Plane) MarkClean(ctx context.Context) error {
 		return fmt.Errorf("plane %s: mark clean: %w", p.spec.Name, err)
 	}
 	p.clean = kvs
-	p.interrupted = false
 	return p.skipAuditLogLocked()
 }
 
 // Reset returns the plane's stored objects to what MarkClean recorded, with its controllers
-// restarted on them, and waits until the API server's caches have seen it. It refuses a plane
-// that was stopped or restarted since, or one whose components are not all running: such a
-// plane should be started afresh.
+// restarted on them, and waits until the API server's caches have seen it. A plane stopped
+// since (a test that took a spoke away) is started again first, on its own data, as Start
+// does; one restarted since resets like any other, since etcd kept everything. It refuses a
+// plane one of whose components exited by itself: such a plane should be started afresh.
 func (p *Plane) Reset(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch {
-	case p.clean == nil:
+	if p.clean == nil {
 		return fmt.Errorf("plane %s: reset: never marked clean", p.spec.Name)
-	case p.interrupted || len(p.procs) == 0:
-		return fmt.Errorf("plane %s: reset: stopped or restarted since it was marked clean", p.spec.Name)
+	}
+	if len(p.procs) == 0 {
+		if err := p.startLocked(ctx); err != nil {
+			p.stopLocked()
+			return fmt.Errorf("plane %s: reset: start again: %w", p.spec.Name, err)
+		}
 	}
 	if err := p.exitedComponent(); err != nil {
 		return fmt.Errorf("plane %s: reset: %w", p.spec.Name, err)

@@ -3,8 +3,10 @@ package propagation_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,10 +46,19 @@ func auditedSpoke(name string) localfleet.PlaneSpec {
 	return s
 }
 
+// standardSpokes are the planes of a test that asks for some of them and tunes none: it gets
+// all three, and the hub joins those it asks for, so that most tests of the package hand one
+// fleet on (fleettest.Main) instead of starting their own shape.
+var standardSpokes = []string{"spoke-a", "spoke-b", "spoke-c"}
+
 func startEnv(t *testing.T, spokes map[string]string, tune ...func(*localfleet.PlaneSpec)) *env {
 	t.Helper()
 	specs := []localfleet.PlaneSpec{{Name: "hub", Role: localfleet.RoleHub, AuditLog: true}}
-	for name := range spokes {
+	planes := slices.Collect(maps.Keys(spokes))
+	if len(tune) == 0 && !slices.ContainsFunc(planes, func(n string) bool { return !slices.Contains(standardSpokes, n) }) {
+		planes = standardSpokes
+	}
+	for _, name := range planes {
 		s := auditedSpoke(name)
 		for _, f := range tune {
 			f(&s)

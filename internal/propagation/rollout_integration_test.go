@@ -28,9 +28,9 @@ import (
 // before the approval. A revision the canary refuses halts the rollout: the status names the
 // cluster, and the audit logs show no write to any other cluster.
 func TestRolloutFollowsItsStages(t *testing.T) {
-	e := startEnv(t, map[string]string{"a": "canary", "b": "prod", "c": "edge"})
+	e := startEnv(t, map[string]string{"spoke-a": "canary", "spoke-b": "prod", "spoke-c": "edge"})
 	ctx := context.Background()
-	refuse(t, e.spokes["a"], "red")
+	refuse(t, e.spokes["spoke-a"], "red")
 	placement := &flotillav1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "team"},
 		Spec: flotillav1.PlacementSpec{ClusterSelector: &metav1.LabelSelector{}, Rollout: &flotillav1.RolloutPolicy{Stages: []flotillav1.RolloutStage{
 			{Name: "canary", ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "canary"}}},
@@ -41,33 +41,33 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	e.create(t, configMap("settings", nil, "blue"))
 	e.create(t, settingsPropagation())
 	// The first delivery is not staged: nothing runs an older revision.
-	e.values(t, map[string]string{"a": "blue", "b": "blue", "c": "blue"})
+	e.values(t, map[string]string{"spoke-a": "blue", "spoke-b": "blue", "spoke-c": "blue"})
 
 	changed := time.Now()
 	e.setValue(t, "settings", "green")
-	e.values(t, map[string]string{"a": "green"})
+	e.values(t, map[string]string{"spoke-a": "green"})
 	status := e.rolloutPhase(t, flotillav1.RolloutWaitingForApproval)
-	e.values(t, map[string]string{"b": "blue", "c": "blue"})
+	e.values(t, map[string]string{"spoke-b": "blue", "spoke-c": "blue"})
 	// Each cluster's row says where it stands; the conditions, kstatus' too, say it waits.
 	waiting := e.settingsStatus(t)
-	expectRows(t, waiting, map[string]string{"a": "canary/Succeeded@" + status.Revision, "b": "prod/WaitingForApproval@old", "c": "rest/Pending@old"}, status.Revision)
+	expectRows(t, waiting, map[string]string{"spoke-a": "canary/Succeeded@" + status.Revision, "spoke-b": "prod/WaitingForApproval@old", "spoke-c": "rest/Pending@old"}, status.Revision)
 	expectCondition(t, waiting.Rollout.Conditions, flotillav1.RolloutConditionProgressing, metav1.ConditionTrue, "WaitingForApproval")
 	expectCondition(t, waiting.Rollout.Conditions, flotillav1.RolloutConditionComplete, metav1.ConditionFalse, "WaitingForApproval")
 	expectCondition(t, waiting.Conditions, "Reconciling", metav1.ConditionTrue, "RolloutWaitingForApproval")
 	// A cluster not reached yet is still kept true: to the revision it runs, not the new one.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cm := &corev1.ConfigMap{}
-		if err := e.spokes["b"].Get(ctx, client.ObjectKey{Namespace: "team", Name: "settings"}, cm); err != nil {
+		if err := e.spokes["spoke-b"].Get(ctx, client.ObjectKey{Namespace: "team", Name: "settings"}, cm); err != nil {
 			return err
 		}
 		cm.Data["v"] = "tampered"
-		return e.spokes["b"].Update(ctx, cm)
+		return e.spokes["spoke-b"].Update(ctx, cm)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.values(t, map[string]string{"b": "blue"})
-	// The passes since (b's drift corrected) changed nothing of the rollout: its times stay.
+	e.values(t, map[string]string{"spoke-b": "blue"})
+	// The passes since (spoke-b's drift corrected) changed nothing of the rollout: its times stay.
 	still := e.settingsStatus(t)
 	for i := range waiting.ClusterResults {
 		was, now := waiting.ClusterResults[i].Rollout, rowOf(still, waiting.ClusterResults[i].Cluster)
@@ -79,7 +79,8 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 		meta.FindStatusCondition(still.Rollout.Conditions, flotillav1.RolloutConditionProgressing); now == nil || !was.LastTransitionTime.Equal(&now.LastTransitionTime) {
 		t.Errorf("Progressing moved from %+v to %+v though nothing changed", was, now)
 	}
-	// flotilla plan shows the same: b and c held at the revision they run, a at the new one.
+	// flotilla plan shows the same: spoke-b and spoke-c held at the revision they run, spoke-a at
+	// the new one.
 	p := &flotillav1.Propagation{}
 	if err := e.hub.Get(ctx, client.ObjectKey{Namespace: "team", Name: "settings"}, p); err != nil {
 		t.Fatal(err)
@@ -89,16 +90,16 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cd := range d.Clusters {
-		if held := cd.Pinned != ""; held != (cd.Cluster != "a") || len(cd.Objects) != 1 || (cd.Objects[0].Object["data"].(map[string]any)["v"] == "blue") != held {
-			t.Errorf("plan of %s: pinned %q, objects %v; want a at green, b and c held at blue", cd.Cluster, cd.Pinned, cd.Objects)
+		if held := cd.Pinned != ""; held != (cd.Cluster != "spoke-a") || len(cd.Objects) != 1 || (cd.Objects[0].Object["data"].(map[string]any)["v"] == "blue") != held {
+			t.Errorf("plan of %s: pinned %q, objects %v; want spoke-a at green, spoke-b and spoke-c held at blue", cd.Cluster, cd.Pinned, cd.Objects)
 		}
 	}
 	approved := time.Now()
 	e.annotate(t, flotillav1.AnnotationApprove, "prod@"+status.Revision)
-	e.values(t, map[string]string{"b": "green", "c": "green"})
+	e.values(t, map[string]string{"spoke-b": "green", "spoke-c": "green"})
 	e.rolloutPhase(t, flotillav1.RolloutComplete)
 	complete := e.settingsStatus(t)
-	expectRows(t, complete, map[string]string{"a": "canary/Succeeded@" + status.Revision, "b": "prod/Succeeded@" + status.Revision, "c": "rest/Succeeded@" + status.Revision}, status.Revision)
+	expectRows(t, complete, map[string]string{"spoke-a": "canary/Succeeded@" + status.Revision, "spoke-b": "prod/Succeeded@" + status.Revision, "spoke-c": "rest/Succeeded@" + status.Revision}, status.Revision)
 	expectCondition(t, complete.Rollout.Conditions, flotillav1.RolloutConditionComplete, metav1.ConditionTrue, "Complete")
 	expectCondition(t, complete.Rollout.Conditions, flotillav1.RolloutConditionProgressing, metav1.ConditionFalse, "Complete")
 	if c := meta.FindStatusCondition(complete.Conditions, "Reconciling"); c != nil {
@@ -106,12 +107,12 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	}
 	e.stageEvent(t, "stage prod completed revision "+status.Revision)
 	last := map[string]time.Time{}
-	for _, spoke := range []string{"a", "b", "c"} {
+	for _, spoke := range []string{"spoke-a", "spoke-b", "spoke-c"} {
 		last[spoke] = e.lastConfigMapWrite(t, spoke, "settings", changed)
 	}
-	if !last["a"].Before(approved) || !approved.Before(last["b"]) || !last["b"].Before(last["c"]) {
-		t.Errorf("writes at a %s, b %s, c %s, approval at %s: want a, then the approval, then b, then c",
-			last["a"].Format(time.StampMicro), last["b"].Format(time.StampMicro), last["c"].Format(time.StampMicro), approved.Format(time.StampMicro))
+	if !last["spoke-a"].Before(approved) || !approved.Before(last["spoke-b"]) || !last["spoke-b"].Before(last["spoke-c"]) {
+		t.Errorf("writes at spoke-a %s, spoke-b %s, spoke-c %s, approval at %s: want spoke-a, then the approval, then spoke-b, then spoke-c",
+			last["spoke-a"].Format(time.StampMicro), last["spoke-b"].Format(time.StampMicro), last["spoke-c"].Format(time.StampMicro), approved.Format(time.StampMicro))
 	}
 
 	// A revision the canary refuses halts the rollout before any other cluster.
@@ -128,15 +129,15 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 	broken := time.Now()
 	e.setValue(t, "settings", "red")
 	status = e.rolloutPhase(t, flotillav1.RolloutHalted)
-	if !strings.Contains(status.Message, "a: ") || !strings.Contains(status.Message, "red is not allowed here") {
+	if !strings.Contains(status.Message, "spoke-a: ") || !strings.Contains(status.Message, "red is not allowed here") {
 		t.Errorf("halt message %q does not name the cluster and why", status.Message)
 	}
-	for _, spoke := range []string{"b", "c"} {
+	for _, spoke := range []string{"spoke-b", "spoke-c"} {
 		if writes, _ := e.configMapWrites(t, spoke, "settings", broken); writes != 0 {
 			t.Errorf("%s written %d times after the canary refused the revision", spoke, writes)
 		}
 	}
-	e.values(t, map[string]string{"a": "green", "b": "green", "c": "green"})
+	e.values(t, map[string]string{"spoke-a": "green", "spoke-b": "green", "spoke-c": "green"})
 
 	// Undone to the first revision (blue): every cluster returns to it while red stays the
 	// latest, and the status says so.
@@ -145,7 +146,7 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 		t.Fatalf("kept revisions %+v (%v), want blue, green and red (%s)", kept, err, status.Revision)
 	}
 	e.annotate(t, flotillav1.AnnotationUndo, kept[0].Name+"@"+status.Revision)
-	e.values(t, map[string]string{"a": "blue", "b": "blue", "c": "blue"})
+	e.values(t, map[string]string{"spoke-a": "blue", "spoke-b": "blue", "spoke-c": "blue"})
 	// The phase turns RolledBack with the first cluster back; the count follows each report.
 	e.rolloutPhaseSaying(t, flotillav1.RolloutRolledBack, "3 of 3 clusters run "+kept[0].Name)
 
@@ -180,8 +181,8 @@ func TestRolloutFollowsItsStages(t *testing.T) {
 		}
 		return nil
 	})
-	e.values(t, map[string]string{"a": "blue", "b": "blue", "c": "blue"})
-	for _, spoke := range []string{"b", "c"} {
+	e.values(t, map[string]string{"spoke-a": "blue", "spoke-b": "blue", "spoke-c": "blue"})
+	for _, spoke := range []string{"spoke-b", "spoke-c"} {
 		if writes, _ := e.configMapWrites(t, spoke, "settings", again); writes != 0 {
 			t.Errorf("%s written %d times while red rolled out again and back", spoke, writes)
 		}

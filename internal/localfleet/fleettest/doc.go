@@ -7,7 +7,7 @@
 // deleted from etcd, the controllers restarted on what is left, the audit logs read afresh),
 // instead of being stopped and another started. A start costs a plane about 3 CPU-seconds, a
 // reset a fraction of a second; most suites ask for the same few shapes again and again. A fleet
-// whose test failed is stopped as before; one that cannot be reset (a test stopped or restarted
-// a plane of it) is stopped and a fresh one started; Main stops the fleets kept when the tests
-// are done.
+// whose test failed is stopped as before; a plane a test stopped is started again by the reset;
+// a fleet that cannot be reset (a component that exited by itself) is stopped and a fresh one
+// started; Main stops the fleets kept when the tests are done.
 package fleettest

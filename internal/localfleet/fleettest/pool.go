@@ -18,9 +18,9 @@ import (
 // and reset (localfleet.Fleet.Reset: every object stored since it started is gone, its
 // controllers restarted, its audit logs read afresh). A fleet takes seconds of CPU to start and
 // a fraction of a second to reset; the integration suites start about a hundred fleets. A fleet
-// whose test failed is stopped as before; one whose reset fails (a test stopped or restarted a
-// plane of it) is stopped and a fresh one started; Main stops the fleets kept when the tests
-// are done.
+// whose test failed is stopped as before; a plane a test stopped is started again by the reset;
+// a fleet whose reset fails (a component that exited by itself) is stopped and a fresh one
+// started; Main stops the fleets kept when the tests are done.
 
 // maxIdlePlanes bounds the planes of the fleets kept between tests (a paused plane holds 300 to
 // 500 MB of memory).
