@@ -72,12 +72,12 @@ type cliFleet struct {
 	fleet                *localfleet.Fleet
 }
 
-// startCLIFleet starts a hub and two API-only spokes (regions eu-west and us-east), installs
-// Flotilla's CRDs, runs `flotilla hub` and joins the spokes, all with the binary.
+// startCLIFleet starts the standard planes, installs Flotilla's CRDs, runs `flotilla hub` and
+// joins spoke-1 and spoke-2 (regions eu-west and us-east), all with the binary.
 func startCLIFleet(t *testing.T) *cliFleet {
 	t.Helper()
 	flotilla := buildFlotilla(t)
-	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.APIOnlySpoke("spoke-1"), fleettest.APIOnlySpoke("spoke-2"))
+	fleet := fleettest.Start(t, standardPlanes()...)
 	hub := fleet.Hub().KubeconfigPath()
 	runFlotilla(t, flotilla, hub, "install", "--crds-only")
 	runFlotillaHub(t, flotilla, hub)

@@ -33,34 +33,30 @@ spec:
 func TestHubKilledMidDelivery(t *testing.T) {
 	const objects = 400
 	flotilla := buildFlotilla(t)
-	audited := func(name string) localfleet.PlaneSpec {
-		s := fleettest.APIOnlySpoke(name)
-		s.AuditLog = true
-		return s
-	}
-	fleet := fleettest.Start(t, fleettest.Hub(), audited("spoke-a"), audited("spoke-b"))
+	fleet := fleettest.Start(t, standardPlanes()...)
+	spokes := []*localfleet.Plane{fleet.Plane("spoke-1"), fleet.Plane("spoke-2")} // spoke-3 stays out
 	hubKC := fleet.Hub().KubeconfigPath()
 	runFlotilla(t, flotilla, hubKC, "install", "--crds-only")
 	first := startHubProcess(t, flotilla, hubKC)
-	for _, s := range fleet.Spokes() {
+	for _, s := range spokes {
 		runFlotilla(t, flotilla, hubKC, "join", s.Name(), "--kubeconfig", s.KubeconfigPath())
 	}
 
 	applyBulk(t, hubKC, objects)
 
 	// Kill the controller as soon as the first objects arrive.
-	spokeA := fleet.Plane("spoke-a").KubeconfigPath()
+	spoke1 := fleet.Plane("spoke-1").KubeconfigPath()
 	fleettest.Eventually(t, 60*time.Second, "first objects delivered", func() error {
-		if n := countConfigMaps(t, spokeA); n == 0 {
+		if n := countConfigMaps(t, spoke1); n == 0 {
 			return fmt.Errorf("none yet")
 		}
 		return nil
 	})
 	first.kill(t)
-	t.Logf("killed flotilla hub with %d of %d objects on spoke-a", countConfigMaps(t, spokeA), objects)
+	t.Logf("killed flotilla hub with %d of %d objects on spoke-1", countConfigMaps(t, spoke1), objects)
 
 	startHubProcess(t, flotilla, hubKC)
-	for _, s := range fleet.Spokes() {
+	for _, s := range spokes {
 		kc := s.KubeconfigPath()
 		fleettest.Eventually(t, 90*time.Second, "all objects on "+s.Name(), func() error {
 			if n := countConfigMaps(t, kc); n != objects {
@@ -73,7 +69,7 @@ func TestHubKilledMidDelivery(t *testing.T) {
 		`jsonpath={.status.conditions[?(@.type=="Applied")].reason} {.status.appliedClusters}`)
 
 	writes := map[string]int{}
-	for _, s := range fleet.Spokes() {
+	for _, s := range spokes {
 		events, err := s.AuditEvents()
 		if err != nil {
 			t.Fatal(err)
@@ -94,7 +90,7 @@ func TestHubKilledMidDelivery(t *testing.T) {
 	before := fmt.Sprint(writes)
 	fleettest.Consistently(t, 3*time.Second, "no writes after convergence", func() error {
 		after := map[string]int{}
-		for _, s := range fleet.Spokes() {
+		for _, s := range spokes {
 			events, _ := s.AuditEvents()
 			for _, ev := range events {
 				if ev.Mutating() && strings.HasPrefix(ev.UserAgent, "flotilla") {

@@ -41,8 +41,7 @@ const childKinds = "deployments,services,configmaps,jobs,ingresses,horizontalpod
 // their CRDs away); core-dns moves to corpus-cluster for it, and runs again.
 func TestFleetAPICorpus(t *testing.T) {
 	start := time.Now()
-	_, fleet := startFleet(t, 0, map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"},
-		func(s *localfleet.PlaneSpec) { s.AuditLog = true })
+	_, fleet := startJoinedFleet(t)
 	t.Logf("fleet up in %s", time.Since(start).Round(time.Second))
 	hubKC := fleet.Hub().KubeconfigPath()
 	kroDir := kroModuleDir(t)

@@ -24,7 +24,7 @@ import (
 // the Secret's value never shows up in the CLI's output or the controller's log.
 func TestJoinWithTheCLI(t *testing.T) {
 	flotilla := buildFlotilla(t)
-	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.FullSpoke("spoke-1", nil))
+	fleet := fleettest.Start(t, standardPlanes()...) // spoke-1 is joined, the others stay out
 	hubKC := fleet.Hub().KubeconfigPath()
 	spokeKC := fleet.Plane("spoke-1").KubeconfigPath()
 	run := func(args ...string) (string, error) {

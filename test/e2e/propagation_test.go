@@ -172,20 +172,34 @@ func startJoinedFleet(t *testing.T) (flotilla string, fleet *localfleet.Fleet) {
 	return startFleet(t, 0, map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"})
 }
 
-// startFleet starts a hub and one full spoke per entry of regions (its region label), whose
-// Pods take podReadyDelay to become Ready, installs and runs Flotilla and joins the spokes.
-// adjustSpoke, if any, changes each spoke's spec (an audit log, say) before the fleet starts.
-func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]string, adjustSpoke ...func(*localfleet.PlaneSpec)) (flotilla string, fleet *localfleet.Fleet) {
+// standardPlanes are the planes most tests of this package ask for: the hub and three full,
+// audited spokes. A test that uses fewer spokes joins only those, so that the tests hand one
+// fleet on (fleettest.Main) instead of each starting a shape of its own.
+func standardPlanes() []localfleet.PlaneSpec {
+	specs := []localfleet.PlaneSpec{fleettest.Hub()}
+	for _, name := range []string{"spoke-1", "spoke-2", "spoke-3"} {
+		s := fleettest.FullSpoke(name, nil)
+		s.AuditLog = true
+		specs = append(specs, s)
+	}
+	return specs
+}
+
+// startFleet starts a hub and full spokes, installs and runs Flotilla and joins one spoke per
+// entry of regions (its region label). Without a podReadyDelay the fleet is standardPlanes;
+// with one, it is the hub and the spokes of regions alone, whose Pods take that long to become
+// Ready.
+func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]string) (flotilla string, fleet *localfleet.Fleet) {
 	t.Helper()
 	flotilla = buildFlotilla(t)
-	specs := []localfleet.PlaneSpec{fleettest.Hub()}
-	for _, name := range slices.Sorted(maps.Keys(regions)) {
-		s := fleettest.FullSpoke(name, nil)
-		s.PodReadyDelay = podReadyDelay
-		for _, adjust := range adjustSpoke {
-			adjust(&s)
+	specs := standardPlanes()
+	if podReadyDelay != 0 {
+		specs = []localfleet.PlaneSpec{fleettest.Hub()}
+		for _, name := range slices.Sorted(maps.Keys(regions)) {
+			s := fleettest.FullSpoke(name, nil)
+			s.PodReadyDelay = podReadyDelay
+			specs = append(specs, s)
 		}
-		specs = append(specs, s)
 	}
 	fleet = fleettest.Start(t, specs...)
 	hubKC := fleet.Hub().KubeconfigPath()

@@ -11,7 +11,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
@@ -24,12 +23,7 @@ import (
 func TestShardedHubReplicaKilled(t *testing.T) {
 	const objects = 20
 	flotilla := buildFlotilla(t)
-	audited := func(name string) localfleet.PlaneSpec {
-		s := fleettest.APIOnlySpoke(name)
-		s.AuditLog = true
-		return s
-	}
-	fleet := fleettest.Start(t, fleettest.Hub(), audited("spoke-1"), audited("spoke-2"), audited("spoke-3"))
+	fleet := fleettest.Start(t, standardPlanes()...)
 	hubKC := fleet.Hub().KubeconfigPath()
 	runFlotilla(t, flotilla, hubKC, "install", "--crds-only")
 	replicas := map[string]*hubProcess{}

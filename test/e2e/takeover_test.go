@@ -38,8 +38,7 @@ import (
 // instance: scaled with kubectl, its Deployment follows and it shows the new availableReplicas;
 // deleted, its children go.
 func TestTakeOverFromKro(t *testing.T) {
-	_, fleet := startFleet(t, 0, map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east"},
-		func(s *localfleet.PlaneSpec) { s.AuditLog = s.Name == "spoke-1" })
+	_, fleet := startFleet(t, 0, map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east"})
 	hubKC := fleet.Hub().KubeconfigPath()
 	kc := fleet.Plane("spoke-1").KubeconfigPath()
 	spoke := newTakeoverSpoke(t, fleet.Plane("spoke-1"))
