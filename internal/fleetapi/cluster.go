@@ -70,41 +70,83 @@ type spokeView struct {
 	schemas func() (*snapshot, error)
 }
 
-// planCluster plans a cluster the controller is connected to (planOn), and a pull cluster by
-// the revision its agent is to compile (planPull); one it is not connected to is Pending, and
-// keeps what it serves.
-func (r *Reconciler) planCluster(ctx context.Context, newest rgdRevision, owner render.Owner, name, pin string, pull pullPass) clusterPlan {
+// clusterRead is what a pass reads of a cluster before it compiles anything there: what the
+// cluster serves of the RGD, which the history keep (revisionsInUse) and the rollout gate
+// (servedRunning) go by, and where to compile for it.
+type clusterRead struct {
+	// plan is the cluster's plan so far: its row, served, unread, connecting and pull.
+	plan clusterPlan
+	// final says that nothing more is planned there: the row says why (the cluster is not
+	// connected, or its CRDs cannot be read); it keeps what it serves.
+	final bool
+	// view is an engaged cluster's, crd the CRD of the RGD's name Flotilla delivered there
+	// (nil: none).
+	view spokeView
+	crd  *unstructured.Unstructured
+}
+
+// readPlans are the plans so far of read clusters: what each serves.
+func readPlans(reads map[string]clusterRead) map[string]clusterPlan {
+	out := make(map[string]clusterPlan, len(reads))
+	for c, read := range reads {
+		out[c] = read.plan
+	}
+	return out
+}
+
+// readCluster reads what a cluster serves of the RGD: a pull cluster by what its agent
+// reported (readPull), one the controller is connected to by its CRD (readOn); one it is not
+// connected to is Pending, and keeps what it serves.
+func (r *Reconciler) readCluster(ctx context.Context, newest rgdRevision, owner render.Owner, name string, pull pullPass) clusterRead {
 	if r.Agents.Deliver(ctx, name) {
-		return r.planPull(ctx, newest, owner, name, pin, pull)
+		return r.readPull(ctx, newest, owner, name, pull)
 	}
 	engaged, err := r.Clusters.Get(ctx, multicluster.ClusterName(name))
 	if err != nil {
 		p := clusterPlan{row: flotillav1.APIClusterResult{Cluster: name, API: newest.rgd.Name}}
 		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, "the cluster is not connected to the hub"
 		p.connecting, p.unread = r.clusterReady(ctx, name), true
-		return p
+		return clusterRead{plan: p, final: true}
 	}
 	view := spokeView{name: name, delivered: engaged.GetCache(), live: engaged.GetAPIReader(),
 		schemas: func() (*snapshot, error) { return r.schemas.get(name, engaged) }}
-	return r.planOn(ctx, view, newest, owner, pin)
+	return readOn(ctx, view, newest, owner)
 }
 
-// planOn compiles the revision a cluster should serve (the newest, or pin: the one the
-// APIPropagation pins it to) against that cluster's schemas and decides whether its CRD may be delivered there: not
-// when it does not compile there (a kind it uses is missing, say), not when the new CRD would
-// break the one served and the RGD does not allow it, and not when the served CRD of that name
-// is another RGD's. In each of those cases the cluster keeps serving what it serves, with its
-// instances expanded by the revision served (held), and the row says why.
-func (r *Reconciler) planOn(ctx context.Context, spoke spokeView, newest rgdRevision, owner render.Owner, pin string) clusterPlan {
+// readOn reads the CRD of the RGD's name Flotilla delivered to a cluster, and the revision and
+// generation it serves.
+func readOn(ctx context.Context, spoke spokeView, newest rgdRevision, owner render.Owner) clusterRead {
 	p := clusterPlan{row: flotillav1.APIClusterResult{Cluster: spoke.name, API: newest.rgd.Name}}
 	served, err := readCRD(ctx, spoke.delivered, kro.CRDName(newest.rgd))
 	if err != nil {
 		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APIPending, flotillav1.ReasonDisconnected, limit("cannot read the cluster's CRDs: "+err.Error())
 		p.unread = true
-		return p
+		return clusterRead{plan: p, final: true}
 	}
 	p.row.ServedGeneration, p.served = servedGeneration(served, owner), servedRevision(served, owner)
+	return clusterRead{plan: p, view: spoke, crd: served}
+}
 
+// planRead plans a cluster read by readCluster for the revision it should serve: the newest,
+// or pin (the APIPropagation's, or the rollout's).
+func (r *Reconciler) planRead(ctx context.Context, read clusterRead, newest rgdRevision, owner render.Owner, pin string, pull pullPass) clusterPlan {
+	switch {
+	case read.final:
+		return read.plan
+	case read.plan.pull:
+		return r.planPull(ctx, read.plan, newest, owner, pin, pull)
+	}
+	return r.planOn(ctx, read, newest, owner, pin)
+}
+
+// planOn compiles the revision a cluster should serve (the newest, or pin) against that
+// cluster's schemas and decides whether its CRD may be delivered there: not when it does not
+// compile there (a kind it uses is missing, say), not when the new CRD would break the one
+// served and the RGD does not allow it, and not when the served CRD of that name is another
+// RGD's. In each of those cases the cluster keeps serving what it serves, with its instances
+// expanded by the revision served (held), and the row says why.
+func (r *Reconciler) planOn(ctx context.Context, read clusterRead, newest rgdRevision, owner render.Owner, pin string) clusterPlan {
+	p, spoke, served := read.plan, read.view, read.crd
 	view, err := spoke.schemas()
 	if err != nil {
 		p.row.Phase, p.row.Reason, p.row.Message = flotillav1.APICompileFailed, flotillav1.ReasonSchemaUnreadable, limit(err.Error())

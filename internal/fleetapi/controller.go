@@ -102,12 +102,14 @@ type Reconciler struct {
 	schemas  *snapshots
 	compiles *compiles
 	states   *states
-	// lastServed is what each RGD's clusters were last seen serving (revisionsInUse).
-	lastServed lastServed
-	notifier   deliver.Notifier // RGD passes
-	drift      ownerkinds.DriftEvents
-	status     *statusReconciler
-	settle     fanout.Settle[string] // status writes waiting for deliveries in flight, by RGD
+	// lastServed is, by cluster, the revision each RGD's clusters were last seen serving
+	// (revisionsInUse); carried is, by the revision of a CRD delivery (fanout.Want.Revision),
+	// the RGD revision the last pass's deliveries carry (servedRunning).
+	lastServed, carried rgdMemo
+	notifier            deliver.Notifier // RGD passes
+	drift               ownerkinds.DriftEvents
+	status              *statusReconciler
+	settle              fanout.Settle[string] // status writes waiting for deliveries in flight, by RGD
 	// countsChanged coalesces the instance count changes of each APIPropagation.
 	countsChanged *coalescer
 }
@@ -250,12 +252,14 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	plans := map[string]clusterPlan{}
+	// What each cluster serves is read first: the history keeps it, and the rollout gate goes
+	// by it; then each cluster is compiled for once, with the revision it is to serve.
+	reads := map[string]clusterRead{}
 	pull := pullPass{records: records, tenancy: placer.Spec.Tenancy}
 	for _, c := range st.targets {
-		plans[c] = r.planCluster(ctx, newest, owner, c, placer.Spec.PinOf(rgd.Name, c), pull)
+		reads[c] = r.readCluster(ctx, newest, owner, c, pull)
 	}
-	keep, err := r.revisionsInUse(ctx, owner, plans, pinsOf(placer, rgd.Name))
+	keep, err := r.revisionsInUse(ctx, owner, readPlans(reads), pinsOf(placer, rgd.Name))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -267,13 +271,19 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	var gated ownerpass.Result
+	latest := latestName(rgd, owner, newest)
+	var (
+		gated ownerpass.Result
+		pins  []flotillav1.RevisionPin
+	)
 	if placement.Spec.Rollout != nil {
 		// The clusters the rollout holds keep the revision they serve (what revisionsInUse kept).
-		gated = r.gateRollout(ctx, rgd, placer, placement, ledgerOwner, newest, notKept, st.targets, plans, pull)
+		pins, gated = r.gateRollout(ctx, rgd, placer, placement, ledgerOwner, latest, notKept, st.targets, reads)
 	} else {
 		r.passes.Forget(owner)
 	}
+	plans := r.planPins(ctx, reads, newest, latest, owner, pins, func(c string) string { return placer.Spec.PinOf(rgd.Name, c) }, pull)
+	r.carried.replace(rgd.Name, carriedBy(plans, latest))
 	want := map[string]fanout.Want{}
 	for c, p := range plans {
 		if p.want != nil {

@@ -33,13 +33,16 @@
 //     An unchanged CRD is not written again, so a steady fleet sees no writes. A CRD changed on
 //     a cluster is corrected, and the drift is an Event on the APIPropagation serving the RGD
 //     (drift.go, the same Events as every owner kind's: ownerkinds.DriftEvents).
-//   - When the Placement rolls revisions out (spec.rollout; rollout.go), the first plans (the
-//     newest revision, or the one spec.revisionPins pins) go through the rollout gate every
+//   - A pass reads what each chosen cluster serves before it compiles anything (readCluster:
+//     the CRD Flotilla delivered there, or what a pull cluster's agent reported), as every
+//     owner's pass reads what clusters run first: the history keeps those revisions, and when
+//     the Placement rolls revisions out (spec.rollout; rollout.go) the rollout gate every
 //     owner kind's revisions go through (ownerpass.Runner.Gate: the same memory, undo and
-//     pause): what each cluster runs is the revision its CRD names, or the one just delivered
-//     once the deliverer's result is of it; each cluster the gate holds at another revision is
-//     planned again pinned to it, so its CRD is not written and its instances keep expanding
-//     with the revision it serves. The approval and undo are annotations of the RGD; phase
+//     pause) goes by them: what each cluster runs is the revision its CRD names, or the one
+//     an earlier pass delivered once the deliverer's result is of it (carried). Each cluster
+//     is then compiled for once (planPins), with the newest revision, the one
+//     spec.revisionPins pins, or the one the gate holds it at: then its CRD is not written and
+//     its instances keep expanding with the revision it serves. The approval and undo are annotations of the RGD; phase
 //     changes and stages that start or complete are Events on it, and its rows say "held by
 //     the rollout" and carry the cluster's rollout state (its stage, state and since).
 //   - Clusters that left the Placement are released at once by the fan-out (an API does not

@@ -43,6 +43,7 @@ func (r *Reconciler) OwnerOf(req reconcile.Request) render.Owner { return ownerO
 // deleted one, its CRDs stay where they are, unmanaged.
 func (r *Reconciler) Gone(owner render.Owner) {
 	r.lastServed.forget(owner.Name)
+	r.carried.forget(owner.Name)
 	if st, ok := r.states.get(owner.Name); ok {
 		r.compiles.forget(st.uid)
 		r.unserveGraphs(st.kind)

@@ -113,14 +113,14 @@ func Preview(ctx context.Context, hub client.Client, rgd *kro.ResourceGraphDefin
 	if err != nil {
 		return nil, err
 	}
-	plans, views, unreached := map[string]clusterPlan{}, map[string]spokeView{}, map[string]error{}
+	reads, unreached := map[string]clusterRead{}, map[string]error{}
 	for _, c := range guard.Chosen {
 		cl, cfg, err := spokes(ctx, c)
 		if err != nil {
 			unreached[c] = err
 			continue
 		}
-		views[c] = spokeView{name: c, delivered: managedOnly{cl}, live: cl, schemas: func() (*snapshot, error) {
+		view := spokeView{name: c, delivered: managedOnly{cl}, live: cl, schemas: func() (*snapshot, error) {
 			sn, err := newSnapshot(cfg, time.Now())
 			if err != nil {
 				return nil, err
@@ -128,25 +128,22 @@ func Preview(ctx context.Context, hub client.Client, rgd *kro.ResourceGraphDefin
 			sn.once.Do(sn.readRoot)
 			return sn, sn.err
 		}}
-		plans[c] = r.planOn(ctx, views[c], newest, owner, placer.Spec.PinOf(rgd.Name, c))
+		reads[c] = readOn(ctx, view, newest, owner)
 	}
+	var pins []flotillav1.RevisionPin
 	if placement.Spec.Rollout != nil && newest.name != "" {
 		// Where the rollout holds each cluster, as what the clusters' CRDs name says (nothing
 		// remembered: a soak under way shows as just begun).
 		pc := percluster.Input{Owner: owner, Placement: placement, Chosen: guard.Chosen, Pins: pinsFor(placer, rgd.Name, guard.Chosen),
 			Latest: percluster.Revision{Name: newest.name}, LatestName: newest.name, Facts: fanout.Facts(ctx, hub, guard.Chosen)}
 		controls := rollout.Input{Approved: rgd.Annotations[flotillav1.AnnotationApprove], Undo: rgd.Annotations[flotillav1.AnnotationUndo]}
-		running := servedRunning(plans, newest.name, func(string) (deliver.Result, bool) { return deliver.Result{}, false })
-		pins, hold := fanout.PlannedGateOf(pc, controls, running)
-		if hold != "" {
+		running := servedRunning(reads, func(string) (string, bool) { return "", false }, func(string) (deliver.Result, bool) { return deliver.Result{}, false })
+		var hold string
+		if pins, hold = fanout.PlannedGateOf(pc, controls, running); hold != "" {
 			d.Holds = append(d.Holds, hold)
 		}
-		for c, p := range plans {
-			if held := flotillav1.PinOf(pins, c); held != "" && held != plannedWith(p, newest.name) {
-				plans[c] = r.planOn(ctx, views[c], newest, owner, held)
-			}
-		}
 	}
+	plans := r.planPins(ctx, reads, newest, newest.name, owner, pins, func(c string) string { return placer.Spec.PinOf(rgd.Name, c) }, pullPass{})
 	for _, c := range guard.Chosen {
 		cd := plan.ClusterDesired{Cluster: c, Delivered: plan.DeliveredKeys(records[c]), Err: unreached[c]}
 		if p, ok := plans[c]; ok {

@@ -37,14 +37,19 @@ type pullPass struct {
 	tenancy flotillav1.Tenancy
 }
 
-// planPull plans a pull cluster: the revision it should serve (the newest, or pin) as its
-// work, with the tenancy change. What it serves is what its agent last reported complete.
-func (r *Reconciler) planPull(ctx context.Context, newest rgdRevision, owner render.Owner, name, pin string, pass pullPass) clusterPlan {
+// readPull reads what a pull cluster serves: what its agent last reported complete.
+func (r *Reconciler) readPull(ctx context.Context, newest rgdRevision, owner render.Owner, name string, pass pullPass) clusterRead {
 	p := clusterPlan{row: flotillav1.APIClusterResult{Cluster: name, API: newest.rgd.Name}, pull: true}
 	p.served, p.unread = r.servedByAgent(ctx, pass.records[name], owner, newest)
 	if p.served != "" {
 		p.row.ServedGeneration = r.generationOf(ctx, owner, p.served, newest)
 	}
+	return clusterRead{plan: p}
+}
+
+// planPull plans a pull cluster read by readPull: the revision it should serve (the newest, or
+// pin) as its work, with the tenancy change.
+func (r *Reconciler) planPull(ctx context.Context, p clusterPlan, newest rgdRevision, owner render.Owner, pin string, pass pullPass) clusterPlan {
 	target := newest
 	if pin != "" && pin != newest.name {
 		p.pinned = pin

@@ -195,7 +195,10 @@ func TestPullPlansThePinnedRevision(t *testing.T) {
 	newest := rgdRevision{name: revisions.Name(owner, h2), rgd: rgd2}
 	first, second := revisions.Name(owner, h1), newest.name
 
-	p := r.planPull(ctx, newest, owner, "edge", "", pullPass{tenancy: flotillav1.TenancyCluster})
+	planPull := func(pin string, pass pullPass) clusterPlan {
+		return r.planRead(ctx, r.readPull(ctx, newest, owner, "edge", pass), newest, owner, pin, pass)
+	}
+	p := planPull("", pullPass{tenancy: flotillav1.TenancyCluster})
 	if p.want == nil || p.want.Base.Name != second || p.pinned != "" || p.generation != 2 {
 		t.Fatalf("newest (not saved yet): %+v", p)
 	}
@@ -204,7 +207,7 @@ func TestPullPlansThePinnedRevision(t *testing.T) {
 	}
 
 	served := &flotillav1.Delivery{Status: flotillav1.DeliveryStatus{Revision: pullDigest("notes", h1, flotillav1.TenancyCluster)}}
-	p = r.planPull(ctx, newest, owner, "edge", first, pullPass{records: map[string]*flotillav1.Delivery{"edge": served}, tenancy: flotillav1.TenancyCluster})
+	p = planPull(first, pullPass{records: map[string]*flotillav1.Delivery{"edge": served}, tenancy: flotillav1.TenancyCluster})
 	if p.want == nil || p.want.Base.Name != first || p.pinned != first {
 		t.Fatalf("pinned: %+v", p)
 	}
@@ -215,7 +218,7 @@ func TestPullPlansThePinnedRevision(t *testing.T) {
 		t.Errorf("pinned: digest %s (served %s), served %q at generation %d", p.want.Revision, served.Status.Revision, p.served, p.row.ServedGeneration)
 	}
 
-	p = r.planPull(ctx, newest, owner, "edge", revisions.Name(owner, "0000000000000000"), pullPass{})
+	p = planPull(revisions.Name(owner, "0000000000000000"), pullPass{})
 	if p.want != nil || p.row.Phase != flotillav1.APIFailed || p.row.Reason != flotillav1.ReasonRevisionNotKept {
 		t.Errorf("a pin not kept: %+v", p.row)
 	}

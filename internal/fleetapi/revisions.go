@@ -87,9 +87,9 @@ func (r *Reconciler) revisionsInUse(ctx context.Context, owner render.Owner, pla
 	for c, p := range plans {
 		served, known := p.served, !p.unread
 		if known {
-			r.lastServed.remember(owner.Name, c, served)
+			r.lastServed.set(owner.Name, c, served)
 		} else {
-			served, known = r.lastServed.recall(owner.Name, c)
+			served, known = r.lastServed.get(owner.Name, c)
 		}
 		if served != "" {
 			keep[served] = true
@@ -139,37 +139,47 @@ func servedRevision(crd *unstructured.Unstructured, owner render.Owner) string {
 	return crd.GetAnnotations()[flotillav1.AnnotationAPIRevision]
 }
 
-// lastServed remembers, per RGD and cluster, the revision last read from the cluster's CRD
-// ("" for none): what a cluster that cannot be read is taken to serve. Memory only.
-type lastServed struct {
+// rgdMemo remembers values per RGD, by key: what a pass needs of the passes before it that
+// nothing on the hub says. Memory only; Gone forgets an RGD's.
+type rgdMemo struct {
 	mu    sync.Mutex
 	byRGD map[string]map[string]string
 }
 
-func (l *lastServed) remember(rgd, cluster, revision string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.byRGD == nil {
-		l.byRGD = map[string]map[string]string{}
+func (m *rgdMemo) set(rgd, key, value string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byRGD == nil {
+		m.byRGD = map[string]map[string]string{}
 	}
-	if l.byRGD[rgd] == nil {
-		l.byRGD[rgd] = map[string]string{}
+	if m.byRGD[rgd] == nil {
+		m.byRGD[rgd] = map[string]string{}
 	}
-	l.byRGD[rgd][cluster] = revision
+	m.byRGD[rgd][key] = value
 }
 
-func (l *lastServed) recall(rgd, cluster string) (string, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	revision, ok := l.byRGD[rgd][cluster]
-	return revision, ok
+func (m *rgdMemo) get(rgd, key string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	value, ok := m.byRGD[rgd][key]
+	return value, ok
 }
 
-// forget drops what an RGD's clusters were seen serving.
-func (l *lastServed) forget(rgd string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.byRGD, rgd)
+// replace makes all what is remembered of an RGD.
+func (m *rgdMemo) replace(rgd string, all map[string]string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byRGD == nil {
+		m.byRGD = map[string]map[string]string{}
+	}
+	m.byRGD[rgd] = all
+}
+
+// forget drops what is remembered of an RGD.
+func (m *rgdMemo) forget(rgd string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.byRGD, rgd)
 }
 
 // pinsOf returns the revisions placer pins rgd's clusters to.

@@ -8,36 +8,40 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/fanout"
 )
 
-// TestServedRunning: what the rollout gate sees each cluster run of an RGD: the revision it was
-// planned with once the deliverer's latest result is of that plan's CRD, and otherwise the one
-// its CRD names (Ready when Established).
+// TestServedRunning: what the rollout gate sees each cluster run of an RGD: the revision the
+// deliverer's latest result carries when an earlier pass delivered it, and otherwise the one the
+// cluster's CRD names (Ready when Established), as after a restart.
 func TestServedRunning(t *testing.T) {
-	newCRD, oldCRD := &fanout.Want{Revision: "crd-v2"}, &fanout.Want{Revision: "crd-v1"}
-	plans := map[string]clusterPlan{
-		"canary":   {want: newCRD, served: "v1", row: flotillav1.APIClusterResult{ServedGeneration: 1}},
-		"failing":  {want: newCRD, served: "v1", row: flotillav1.APIClusterResult{ServedGeneration: 1}},
-		"held":     {want: newCRD, served: "v1", row: flotillav1.APIClusterResult{ServedGeneration: 1}},
-		"pinned":   {want: oldCRD, pinned: "v1", served: "v1"},
-		"creating": {want: newCRD, served: "v1"},
-		"new":      {want: newCRD},
-		"away":     {served: "v1", row: flotillav1.APIClusterResult{ServedGeneration: 1}},
+	serving := func(revision string, generation int64) clusterRead {
+		return clusterRead{plan: clusterPlan{served: revision, row: flotillav1.APIClusterResult{ServedGeneration: generation}}}
 	}
+	reads := map[string]clusterRead{
+		"canary":    serving("v1", 1),
+		"failing":   serving("v1", 1),
+		"held":      serving("v1", 1),
+		"creating":  serving("v1", 0),
+		"new":       {},
+		"away":      serving("v1", 1),
+		"restarted": serving("v2", 2),
+	}
+	carried := map[string]string{"crd-v2": "v2", "crd-v1": "v1"}
 	results := map[string]deliver.Result{
-		"canary":   {Revision: "crd-v2", Complete: true, Applied: 1, Ready: 1},
-		"failing":  {Revision: "crd-v2", Applied: 0, Failed: 1, Permanent: true, Message: "invalid"},
-		"held":     {Revision: "crd-v1", Complete: true, Applied: 1, Ready: 1},
-		"pinned":   {Revision: "crd-v1", Complete: true, Applied: 1, Ready: 1},
-		"creating": {Revision: "crd-v0", Complete: true, Applied: 1, Ready: 1},
-		"away":     {Disconnected: true},
+		"canary":    {Revision: "crd-v2", Complete: true, Applied: 1, Ready: 1},
+		"failing":   {Revision: "crd-v2", Applied: 0, Failed: 1, Permanent: true, Message: "invalid"},
+		"held":      {Revision: "crd-v1", Complete: true, Applied: 1, Ready: 1},
+		"creating":  {Revision: "crd-v0", Complete: true, Applied: 1, Ready: 1},
+		"away":      {Disconnected: true},
+		"restarted": {Revision: "crd-v2-before-the-restart", Complete: true, Applied: 1, Ready: 1},
 	}
-	got := servedRunning(plans, "v2", func(c string) (deliver.Result, bool) { r, ok := results[c]; return r, ok })
+	got := servedRunning(reads, func(rev string) (string, bool) { name, ok := carried[rev]; return name, ok },
+		func(c string) (deliver.Result, bool) { r, ok := results[c]; return r, ok })
 	want := map[string]fanout.Running{
-		"canary":   {Revision: "v2", Ready: true},
-		"failing":  {Revision: "v2", Failed: "invalid"},
-		"held":     {Revision: "v1", Ready: true},
-		"pinned":   {Revision: "v1", Ready: true},
-		"creating": {Revision: "v1"},
-		"away":     {Revision: "v1", Ready: true, Unreachable: "not connected"},
+		"canary":    {Revision: "v2", Ready: true},
+		"failing":   {Revision: "v2", Failed: "invalid"},
+		"held":      {Revision: "v1", Ready: true},
+		"creating":  {Revision: "v1"},
+		"away":      {Revision: "v1", Ready: true, Unreachable: "not connected"},
+		"restarted": {Revision: "v2", Ready: true},
 	}
 	if len(got) != len(want) {
 		t.Errorf("running %v, want %v", got, want)

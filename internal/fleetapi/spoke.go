@@ -70,7 +70,8 @@ func (s *Spoke) Plan(ctx context.Context, cluster string, w SpokeWork) SpokePlan
 		return SpokePlan{Reason: flotillav1.ReasonInvalidSpec, Message: limit(err.Error())}
 	}
 	out := SpokePlan{Kind: kro.InstanceKind(rgd)}
-	p := s.r.planOn(ctx, s.view, rgdRevision{name: w.Revision, rgd: rgd}, w.Owner, "")
+	rev := rgdRevision{name: w.Revision, rgd: rgd}
+	p := s.r.planRead(ctx, readOn(ctx, s.view, rev, w.Owner), rev, w.Owner, "", pullPass{})
 	if p.want == nil {
 		out.Reason, out.Message = p.row.Reason, p.row.Message
 		if out.Reason == "" {

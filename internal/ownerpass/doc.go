@@ -22,7 +22,8 @@
 // finalizer only while its CRDs are to be deleted with it, patched beside kro's
 // (FinalizerPolicy); letting it go waits for the instances of CRDs being deleted (Releaser);
 // and its pass is its own (Step.Serve): its objects are compiled per cluster from the
-// cluster's own schemas, which package percluster does not do, and it asks Gate alone for
-// the rollout. Its clusters that leave are released at once (fanout.Pass.ReleaseAtOnce: a CRD
+// cluster's own schemas, which package percluster does not do. Like Run, it reads what each
+// cluster runs first, then asks Gate for the rollout, then computes each cluster's objects
+// once. Its clusters that leave are released at once (fanout.Pass.ReleaseAtOnce: a CRD
 // does not move; see docs/architecture.md).
 package ownerpass
