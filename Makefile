@@ -109,14 +109,18 @@ dev: tools build ## Start a local hub and 3 spokes (Ctrl-C stops everything). DE
 ##@ Test
 
 .PHONY: test
-# The packages whose tests take longest, named first so that go test starts them first: it runs
-# two test binaries at a time on two cores and starts them in the order given, and with these
-# last (import-path order) the end-to-end suite ran alone for its last 18 minutes.
+# The packages whose tests take longest, named first so that go test starts them first: it
+# starts test binaries in the order given, and with these last (import-path order) the
+# end-to-end suite ran alone for its last 18 minutes.
 SLOW_TEST_PACKAGES := ./test/e2e ./internal/propagation ./internal/hub ./internal/instances ./internal/transparent
+# How many test binaries run at once. Integration tests spend much of their time waiting for
+# API servers and controllers (a quarter of two cores stayed idle with one binary per core), so
+# one more than the cores keeps them busy.
+TEST_PARALLEL ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN) + 1 )))
 
 test: tools ## Run unit, integration and end-to-end tests against real API servers.
 	@echo ">> running tests (integration tests start real API servers; a few minutes)"
-	@FLOTILLA_BIN_DIR=$(BIN) go test -timeout 30m $(GO_TEST_FLAGS) $(SLOW_TEST_PACKAGES) ./...
+	@FLOTILLA_BIN_DIR=$(BIN) go test -p $(TEST_PARALLEL) -timeout 30m $(GO_TEST_FLAGS) $(SLOW_TEST_PACKAGES) ./...
 
 # The browser test of the dashboard (test/ui, build tag uitest): a hub and three spokes, the
 # dashboard driven in Debian's chromium (apt-get install -y chromium). Screenshots of each view
