@@ -186,14 +186,16 @@ func standardPlanes() []localfleet.PlaneSpec {
 }
 
 // startFleet starts a hub and full spokes, installs and runs Flotilla and joins one spoke per
-// entry of regions (its region label). Without a podReadyDelay the fleet is standardPlanes;
-// with one, it is the hub and the spokes of regions alone, whose Pods take that long to become
-// Ready.
+// entry of regions (its region label). Without a podReadyDelay, and for spokes all among them,
+// the fleet is standardPlanes; otherwise it is the hub and the spokes of regions alone, whose
+// Pods take podReadyDelay to become Ready.
 func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]string) (flotilla string, fleet *localfleet.Fleet) {
 	t.Helper()
 	flotilla = buildFlotilla(t)
 	specs := standardPlanes()
-	if podReadyDelay != 0 {
+	if podReadyDelay != 0 || slices.ContainsFunc(slices.Collect(maps.Keys(regions)), func(n string) bool {
+		return !slices.ContainsFunc(specs, func(s localfleet.PlaneSpec) bool { return s.Name == n })
+	}) {
 		specs = []localfleet.PlaneSpec{fleettest.Hub()}
 		for _, name := range slices.Sorted(maps.Keys(regions)) {
 			s := fleettest.FullSpoke(name, nil)
