@@ -110,16 +110,11 @@ func Gate(pc percluster.Input, in rollout.Input, running map[string]Running) ([]
 }
 
 // PlannedGate is Gate as `flotilla plan` runs it, when pc's Placement rolls revisions out:
-// what each cluster runs as the records alone say, nothing remembered (a stage that is done
-// shows its soak as just begun); controls carries the owner's approval and undo. hold says
-// where a rollout under way stands ("" when none is).
-func PlannedGate(pc percluster.Input, controls rollout.Input, records map[string]*flotillav1.Delivery) (pins []flotillav1.RevisionPin, hold string) {
-	return PlannedGateOf(pc, controls, RecordedRunning(records, pc.Chosen))
-}
-
-// PlannedGateOf is PlannedGate with what each cluster runs read by the owner kind (fleet APIs
-// read it from the CRD each cluster serves).
-func PlannedGateOf(pc percluster.Input, controls rollout.Input, running map[string]Running) (pins []flotillav1.RevisionPin, hold string) {
+// what each cluster runs as the plan read it (the records alone say it: RecordedRunning; a
+// fleet API's CRDs), nothing remembered (a stage that is done shows its soak as just begun);
+// controls carries the owner's approval and undo. hold says where a rollout under way stands
+// ("" when none is).
+func PlannedGate(pc percluster.Input, controls rollout.Input, running map[string]Running) (pins []flotillav1.RevisionPin, hold string) {
 	if pc.Placement.Spec.Rollout == nil {
 		return pc.Pins, ""
 	}

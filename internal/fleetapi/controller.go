@@ -2,7 +2,6 @@ package fleetapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -239,76 +238,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return r.passes.Reconcile(ctx, r, req)
 }
 
-// serve compiles the RGD for each chosen cluster, delivers its CRD where it may, releases the
-// clusters that left, and publishes where it stands.
-func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, placement *flotillav1.Placement, records map[string]*flotillav1.Delivery) (reconcile.Result, error) {
-	st := stateOf(rgd, placer)
-	placementKey := placementOf(placer)
-	st.targets = ownerpass.Decisions(placement)
-
-	owner := ownerOf(rgd.Name)
-	ledgerOwner := ledger.Owner{Owner: owner, APIVersion: kro.GroupVersion.String(), ObjectKind: rgdKind, UID: rgd.UID, Placement: placementKey}
-	newest, hash, kept, err := r.newestRevision(rgd, owner)
-	if err != nil {
-		return reconcile.Result{}, err
+// report publishes what a pass over an RGD did: a row per chosen cluster (what its delivery
+// says, or why nothing was delivered there), a row per cluster the API is being removed from
+// or kept on, and the graphs each cluster's instances are expanded with; it says when to look
+// again. A rollout's changes of phase and its stages are said on the RGD as Events.
+func (p *rgdPass) report(ctx context.Context, res *ownerpass.Result) (reconcile.Result, error) {
+	r, rgd := p.r, p.rgd
+	if res.RolloutChanged && res.Rollout != nil {
+		r.reportRollout(rgd, res.Rollout)
 	}
-	// What each cluster serves is read first: the history keeps it, and the rollout gate goes
-	// by it; then each cluster is compiled for once, with the revision it is to serve.
-	reads := map[string]clusterRead{}
-	pull := pullPass{records: records, tenancy: placer.Spec.Tenancy}
-	for _, c := range st.targets {
-		reads[c] = r.readCluster(ctx, newest, owner, c, pull)
-	}
-	keep, err := r.revisionsInUse(ctx, owner, readPlans(reads), pinsOf(placer, rgd.Name))
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if target, _, ok := flotillav1.ParseUndo(rgd.Annotations[flotillav1.AnnotationUndo]); ok {
-		keep[target] = true // a rollout undone holds clusters at it
-	}
-	// The newest revision is kept before a CRD naming it is delivered.
-	notKept, err := r.saveRevision(ctx, ledgerOwner, hash, kept, keep)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	latest := latestName(rgd, owner, newest)
-	var (
-		gated ownerpass.Result
-		pins  []flotillav1.RevisionPin
-	)
-	if placement.Spec.Rollout != nil {
-		// The clusters the rollout holds keep the revision they serve (what revisionsInUse kept).
-		pins, gated = r.gateRollout(ctx, rgd, placer, placement, ledgerOwner, latest, notKept, st.targets, reads)
-	} else {
-		r.passes.Forget(owner)
-	}
-	plans := r.planPins(ctx, reads, newest, latest, owner, pins, func(c string) string { return placer.Spec.PinOf(rgd.Name, c) }, pull)
-	r.carried.replace(rgd.Name, carriedBy(plans, latest))
-	want := map[string]fanout.Want{}
-	for c, p := range plans {
-		if p.want != nil {
-			want[c] = *p.want
+	ownerpass.ReportStages(r.drift.Recorder, rgd, res.Stages)
+	st := stateOf(rgd, p.placer)
+	st.targets = ownerpass.Decisions(p.placement)
+	if res.Hold != nil {
+		// Nothing was delivered or removed: every cluster keeps what it serves.
+		kept := ledger.Clusters(res.Records)
+		for _, c := range kept {
+			st.rows = append(st.rows, removingRow(rgd.Name, c, res.Hold.Reason, "kept: "+res.Hold.Message))
 		}
+		r.serveGraphs(ctx, rgd, p.placer, kept, st.rows, nil)
+		r.publish(rgd.Name, st)
+		return reconcile.Result{RequeueAfter: retryInterval}, res.Err
 	}
-	// The removals every owner kind waits for a confirmation of (package holds). The clusters
-	// that left are released at once, not after the chosen ones are Ready (the fan-out's
-	// make-before-break is for workloads that move; an API does not move: its instances on a
-	// cluster that leaves stay there, or go with the CRD).
-	guard := guardOf(placer, rgd.Name, placement, records)
-	guard.Chosen = st.targets
-	held, reason := "", flotillav1.ReasonPruneBlocked
-	if h := holds.Check(guard); h != nil {
-		held, reason = h.Message, h.Reason
-	}
-	strategy := strategyOf(placer, rgd.Name)
-	out := r.fanout.Sync(ctx, fanout.Pass{
-		Owner:   ledgerOwner,
-		Records: records, Chosen: st.targets, Want: want, Kinds: []string{render.KindString(crdKind)}, Prune: true, Strategy: strategy,
-		Declared: declaredOf(placer), // what a pull cluster's agent delivers with (pull.go)
-		Held:     held, Confirm: guard.Leaving, ReleaseAtOnce: true,
-	})
-	err = errors.Join(out.Err, gated.Err)
-
+	out, plans := res.Synced, p.plans
 	retry, connecting := false, false
 	for _, c := range st.targets {
 		p := plans[c]
@@ -317,10 +269,10 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		case out.Failed[c] != "":
 			row.Phase, row.Reason, row.Message = flotillav1.APIFailed, flotillav1.ReasonApplyFailed, limit(out.Failed[c])
 		case p.want != nil:
-			res, ok := out.Results[c]
-			row = settle(row, p.want, res, ok, p.generation)
+			delivered, ok := out.Results[c]
+			row = settle(row, p.want, delivered, ok, p.generation)
 			if p.pull {
-				row = pullRow(row, records[c])
+				row = pullRow(row, res.Records[c])
 			}
 			switch {
 			case row.Phase != flotillav1.APIServing:
@@ -333,17 +285,21 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 		if row.Phase == flotillav1.APIPending || row.Reason == flotillav1.ReasonSchemaNotFound || row.Reason == flotillav1.ReasonSchemaUnreadable {
 			retry = true
 		}
-		if state, ok := gated.RolloutClusters[c]; ok {
+		if state, ok := res.RolloutClusters[c]; ok {
 			row.Rollout = &state
 		}
 		connecting = connecting || p.connecting
 		st.rows = append(st.rows, row)
 	}
-	// The clusters kept serve their instances meanwhile.
+	// The clusters kept serve their instances meanwhile. Only a Placement that has not caught
+	// up with its spec holds removals while the chosen clusters are delivered to
+	// (ownerpass.Result.Held); otherwise a removal waits for its confirmation (Refused).
 	serving := append(slices.Clone(st.targets), out.Kept...)
+	held, reason := res.Held, flotillav1.ReasonPlacementPending
 	if held == "" {
-		held = out.Refused
+		held, reason = out.Refused, flotillav1.ReasonPruneBlocked
 	}
+	strategy := strategyOf(p.placer, rgd.Name)
 	for _, c := range sortedKeys(out.Leaving) {
 		if slices.Contains(out.Kept, c) {
 			st.rows = append(st.rows, removingRow(rgd.Name, c, reason, "kept: "+held))
@@ -351,7 +307,7 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 			st.rows = append(st.rows, removingRow(rgd.Name, c, strategy.Deletion, removalMessage(strategy, out.Leaving[c])))
 		}
 	}
-	waiting := r.serveGraphs(ctx, rgd, placer, serving, st.rows, plans)
+	waiting := r.serveGraphs(ctx, rgd, p.placer, serving, st.rows, plans)
 	for _, c := range waiting {
 		if _, removing := out.Leaving[c]; !removing {
 			st.rows = append(st.rows, removingRow(rgd.Name, c, flotillav1.DeletionDelete, waitingMessage))
@@ -359,14 +315,14 @@ func (r *Reconciler) serve(ctx context.Context, rgd *kro.ResourceGraphDefinition
 	}
 	sort.SliceStable(st.rows, func(i, j int) bool { return st.rows[i].Cluster < st.rows[j].Cluster })
 
-	if r.settling(rgd.Name, st.targets, want, out.Results, connecting) {
-		return reconcile.Result{RequeueAfter: sooner(time.Second, gated.Recheck)}, err
+	if r.settling(rgd.Name, st.targets, res.Computed.Want, out.Results, connecting) {
+		return reconcile.Result{RequeueAfter: sooner(time.Second, res.Recheck)}, res.Err
 	}
 	r.publish(rgd.Name, st)
 	if retry || len(out.Leaving) > 0 || len(waiting) > 0 {
-		return reconcile.Result{RequeueAfter: sooner(retryInterval, gated.Recheck)}, err
+		return reconcile.Result{RequeueAfter: sooner(retryInterval, res.Recheck)}, res.Err
 	}
-	return reconcile.Result{RequeueAfter: sooner(resync, gated.Recheck)}, err
+	return reconcile.Result{RequeueAfter: sooner(resync, res.Recheck)}, res.Err
 }
 
 // sooner is the sooner of a wait and a recheck (0: none).

@@ -10,7 +10,9 @@
 // APIPropagation says removal: Delete, and flotilla.dev/undo when its rollout rolls back by
 // itself (onFailure: Rollback). Where each API stands is in the APIPropagation's status.
 //
-// One pass over one RGD (controller.go):
+// One pass over one RGD is every owner kind's pass (ownerpass.Runner.Run: records, fleet-wide
+// holds, the revision kept, the rollout gate, the fan-out) with the RGD's own per-cluster step
+// (pass.go: ownerpass.Pass.Clusters), since an RGD is compiled for each cluster:
 //
 //   - The RGD's APIPropagation is the one choosing it whose name sorts first (placer.go); the
 //     others show it as served elsewhere. None: the RGD is released (below).
@@ -33,18 +35,20 @@
 //     An unchanged CRD is not written again, so a steady fleet sees no writes. A CRD changed on
 //     a cluster is corrected, and the drift is an Event on the APIPropagation serving the RGD
 //     (drift.go, the same Events as every owner kind's: ownerkinds.DriftEvents).
-//   - A pass reads what each chosen cluster serves before it compiles anything (readCluster:
-//     the CRD Flotilla delivered there, or what a pull cluster's agent reported), as every
-//     owner's pass reads what clusters run first: the history keeps those revisions, and when
-//     the Placement rolls revisions out (spec.rollout; rollout.go) the rollout gate every
-//     owner kind's revisions go through (ownerpass.Runner.Gate: the same memory, undo and
-//     pause) goes by them: what each cluster runs is the revision its CRD names, or the one
-//     an earlier pass delivered once the deliverer's result is of it (carried). Each cluster
-//     is then compiled for once (planPins), with the newest revision, the one
+//   - A pass reads what each chosen cluster serves before it compiles anything
+//     (rgdPass.Running, readCluster: the CRD Flotilla delivered there, or what a pull
+//     cluster's agent reported), as every owner's pass reads what clusters run first: the
+//     runner keeps those revisions (and the newest, stored before a CRD naming it is
+//     delivered: Pass.KeepFirst), and when the Placement rolls revisions out (spec.rollout;
+//     rollout.go) its rollout gate, the same for every owner kind (memory, undo, pause), goes
+//     by them: what each cluster runs is the revision its CRD names, or the one an earlier
+//     pass delivered once the deliverer's result is of it (carried). Each cluster is then
+//     compiled for once (rgdPass.Compute, planPins), with the newest revision, the one
 //     spec.revisionPins pins, or the one the gate holds it at: then its CRD is not written and
-//     its instances keep expanding with the revision it serves. The approval and undo are annotations of the RGD; phase
-//     changes and stages that start or complete are Events on it, and its rows say "held by
-//     the rollout" and carry the cluster's rollout state (its stage, state and since).
+//     its instances keep expanding with the revision it serves. The approval and undo are
+//     annotations of the RGD; phase changes and stages that start or complete are Events on
+//     it, and its rows say "held by the rollout" and carry the cluster's rollout state (its
+//     stage, state and since).
 //   - Clusters that left the Placement are released at once by the fan-out (an API does not
 //     move, so there is no make-before-break: fanout.Pass.ReleaseAtOnce), under the same
 //     fleet-wide holds and budget confirmation as every owner kind's (package holds; a cluster
@@ -68,11 +72,11 @@
 // row, and the revision a digest names is what it serves, for the history and the rollout
 // gate (servedByAgent). Its instances are not counted on the hub.
 //
-// `flotilla plan rgd/NAME` and `plan apipropagation/NAME` (Preview, preview.go) plan each
-// chosen cluster with the controller's planOn, reading the cluster through a client of the
-// CLI's instead of the controller's engagement (spokeView), compiling against its schemas;
-// under a rollout, with the holds the gate gives from what the clusters' CRDs name
-// (fanout.PlannedGateOf, nothing remembered).
+// `flotilla plan rgd/NAME` and `plan apipropagation/NAME` (Preview, preview.go) run the same
+// pass through ownerpass.Plan, reading each chosen cluster through a client of the CLI's
+// instead of the controller's engagement (spokeView) and compiling against its schemas; under
+// a rollout, with the holds the gate gives from what the clusters' CRDs name (nothing
+// remembered).
 //
 // A released RGD (unchosen, deleted, or its APIPropagation deleted) has its records removed and
 // its deliveries forgotten; its CRDs are deleted only when its APIPropagation's removal is
@@ -80,7 +84,7 @@
 // finalizer until it is done). Unchoosing an RGD by editing the APIPropagation always orphans.
 // The RGD's reconcile is the one every owner kind shares (ownerpass.Runner.Reconcile, owner.go:
 // Load, Step, Removal; the finalizer policy and the wait for instances are its hooks); its pass
-// is serve (controller.go), run by the runner once the finalizer is as it should be.
+// is the runner's, and report (controller.go) publishes what came of it.
 //
 // # How M2 (instances) plugs in
 //

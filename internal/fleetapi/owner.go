@@ -56,6 +56,8 @@ type loaded struct {
 	r      *Reconciler
 	rgd    *kro.ResourceGraphDefinition
 	placer *flotillav1.APIPropagation
+	// pass is the pass Step set up (nil: none runs).
+	pass *rgdPass
 }
 
 func (l *loaded) Object() client.Object { return l.rgd }
@@ -141,14 +143,21 @@ func (l *loaded) Step(ctx context.Context) (ownerpass.Step, error) {
 		r.publish(rgd.Name, st)
 		return ownerpass.Step{}, nil
 	}
-	return ownerpass.Step{Serve: func(ctx context.Context) (reconcile.Result, error) {
-		return r.serve(ctx, rgd, placer, placement, records)
-	}}, nil
+	pass, step, err := r.newPass(rgd, placer, placement, records)
+	if err != nil {
+		return ownerpass.Step{}, err
+	}
+	l.pass = pass
+	return ownerpass.Step{Pass: &step}, nil
 }
 
-// Report: a held RGD published its state in Step, and waits for a change.
-func (l *loaded) Report(context.Context, *ownerpass.Result, error) (reconcile.Result, error) {
-	return reconcile.Result{}, nil
+// Report publishes what the pass did (rgdPass.report). A held RGD published its state in Step,
+// and waits for a change.
+func (l *loaded) Report(ctx context.Context, res *ownerpass.Result, err error) (reconcile.Result, error) {
+	if res == nil || err != nil {
+		return reconcile.Result{}, err
+	}
+	return l.pass.report(ctx, res)
 }
 
 // state is the RGD's published state before its rows.

@@ -14,15 +14,13 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
-	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
-	"github.com/flotilla-dev/flotilla/internal/percluster"
+	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/plan"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
-	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
 // SpokeFunc reaches a cluster for a plan: a client, and the config its schemas are read with.
@@ -73,52 +71,41 @@ func PreviewRGD(ctx context.Context, hub client.Client, name string, spokes Spok
 }
 
 // Preview computes what serving rgd under placer delivers, reading the hub through hub and
-// each chosen cluster through spokes, with the controller's own steps: its holds (guardOf,
-// holds.Planned), and for each chosen cluster the CRD planOn compiles against that cluster's
-// schemas (the revision spec.revisionPins pins it to, or the newest); where the controller
-// would deliver nothing (the RGD does not compile there, a breaking change, a conflict), the
-// cluster's Err says why. The fleet controller's admin namespaces are not known here, so a
-// Placement outside them is not refused. owners are the kinds Delivery records may belong to
-// (ledger.Trust). It changes nothing.
+// each chosen cluster through spokes, with the controller's own pass (ownerpass.Plan with the
+// RGD's per-cluster step): its holds, where a rollout under way holds each cluster (as what the
+// clusters' CRDs name says, nothing remembered), and for each chosen cluster the CRD planOn
+// compiles against that cluster's schemas (the revision spec.revisionPins or the rollout holds
+// it at, or the newest); where the controller would deliver nothing (the RGD does not compile
+// there, a breaking change, a conflict, a cluster out of reach), the cluster's Err says why.
+// The fleet controller's admin namespaces are not known here, so a Placement outside them is
+// not refused. owners are the kinds Delivery records may belong to (ledger.Trust). It changes
+// nothing.
 func Preview(ctx context.Context, hub client.Client, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation,
 	spokes SpokeFunc, owners ledger.Owners) (*plan.Desired, error) {
 	owner := ownerOf(rgd.Name)
-	records, err := (&ledger.Ledger{Hub: hub, Owners: owners}).Records(ctx, owner)
+	book := &ledger.Ledger{Hub: hub, Owners: owners}
+	records, err := book.Records(ctx, owner)
 	if err != nil {
 		return nil, err
 	}
 	d := &plan.Desired{Owner: owner, Strategy: strategyOf(placer, rgd.Name), Kinds: []schema.GroupVersionKind{crdKind}, Prune: true}
-	placement := &flotillav1.Placement{}
-	if err := hub.Get(ctx, client.ObjectKey{Namespace: placer.Spec.PlacementRef.Namespace, Name: placer.Spec.PlacementRef.Name}, placement); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return nil, err
-		}
-		placement = nil
-	}
-	guard := guardOf(placer, rgd.Name, placement, records)
-	if placement == nil {
-		d.Holds = []string{holds.Check(guard).Message}
-		return d, nil
-	}
-	for _, dec := range placement.Status.Decisions {
-		guard.Chosen = append(guard.Chosen, dec.ClusterName)
-	}
-	sort.Strings(guard.Chosen)
-	if h := holds.Planned(guard); h != nil {
-		d.Holds = []string{h.Message}
-	}
-	// Revisions are read whole, uncached, as the controller reads them; compiles last this plan.
-	r := &Reconciler{Hub: hub, Revisions: &revisions.Store{Reader: hub}, compiles: newCompiles()}
-	newest, _, _, err := r.newestRevision(rgd, owner)
+	placement, err := ownerpass.PlacementOf(ctx, hub, placementOf(placer))
 	if err != nil {
 		return nil, err
 	}
-	reads, unreached := map[string]clusterRead{}, map[string]error{}
-	for _, c := range guard.Chosen {
+	if placement == nil {
+		d.Holds = []string{holds.Check(guardOf(placer, rgd.Name, nil, records)).Message}
+		return d, nil
+	}
+	// Revisions are read whole, uncached, as the controller reads them; compiles last this plan.
+	r := &Reconciler{Hub: hub, Revisions: &revisions.Store{Reader: hub}, compiles: newCompiles()}
+	p := &rgdPass{r: r, rgd: rgd, placer: placer, placement: placement, records: records, owner: owner,
+		result: func(string) (deliver.Result, bool) { return deliver.Result{}, false }}
+	p.read = func(ctx context.Context, c string) clusterRead {
 		cl, cfg, err := spokes(ctx, c)
 		if err != nil {
-			unreached[c] = err
-			continue
+			row := flotillav1.APIClusterResult{Cluster: c, API: rgd.Name, Phase: flotillav1.APIPending, Reason: flotillav1.ReasonDisconnected, Message: err.Error()}
+			return clusterRead{plan: clusterPlan{row: row, unread: true}, final: true}
 		}
 		view := spokeView{name: c, delivered: managedOnly{cl}, live: cl, schemas: func() (*snapshot, error) {
 			sn, err := newSnapshot(cfg, time.Now())
@@ -128,33 +115,14 @@ func Preview(ctx context.Context, hub client.Client, rgd *kro.ResourceGraphDefin
 			sn.once.Do(sn.readRoot)
 			return sn, sn.err
 		}}
-		reads[c] = readOn(ctx, view, newest, owner)
+		return readOn(ctx, view, p.newest, owner)
 	}
-	var pins []flotillav1.RevisionPin
-	if placement.Spec.Rollout != nil && newest.name != "" {
-		// Where the rollout holds each cluster, as what the clusters' CRDs name says (nothing
-		// remembered: a soak under way shows as just begun).
-		pc := percluster.Input{Owner: owner, Placement: placement, Chosen: guard.Chosen, Pins: pinsFor(placer, rgd.Name, guard.Chosen),
-			Latest: percluster.Revision{Name: newest.name}, LatestName: newest.name, Facts: fanout.Facts(ctx, hub, guard.Chosen)}
-		controls := rollout.Input{Approved: rgd.Annotations[flotillav1.AnnotationApprove], Undo: rgd.Annotations[flotillav1.AnnotationUndo]}
-		running := servedRunning(reads, func(string) (string, bool) { return "", false }, func(string) (deliver.Result, bool) { return deliver.Result{}, false })
-		var hold string
-		if pins, hold = fanout.PlannedGateOf(pc, controls, running); hold != "" {
-			d.Holds = append(d.Holds, hold)
-		}
+	pass, err := p.pass()
+	if err != nil {
+		return nil, err
 	}
-	plans := r.planPins(ctx, reads, newest, newest.name, owner, pins, func(c string) string { return placer.Spec.PinOf(rgd.Name, c) }, pullPass{})
-	for _, c := range guard.Chosen {
-		cd := plan.ClusterDesired{Cluster: c, Delivered: plan.DeliveredKeys(records[c]), Err: unreached[c]}
-		if p, ok := plans[c]; ok {
-			cd.Pinned = p.pinned
-			if p.want == nil {
-				cd.Err = fmt.Errorf("%s (%s): %s", p.row.Phase, p.row.Reason, p.row.Message)
-			} else {
-				cd.Objects, cd.Revision = p.want.Objects, p.want.Revision
-			}
-		}
-		d.Clusters = append(d.Clusters, cd)
+	if err := ownerpass.Plan(ctx, hub, book, pass, d); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

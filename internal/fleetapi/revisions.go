@@ -2,7 +2,6 @@ package fleetapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -11,9 +10,7 @@ import (
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/kro"
-	"github.com/flotilla-dev/flotilla/internal/ledger"
 	"github.com/flotilla-dev/flotilla/internal/render"
-	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // An RGD's revisions are its distinct specs, kept the way every owner's revisions are kept
@@ -29,18 +26,6 @@ import (
 type rgdRevision struct {
 	name string
 	rgd  *kro.ResourceGraphDefinition
-}
-
-// newestRevision is the RGD as it is now, named as its revision will be.
-func (r *Reconciler) newestRevision(rgd *kro.ResourceGraphDefinition, owner render.Owner) (rgdRevision, string, *unstructured.Unstructured, error) {
-	if r.Revisions == nil {
-		return rgdRevision{rgd: rgd}, "", nil, nil
-	}
-	obj, hash, err := revisionObject(rgd)
-	if err != nil {
-		return rgdRevision{}, "", nil, err
-	}
-	return rgdRevision{name: revisions.Name(owner, hash), rgd: rgd}, hash, obj, nil
 }
 
 // revisionObject is what a revision keeps of an RGD (its identity, generation, labels,
@@ -61,20 +46,6 @@ func revisionObject(rgd *kro.ResourceGraphDefinition) (*unstructured.Unstructure
 		return nil, "", err
 	}
 	return &unstructured.Unstructured{Object: obj}, hash, nil
-}
-
-// saveRevision keeps the newest revision, with every revision in keep, and says why it is not
-// kept ("" when it is). A revision too large to keep is not an error: the RGD is served without
-// history, as any owner is (and its rollout halts).
-func (r *Reconciler) saveRevision(ctx context.Context, owner ledger.Owner, hash string, obj *unstructured.Unstructured, keep map[string]bool) (string, error) {
-	if r.Revisions == nil {
-		return "this hub keeps no revisions", nil
-	}
-	_, err := r.Revisions.Save(ctx, owner, hash, []*unstructured.Unstructured{obj}, nil, keep)
-	if errors.Is(err, revisions.ErrTooLarge) {
-		return err.Error(), nil
-	}
-	return "", err
 }
 
 // revisionsInUse are the revisions the history must not prune: those the clusters serve, pins

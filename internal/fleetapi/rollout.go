@@ -2,7 +2,6 @@ package fleetapi
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -10,11 +9,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/kro"
-	"github.com/flotilla-dev/flotilla/internal/ledger"
-	"github.com/flotilla-dev/flotilla/internal/ownerpass"
-	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
-	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
 
 // An RGD's revisions roll out as every owner's do (docs/rollouts.md): when the APIPropagation's
@@ -24,46 +19,6 @@ import (
 // their pin: their CRD stays as it is and their instances keep expanding with the graph of that
 // revision. The rollout's controls, flotilla.dev/approve and flotilla.dev/undo, are read from
 // the RGD alone.
-
-// factsTimeout bounds the read of the chosen Clusters' facts (labels a stage selects,
-// reachability) for the gate.
-const factsTimeout = 10 * time.Second
-
-// latestName is the name of the RGD's newest revision: newest's, or, without a store, the name
-// it would have, so that the gate can tell it from what clusters serve.
-func latestName(rgd *kro.ResourceGraphDefinition, owner render.Owner, newest rgdRevision) string {
-	if newest.name != "" {
-		return newest.name
-	}
-	if _, hash, err := revisionObject(rgd); err == nil {
-		return revisions.Name(owner, hash)
-	}
-	return ""
-}
-
-// gateRollout runs the rollout gate over what an RGD's chosen clusters serve and returns the
-// pins it honours: the APIPropagation's, then the rollout's. notKept says why the newest
-// revision is not kept ("" when it is): the rollout then halts.
-func (r *Reconciler) gateRollout(ctx context.Context, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, placement *flotillav1.Placement,
-	owner ledger.Owner, latest, notKept string, targets []string, reads map[string]clusterRead) ([]flotillav1.RevisionPin, ownerpass.Result) {
-	in := percluster.Input{Owner: owner.Owner, Placement: placement, Chosen: targets, Pins: pinsFor(placer, rgd.Name, targets), LatestName: latest}
-	if notKept == "" {
-		in.Latest.Name = latest
-	}
-	factsCtx, cancel := context.WithTimeout(ctx, factsTimeout)
-	in.Facts = fanout.Facts(factsCtx, r.Hub, targets)
-	cancel()
-	carried := func(revision string) (string, bool) { return r.carried.get(rgd.Name, revision) }
-	running := servedRunning(reads, carried, func(c string) (deliver.Result, bool) { return r.Deliverer.Result(owner.Owner, c) })
-	pass := ownerpass.Pass{Owner: owner, Object: rgd, Placement: placement, Pins: in.Pins,
-		Approved: rgd.Annotations[flotillav1.AnnotationApprove], Undo: rgd.Annotations[flotillav1.AnnotationUndo]}
-	pins, res := r.passes.Gate(ctx, pass, in, running, notKept)
-	if res.RolloutChanged && res.Rollout != nil {
-		r.reportRollout(rgd, res.Rollout)
-	}
-	ownerpass.ReportStages(r.drift.Recorder, rgd, res.Stages)
-	return pins, res
-}
 
 // planPins plans each read cluster once: with the APIPropagation's pin of it (personal), the
 // newest revision (latest) otherwise, unless the pins the gate honours (the person's, then the

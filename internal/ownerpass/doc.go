@@ -18,12 +18,12 @@
 // reports the Result (a status, or Events). What only one kind knows of the per-cluster input
 // (the HPAs that follow a transparent-mode workload) it adds through Pass.Gather.
 //
-// Fleet APIs (package fleetapi) go through Reconcile too, with three hooks: an RGD carries the
-// finalizer only while its CRDs are to be deleted with it, patched beside kro's
+// Fleet APIs (package fleetapi) go through Reconcile and Run too, with their hooks: an RGD
+// carries the finalizer only while its CRDs are to be deleted with it, patched beside kro's
 // (FinalizerPolicy); letting it go waits for the instances of CRDs being deleted (Releaser);
-// and its pass is its own (Step.Serve): its objects are compiled per cluster from the
-// cluster's own schemas, which package percluster does not do. Like Run, it reads what each
-// cluster runs first, then asks Gate for the rollout, then computes each cluster's objects
-// once. Its clusters that leave are released at once (fanout.Pass.ReleaseAtOnce: a CRD
-// does not move; see docs/architecture.md).
+// and its per-cluster step is its own (Pass.Clusters): what each cluster serves is read from
+// the cluster, and its objects are compiled per cluster from the cluster's own schemas, which
+// package percluster does not do. Its latest revision is stored before a CRD naming it is
+// delivered (Pass.KeepFirst), and its clusters that leave are released at once
+// (Pass.ReleaseAtOnce: a CRD does not move; see docs/architecture.md).
 package ownerpass

@@ -135,16 +135,3 @@ func policyOf(p Pass) *flotillav1.RolloutPolicy {
 	paused.Paused = true
 	return &paused
 }
-
-// Gate runs the rollout gate alone for an owner kind that computes and delivers its clusters'
-// objects itself (fleet APIs: an RGD compiled per cluster), with the memory, undo, pause and
-// reporting a Run has: it returns the owner's pins (p.Pins) followed by the rollout's holds,
-// and Result's Rollout, RolloutChanged, RolloutClusters, Stages, Recheck and Err. in names the latest revision
-// (Latest.Name once kept; LatestName whether kept or not, notKept saying why it is not) and
-// the chosen clusters with their facts; running is what each runs. Only Hub is used (setting a
-// rollback's undo on p.Object); Forget the owner when it goes.
-func (r *Runner) Gate(ctx context.Context, p Pass, in percluster.Input, running map[string]fanout.Running, notKept string) ([]flotillav1.RevisionPin, Result) {
-	res := Result{LatestName: in.LatestName, Kept: in.Latest.Name, NoHistory: notKept}
-	res.Pins = r.gate(ctx, p, in, running, &res)
-	return res.Pins, res
-}

@@ -71,9 +71,9 @@ func TestARollbackHoldsWhileTheOwnerReadLags(t *testing.T) {
 	}
 }
 
-// TestGateAlone: the gate as an owner kind that delivers itself runs it (fleet APIs): a
-// person's pin first, the rollout's holds after; a latest revision that is not kept halts the
-// rollout, holding every cluster at what it runs.
+// TestGateAlone: the gate over what an owner kind's own step read (fleet APIs): a person's
+// pin first, the rollout's holds after; a latest revision that is not kept halts the rollout,
+// holding every cluster at what it runs.
 func TestGateAlone(t *testing.T) {
 	owner := render.Owner{Kind: "ResourceGraphDefinition.kro.run", Name: "webapp"}
 	r := &Runner{}
@@ -83,7 +83,11 @@ func TestGateAlone(t *testing.T) {
 	in := percluster.Input{Owner: owner, Placement: p.Placement, Chosen: []string{"a", "b", "c"}, LatestName: "v2", Pins: p.Pins,
 		Latest: percluster.Revision{Name: "v2"}, Facts: map[string]override.Cluster{"a": {Name: "a"}, "b": {Name: "b"}, "c": {Name: "c"}}}
 	running := map[string]fanout.Running{"a": {Revision: "v1", Ready: true}, "b": {Revision: "v1", Ready: true}, "c": {Revision: "v0", Ready: true}}
-	pins, res := r.Gate(context.Background(), p, in, running, "")
+	gate := func(notKept string) ([]flotillav1.RevisionPin, Result) {
+		res := Result{LatestName: in.LatestName, Kept: in.Latest.Name, NoHistory: notKept}
+		return r.gate(context.Background(), p, in, running, &res), res
+	}
+	pins, res := gate("")
 	if len(pins) == 0 || pins[0] != p.Pins[0] || flotillav1.PinOf(pins, "a") != "" || flotillav1.PinOf(pins, "b") != "v1" {
 		t.Fatalf("pins %v; want c's pin first, the canary let through, b held at v1", pins)
 	}
@@ -91,7 +95,7 @@ func TestGateAlone(t *testing.T) {
 		t.Fatalf("result %+v; want the rollout of v2 reported", res)
 	}
 	in.Latest.Name = ""
-	pins, res = r.Gate(context.Background(), p, in, running, "too large to keep")
+	pins, res = gate("too large to keep")
 	if res.Rollout == nil || res.Rollout.Phase != flotillav1.RolloutHalted || flotillav1.PinOf(pins, "a") != "v1" || flotillav1.PinOf(pins, "b") != "v1" {
 		t.Fatalf("an unkept latest: rollout %+v, pins %v; want halted, every cluster at v1", res.Rollout, pins)
 	}

@@ -60,6 +60,32 @@ type Pass struct {
 	// the records' defaults (what each cluster runs of the divided workloads): live is false
 	// for a plan, which reads nothing but the hub. It returns when to look again (0: no need).
 	Gather func(ctx context.Context, in *percluster.Input, records map[string]*flotillav1.Delivery, live bool) (time.Duration, error)
+	// Clusters, when set, is the kind's own per-cluster step, for a kind whose objects are not
+	// the same rendering for every cluster (fleet APIs: an RGD is compiled for each cluster
+	// against that cluster's schemas): it reads what each chosen cluster runs, in place of the
+	// records, and computes what each gets, in place of package percluster (Gather is not
+	// called). Objects are then what the latest revision keeps (the RGD's spec), not what is
+	// delivered.
+	Clusters PerCluster
+	// KeepFirst stores the latest revision before the pass delivers anything, not aside: an
+	// RGD's CRD names the revision it was compiled from, which its cluster's instances are
+	// expanded with again after a restart.
+	KeepFirst bool
+	// ReleaseAtOnce empties the clusters that left without waiting for the chosen ones to be
+	// Ready (fanout.Pass.ReleaseAtOnce: a served API does not move).
+	ReleaseAtOnce bool
+}
+
+// PerCluster is an owner kind's own per-cluster step (Pass.Clusters).
+type PerCluster interface {
+	// Running reads what each chosen cluster runs of the owner before anything is computed:
+	// the rollout gate goes by it, and the history keeps what it names and keep besides (a
+	// cluster that cannot be read may run any kept revision). err stops the pass.
+	Running(ctx context.Context, chosen []string) (running map[string]fanout.Running, keep []string, err error)
+	// Compute computes what each chosen cluster gets: the revision in.Pins holds it at, or
+	// the latest (in.LatestName). A cluster whose objects cannot be made is in Failed, with
+	// why, and keeps what it has.
+	Compute(ctx context.Context, in percluster.Input) percluster.Outcome
 }
 
 // Result is what a pass did and found, for the owner kind to report.

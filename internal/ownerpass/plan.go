@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
 	"github.com/flotilla-dev/flotilla/internal/holds"
 	"github.com/flotilla-dev/flotilla/internal/ledger"
@@ -32,7 +33,11 @@ func Plan(ctx context.Context, hub client.Reader, book *ledger.Ledger, p Pass, d
 	for _, rec := range records {
 		kinds = append(kinds, rec.Spec.Kinds...)
 	}
-	d.Kinds = render.ParseKinds(render.Kinds(p.Objects, kinds...))
+	delivered := p.Objects
+	if p.Clusters != nil {
+		delivered = nil // what the revision keeps, not what is delivered
+	}
+	d.Kinds = render.ParseKinds(render.Kinds(delivered, kinds...))
 	decisions := Decisions(p.Placement)
 	guard := p.Guard
 	guard.Placement, guard.Chosen, guard.Delivered = p.Placement, decisions, ledger.Clusters(records)
@@ -44,21 +49,20 @@ func Plan(ctx context.Context, hub client.Reader, book *ledger.Ledger, p Pass, d
 	}
 	in := p.input(decisions, fanout.Facts(ctx, hub, decisions))
 	in.Pins = p.Pins
-	var hold string
-	if in.Pins, hold = fanout.PlannedGate(in, rollout.Input{Policy: policyOf(p), Approved: p.Approved, Undo: p.Undo}, records); hold != "" {
-		d.Holds = append(d.Holds, hold)
-	}
-	if len(in.Pins) > 0 {
-		in.Pinned = (&revisions.Store{Reader: hub}).Pinned(ctx, owner, in.Pins, in.LatestName)
-	}
-	in.Have, in.Fits = percluster.HaveOf(p.Objects, records), percluster.FitsOf(p.Objects, records)
-	if p.Gather != nil {
-		if _, err := p.Gather(ctx, &in, records, false); err != nil {
+	running := fanout.RecordedRunning(records, decisions)
+	if p.Clusters != nil {
+		if running, _, err = p.Clusters.Running(ctx, decisions); err != nil {
 			return err
 		}
 	}
-	out, err := fanout.Planned(ctx, book, in)
-	if err != nil {
+	var hold string
+	if in.Pins, hold = fanout.PlannedGate(in, rollout.Input{Policy: policyOf(p), Approved: p.Approved, Undo: p.Undo}, running); hold != "" {
+		d.Holds = append(d.Holds, hold)
+	}
+	var out percluster.Outcome
+	if p.Clusters != nil {
+		out = p.Clusters.Compute(ctx, in)
+	} else if out, err = planned(ctx, hub, book, p, in, records); err != nil {
 		return err
 	}
 	for _, c := range out.Clusters(decisions) { // a cluster withheld is left: removed there
@@ -70,4 +74,20 @@ func Plan(ctx context.Context, hub client.Reader, book *ledger.Ledger, p Pass, d
 		d.Clusters = append(d.Clusters, cd)
 	}
 	return nil
+}
+
+// planned is what package percluster gives each chosen cluster, for Plan: the revisions pins
+// hold clusters at read whole, what each cluster runs and fits as the records say.
+func planned(ctx context.Context, hub client.Reader, book *ledger.Ledger, p Pass, in percluster.Input, records map[string]*flotillav1.Delivery) (percluster.Outcome, error) {
+	owner := p.Owner.Owner
+	if len(in.Pins) > 0 {
+		in.Pinned = (&revisions.Store{Reader: hub}).Pinned(ctx, owner, in.Pins, in.LatestName)
+	}
+	in.Have, in.Fits = percluster.HaveOf(p.Objects, records), percluster.FitsOf(p.Objects, records)
+	if p.Gather != nil {
+		if _, err := p.Gather(ctx, &in, records, false); err != nil {
+			return percluster.Outcome{}, err
+		}
+	}
+	return fanout.Planned(ctx, book, in)
 }

@@ -51,13 +51,10 @@ type Owner interface {
 // Step is what one reconcile does with an owner: run Pass, or let the owner go from every
 // cluster it has objects on as if it were deleted (LetGo; a transparent-mode object whose
 // label was removed, once confirmed; an RGD no APIPropagation serves), or nothing more (none
-// of them: the kind held the owner). Serve is a pass the kind runs itself, after the runner
-// made sure of the finalizer: fleet APIs, whose objects are compiled per cluster against each
-// cluster's schemas, which package percluster does not do.
+// of them: the kind held the owner).
 type Step struct {
 	Pass  *Pass
 	LetGo bool
-	Serve func(ctx context.Context) (reconcile.Result, error)
 }
 
 // FinalizerPolicy is what an Owner implements when it carries the cleanup finalizer only
@@ -105,14 +102,11 @@ func (r *Runner) Reconcile(ctx context.Context, k Kind, req reconcile.Request) (
 	if step.LetGo {
 		return r.letGo(ctx, k, o)
 	}
-	if step.Pass == nil && step.Serve == nil {
+	if step.Pass == nil {
 		return o.Report(ctx, nil, nil)
 	}
 	if err := r.ensureFinalizer(ctx, o); err != nil {
 		return reconcile.Result{}, err
-	}
-	if step.Serve != nil {
-		return step.Serve(ctx)
 	}
 	res, err := r.Run(ctx, *step.Pass)
 	return o.Report(ctx, &res, err)

@@ -71,25 +71,18 @@ func (r *Runner) Run(ctx context.Context, p Pass) (Result, error) {
 		return res, nil
 	}
 	in := p.input(decisions, r.facts(ctx, decisions))
-	running := r.Fanout.Running(owner, records, decisions)
-	if in.Latest.Name, res.NoHistory, err = r.keep(p, running); err != nil {
+	running, alsoKeep, err := r.running(ctx, p, records, decisions)
+	if err != nil {
+		return res, err
+	}
+	if in.Latest.Name, res.NoHistory, err = r.keep(ctx, p, running, alsoKeep); err != nil {
 		return res, err
 	}
 	res.LatestName, res.Kept = in.LatestName, in.Latest.Name
 	in.Pins = r.gate(ctx, p, in, running, &res)
 	res.Pins = in.Pins
-	if err := r.gather(ctx, p, &in, &res); err != nil {
+	if err := r.compute(ctx, p, in, &res); err != nil {
 		return res, err
-	}
-	res.Computed, err = r.Fanout.Wants(ctx, in, records)
-	if err != nil {
-		// Every cluster keeps what it has, and stays chosen (a cluster in neither Want nor
-		// Failed would leave); the pass is retried.
-		res.Computed.Failed = map[string]string{}
-		for _, c := range decisions {
-			res.Computed.Failed[c] = err.Error()
-		}
-		res.Unmade, res.Err = err, err
 	}
 	// An HPA withheld where its workload has no share leaves those clusters: they are not
 	// chosen, and the holds see them leave.
@@ -105,7 +98,7 @@ func (r *Runner) Run(ctx context.Context, p Pass) (Result, error) {
 	}
 	res.Synced = r.Fanout.Sync(ctx, fanout.Pass{Owner: p.Owner, Records: records, Chosen: res.Chosen, Want: res.Computed.Want,
 		Kinds: p.Kinds, Prune: p.Prune, Strategy: p.Strategy, Ignore: p.Ignore, Held: res.Held, Confirm: guard.Leaving,
-		Declared: p.Declared, WorkAhead: p.Placement.Spec.Rollout != nil})
+		Declared: p.Declared, WorkAhead: p.Placement.Spec.Rollout != nil && p.Clusters == nil, ReleaseAtOnce: p.ReleaseAtOnce})
 	res.Err = errors.Join(res.Err, res.Synced.Err)
 	return res, nil
 }
@@ -118,11 +111,44 @@ func (r *Runner) facts(ctx context.Context, clusters []string) map[string]overri
 	return fanout.Facts(ctx, r.Hub, clusters)
 }
 
+// running is what each chosen cluster runs of the owner: as its records say, or as the kind's
+// own step reads it (Pass.Clusters), with the revisions that step keeps besides.
+func (r *Runner) running(ctx context.Context, p Pass, records map[string]*flotillav1.Delivery, chosen []string) (map[string]fanout.Running, []string, error) {
+	if p.Clusters != nil {
+		return p.Clusters.Running(ctx, chosen)
+	}
+	return r.Fanout.Running(p.Owner.Owner, records, chosen), nil, nil
+}
+
+// compute computes what each chosen cluster gets, with the kind's own step (Pass.Clusters) or
+// package percluster (through the fan-out, after gather); err is what stops the pass.
+func (r *Runner) compute(ctx context.Context, p Pass, in percluster.Input, res *Result) error {
+	if p.Clusters != nil {
+		res.Computed = p.Clusters.Compute(ctx, in)
+		return nil
+	}
+	if err := r.gather(ctx, p, &in, res); err != nil {
+		return err
+	}
+	var err error
+	if res.Computed, err = r.Fanout.Wants(ctx, in, res.Records); err != nil {
+		// Every cluster keeps what it has, and stays chosen (a cluster in neither Want nor
+		// Failed would leave); the pass is retried.
+		res.Computed.Failed = map[string]string{}
+		for _, c := range in.Chosen {
+			res.Computed.Failed[c] = err.Error()
+		}
+		res.Unmade, res.Err = err, err
+	}
+	return nil
+}
+
 // keep has the owner's objects kept as its latest revision (once per change, stored aside:
-// revisions.Store.SaveAside), with the revisions pins name and those the chosen clusters run,
-// which a rollout holds clusters at. It returns the revision's name, or why it is not kept (a
-// revision too large, or no store): the owner delivers without history then.
-func (r *Runner) keep(p Pass, running map[string]fanout.Running) (name, notKept string, err error) {
+// revisions.Store.SaveAside, unless Pass.KeepFirst), with the revisions pins name, those the
+// chosen clusters run, which a rollout holds clusters at, and those the kind's step keeps
+// besides (also). It returns the revision's name, or why it is not kept (a revision too large,
+// or no store): the owner delivers without history then.
+func (r *Runner) keep(ctx context.Context, p Pass, running map[string]fanout.Running, also []string) (name, notKept string, err error) {
 	if len(p.Objects) == 0 {
 		return "", "", nil // an empty selection is held, not a revision
 	}
@@ -136,10 +162,17 @@ func (r *Runner) keep(p Pass, running map[string]fanout.Running) (name, notKept 
 	for _, run := range running {
 		keep[run.Revision] = true
 	}
+	for _, name := range also {
+		keep[name] = true
+	}
 	if target, _, ok := flotillav1.ParseUndo(p.Undo); ok {
 		keep[target] = true // a rollout undone holds clusters at it
 	}
-	name, err = r.Revisions.SaveAside(p.Owner, p.Revision, p.Objects, p.Sources, keep)
+	if p.KeepFirst {
+		name, err = r.Revisions.Save(ctx, p.Owner, p.Revision, p.Objects, p.Sources, keep)
+	} else {
+		name, err = r.Revisions.SaveAside(p.Owner, p.Revision, p.Objects, p.Sources, keep)
+	}
 	if revisions.NotKept(err) {
 		return "", err.Error(), nil
 	}
