@@ -51,7 +51,9 @@ func (r *Reconciler) newPass(rgd *kro.ResourceGraphDefinition, placer *flotillav
 	records map[string]*flotillav1.Delivery) (*rgdPass, ownerpass.Pass, error) {
 	p := &rgdPass{r: r, rgd: rgd, placer: placer, placement: placement, records: records, owner: ownerOf(rgd.Name),
 		pull: pullPass{records: records, tenancy: placer.Spec.Tenancy}}
-	p.read = func(ctx context.Context, c string) clusterRead { return r.readCluster(ctx, p.newest, p.owner, c, p.pull) }
+	p.read = func(ctx context.Context, c string) clusterRead {
+		return r.readCluster(ctx, p.newest, p.owner, c, p.pull)
+	}
 	p.result = func(c string) (deliver.Result, bool) { return r.Deliverer.Result(p.owner, c) }
 	pass, err := p.pass()
 	return p, pass, err
