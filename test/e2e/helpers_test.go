@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,16 +38,46 @@ func mustKubectl(t *testing.T, kubeconfig string, args ...string) string {
 	return out
 }
 
-// buildFlotilla compiles the flotilla binary into a temporary directory.
+// built is the flotilla binary buildFlotilla made, once for every test of this package (a
+// link costs ten seconds of CPU); TestMain removes its directory.
+var built struct {
+	sync.Mutex
+	dir, path string
+}
+
+// buildFlotilla compiles the flotilla binary into a temporary directory the first time it is
+// asked for, and returns that binary every time: tests run it, and copy it where they need
+// it elsewhere.
 func buildFlotilla(t *testing.T) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "flotilla")
+	built.Lock()
+	defer built.Unlock()
+	if built.path != "" {
+		return built.path
+	}
+	dir, err := os.MkdirTemp("", "flotilla-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "flotilla")
 	cmd := exec.Command("go", "build", "-o", out, "github.com/flotilla-dev/flotilla/cmd/flotilla")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
+		_ = os.RemoveAll(dir)
 		t.Fatalf("build flotilla: %v", err)
 	}
+	built.dir, built.path = dir, out
 	return out
+}
+
+// removeBuilt removes what buildFlotilla built.
+func removeBuilt() {
+	built.Lock()
+	defer built.Unlock()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	built.dir, built.path = "", ""
 }
 
 // binDir is where the Kubernetes binaries are.

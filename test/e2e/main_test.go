@@ -7,7 +7,10 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
-// TestMain hands a passing test's fleet on to the next test that asks for the same planes.
+// TestMain hands a passing test's fleet on to the next test that asks for the same planes,
+// and removes the flotilla binary the tests built once (buildFlotilla).
 func TestMain(m *testing.M) {
-	os.Exit(fleettest.Main(m))
+	code := fleettest.Main(m)
+	removeBuilt()
+	os.Exit(code)
 }

@@ -178,7 +178,7 @@ func checkoutLike(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Rename(buildFlotilla(t), filepath.Join(bin, "flotilla")); err != nil {
+	if err := copyFile(buildFlotilla(t), filepath.Join(bin, "flotilla")); err != nil {
 		t.Fatal(err)
 	}
 	examples, err := filepath.Abs("../../examples")
@@ -376,4 +376,13 @@ func (d *devUp) interrupt(t *testing.T) {
 	if !strings.Contains(d.output(), "stopped.") {
 		t.Errorf("dev up did not report that it stopped:\n%s", d.output())
 	}
+}
+
+// copyFile copies an executable file.
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o755)
 }
