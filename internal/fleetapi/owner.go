@@ -18,10 +18,11 @@ import (
 // The RGD as an owner kind of ownerpass.Runner.Reconcile: the runner forgets an RGD gone from
 // the hub, lets go of one that is deleted or that no APIPropagation serves any more (its CRDs
 // removed as the removal says, then its graphs released), makes sure of the finalizer, and
-// calls serve for the pass. What differs from the other kinds is said by the hooks: the
-// finalizer only while the APIPropagation's removal is Delete, patched beside kro's
-// (FinalizerPolicy); a release that waits for the instances of a CRD being deleted
-// (Releaser); a pass of its own (Step.Serve), since an RGD is compiled per cluster.
+// runs the pass (pass.go) whose result report publishes. What differs from the other kinds is
+// said by the hooks: the finalizer only while the APIPropagation's removal is Delete, patched
+// beside kro's (FinalizerPolicy); a release that waits for the instances of a CRD being
+// deleted (Releaser); a per-cluster step of its own (ownerpass.Pass.Clusters), since an RGD is
+// compiled per cluster.
 
 // Load reads the RGD req names and the APIPropagation that serves it (none: it is let go).
 func (r *Reconciler) Load(ctx context.Context, req reconcile.Request) (ownerpass.Owner, error) {

@@ -13,7 +13,7 @@ import (
 )
 
 // An RGD's revisions roll out as every owner's do (docs/rollouts.md): when the APIPropagation's
-// Placement has spec.rollout, the rollout gate (ownerpass.Runner.Gate, with its memory, undo and
+// Placement has spec.rollout, the rollout gate of the runner's pass (with its memory, undo and
 // pause) says, from what each chosen cluster serves (read before anything is compiled), which
 // may take the newest revision now; the others are planned with the revision they serve as
 // their pin: their CRD stays as it is and their instances keep expanding with the graph of that
