@@ -204,7 +204,7 @@ func (w *clusterWorker) applyOne(ctx context.Context, cl cluster.Cluster, live *
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
 	cached, err := w.readGet(ctx, cl, client.ObjectKeyFromObject(desired), existing)
-	if cached && (err == nil || apierrors.IsNotFound(err)) && w.seen.CacheBehind(key, cachedHash(existing, err)) {
+	if cached && (err == nil || apierrors.IsNotFound(err)) && w.seen.CacheBehind(key, cachedObject(existing, err)) {
 		// This worker wrote the object since the cache last saw it (another owner wrote it
 		// moments ago): the cache would tell an old story, so ask the API server.
 		existing = &unstructured.Unstructured{}
@@ -338,12 +338,12 @@ func namespaceLeaders(objs []*unstructured.Unstructured, indexes []int) (leaders
 	return leaders, rest
 }
 
-// cachedHash is the hash of what the cache returned: "" when it has no such object.
-func cachedHash(existing *unstructured.Unstructured, err error) string {
+// cachedObject is what the cache returned: nil when it has no such object.
+func cachedObject(existing *unstructured.Unstructured, err error) *unstructured.Unstructured {
 	if err != nil {
-		return ""
+		return nil
 	}
-	return render.HashOf(existing)
+	return existing
 }
 
 // applyParallelism is how many objects of one phase one delivery applies at once.

@@ -5,7 +5,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
-	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // Readiness counts the objects of a delivery (objs, identified by ids) that are ready on the
@@ -41,7 +40,7 @@ func (c *Cluster) Readiness(objs []*unstructured.Unstructured, ids []Object, pre
 			// written. Kinds without status (ConfigMaps and the like) are ready as applied;
 			// the others have no status yet, so are not.
 			live = desired
-		case c.CacheBehind(key, render.HashOf(live)):
+		case c.CacheBehind(key, live):
 			notReady(desired, "the written generation is not observed yet")
 			continue
 		}

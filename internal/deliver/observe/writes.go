@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -11,9 +13,11 @@ import (
 // events arrive within milliseconds; the margin covers a busy machine.
 const CacheLag = 10 * time.Second
 
-// write is one the deliverer made.
+// write is one the deliverer made: the hash written and, when known, the resourceVersion the
+// spoke stored it at.
 type write struct {
 	hash  string
+	rv    string
 	owner render.Owner
 	at    time.Time
 }
@@ -99,7 +103,7 @@ func (c *Cluster) Wrote(key, hash string, owner render.Owner, rv string) (other 
 		delete(c.writes, key)
 		return other, raced
 	}
-	c.recordLocked(key, write{hash: hash, owner: owner, at: now})
+	c.recordLocked(key, write{hash: hash, rv: rv, owner: owner, at: now})
 	return other, raced
 }
 
@@ -158,11 +162,22 @@ func (c *Cluster) WroteRecently(key, hash string) bool {
 	return ok && r.hash == hash && time.Since(r.at) < CacheLag
 }
 
-// CacheBehind reports whether the object was written within CacheLag with another hash than
-// the cache shows: the cache has not caught up with that write yet.
-func (c *Cluster) CacheBehind(key, cachedHash string) bool {
+// CacheBehind reports whether the object was written within CacheLag and the cache has not
+// caught up with that write yet: cached (nil when the cache has no such object) has another
+// hash, or is older than the write. The hash alone does not tell: an object written back as it
+// was before a change in between (scaled down and up again around a failover) carries the
+// same hash as the copy a cache that missed both writes still shows (a spoke back from an
+// outage, its watch waiting out the reflector's backoff), and that copy's status is of its
+// own generation, not of the one written.
+func (c *Cluster) CacheBehind(key string, cached *unstructured.Unstructured) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r, ok := c.writes[key]
-	return ok && r.hash != cachedHash && time.Since(r.at) < CacheLag
+	if !ok || time.Since(r.at) >= CacheLag {
+		return false
+	}
+	if cached == nil {
+		return r.hash != ""
+	}
+	return r.hash != render.HashOf(cached) || newer(r.rv, cached.GetResourceVersion())
 }

@@ -24,10 +24,10 @@ func TestWroteTellsOfAnotherOwnersRecentWrite(t *testing.T) {
 	if !raced || other != alpha {
 		t.Errorf("zeta's write after alpha's: other=%v raced=%v, want alpha, true", other, raced)
 	}
-	if !c.CacheBehind("/ConfigMap/team/shared", "h-alpha") || !c.CacheBehind("/ConfigMap/team/shared", "") {
+	if !c.CacheBehind("/ConfigMap/team/shared", configMap("h-alpha", nil)) || !c.CacheBehind("/ConfigMap/team/shared", nil) {
 		t.Error("a cache showing alpha's version, or nothing, is not behind zeta's write")
 	}
-	if c.CacheBehind("/ConfigMap/team/shared", "h-zeta") {
+	if c.CacheBehind("/ConfigMap/team/shared", configMap("h-zeta", nil)) {
 		t.Error("a cache showing the last write is behind")
 	}
 }
@@ -115,5 +115,39 @@ func TestSweptWritesGiveTheirRoomBack(t *testing.T) {
 	defer c.mu.Unlock()
 	if c.writes != nil || c.sweeping {
 		t.Errorf("an emptied map of writes is kept (%d entries), sweeping %v", len(c.writes), c.sweeping)
+	}
+}
+
+// The cache is behind a recent write while it shows another hash, or a copy older than the
+// write (one with the same hash from before a change in between); a resourceVersion that is
+// unknown or not a number leaves the hash to decide.
+func TestCacheBehindAWriteByHashAndVersion(t *testing.T) {
+	key := "/ConfigMap/team/settings"
+	cached := func(hash, rv string) *unstructured.Unstructured {
+		u := configMap(hash, nil)
+		u.SetResourceVersion(rv)
+		return u
+	}
+	for _, tc := range []struct {
+		name    string
+		wroteRV string
+		cached  *unstructured.Unstructured
+		behind  bool
+	}{
+		{"the write itself", "9", cached("h1", "9"), false},
+		{"a later version", "9", cached("h1", "12"), false},
+		{"another hash", "9", cached("h0", "12"), true},
+		{"an older copy with the written hash", "9", cached("h1", "5"), true},
+		{"nothing cached", "9", nil, true},
+		{"the write's version unknown", "", cached("h1", "5"), false},
+		{"a version that is no number", "9", cached("h1", "x"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Cluster{}
+			c.Wrote(key, "h1", render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}, tc.wroteRV)
+			if got := c.CacheBehind(key, tc.cached); got != tc.behind {
+				t.Errorf("CacheBehind = %v, want %v", got, tc.behind)
+			}
+		})
 	}
 }
