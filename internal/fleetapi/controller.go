@@ -263,23 +263,23 @@ func (p *rgdPass) report(ctx context.Context, res *ownerpass.Result) (reconcile.
 	out, plans := res.Synced, p.plans
 	retry, connecting := false, false
 	for _, c := range st.targets {
-		p := plans[c]
-		row := p.row
+		plan := plans[c]
+		row := plan.row
 		switch {
 		case out.Failed[c] != "":
 			row.Phase, row.Reason, row.Message = flotillav1.APIFailed, flotillav1.ReasonApplyFailed, limit(out.Failed[c])
-		case p.want != nil:
+		case plan.want != nil:
 			delivered, ok := out.Results[c]
-			row = settle(row, p.want, delivered, ok, p.generation)
-			if p.pull {
+			row = settle(row, plan.want, delivered, ok, plan.generation)
+			if plan.pull {
 				row = pullRow(row, res.Records[c])
 			}
 			switch {
 			case row.Phase != flotillav1.APIServing:
-			case p.rolloutHeld != "":
-				row.Message = fmt.Sprintf("held by the rollout at revision %s (generation %d)", p.rolloutHeld, p.generation)
-			case p.pinned != "":
-				row.Message = fmt.Sprintf("pinned by spec.revisionPins to revision %s (generation %d)", p.pinned, p.generation)
+			case plan.rolloutHeld != "":
+				row.Message = fmt.Sprintf("held by the rollout at revision %s (generation %d)", plan.rolloutHeld, plan.generation)
+			case plan.pinned != "":
+				row.Message = fmt.Sprintf("pinned by spec.revisionPins to revision %s (generation %d)", plan.pinned, plan.generation)
 			}
 		}
 		if row.Phase == flotillav1.APIPending || row.Reason == flotillav1.ReasonSchemaNotFound || row.Reason == flotillav1.ReasonSchemaUnreadable {
@@ -288,7 +288,7 @@ func (p *rgdPass) report(ctx context.Context, res *ownerpass.Result) (reconcile.
 		if state, ok := res.RolloutClusters[c]; ok {
 			row.Rollout = &state
 		}
-		connecting = connecting || p.connecting
+		connecting = connecting || plan.connecting
 		st.rows = append(st.rows, row)
 	}
 	// The clusters kept serve their instances meanwhile. Only a Placement that has not caught

@@ -133,18 +133,14 @@ func (l *loaded) Step(ctx context.Context) (ownerpass.Step, error) {
 	if err != nil {
 		return ownerpass.Step{}, err
 	}
-	records, err := r.Ledger.Records(ctx, l.Owner())
-	if err != nil {
-		return ownerpass.Step{}, err
-	}
 	if placement == nil {
 		// Nothing is delivered or removed while the Placement is missing; its creation
 		// brings the RGD back.
-		st.held = holds.Check(guardOf(placer, rgd.Name, nil, records)).Message
+		st.held = holds.Check(guardOf(placer, rgd.Name, nil, nil)).Message
 		r.publish(rgd.Name, st)
 		return ownerpass.Step{}, nil
 	}
-	pass, step, err := r.newPass(rgd, placer, placement, records)
+	pass, step, err := r.newPass(rgd, placer, placement)
 	if err != nil {
 		return ownerpass.Step{}, err
 	}

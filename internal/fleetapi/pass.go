@@ -31,10 +31,10 @@ type rgdPass struct {
 	rgd       *kro.ResourceGraphDefinition
 	placer    *flotillav1.APIPropagation
 	placement *flotillav1.Placement
-	records   map[string]*flotillav1.Delivery
 	owner     render.Owner
 	newest    rgdRevision
-	pull      pullPass
+	// pull is what planning a pull cluster needs: the records the pass read (Running).
+	pull pullPass
 	// read reads what one chosen cluster serves (the controller's readCluster; a plan's
 	// clients of its own); result is the deliverer's latest result on a cluster (a plan has
 	// none).
@@ -45,12 +45,10 @@ type rgdPass struct {
 	plans map[string]clusterPlan
 }
 
-// newPass is the pass over rgd under placer and its Placement, with the owner's records, as
-// the controller runs it, and the Pass the runner runs with it.
-func (r *Reconciler) newPass(rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, placement *flotillav1.Placement,
-	records map[string]*flotillav1.Delivery) (*rgdPass, ownerpass.Pass, error) {
-	p := &rgdPass{r: r, rgd: rgd, placer: placer, placement: placement, records: records, owner: ownerOf(rgd.Name),
-		pull: pullPass{records: records, tenancy: placer.Spec.Tenancy}}
+// newPass is the pass over rgd under placer and its Placement as the controller runs it, and
+// the Pass the runner runs with it.
+func (r *Reconciler) newPass(rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, placement *flotillav1.Placement) (*rgdPass, ownerpass.Pass, error) {
+	p := &rgdPass{r: r, rgd: rgd, placer: placer, placement: placement, owner: ownerOf(rgd.Name)}
 	p.read = func(ctx context.Context, c string) clusterRead {
 		return r.readCluster(ctx, p.newest, p.owner, c, p.pull)
 	}
@@ -78,7 +76,7 @@ func (p *rgdPass) pass() (ownerpass.Pass, error) {
 		Objects: []*unstructured.Unstructured{kept}, Revision: hash,
 		Pins:     pinsFor(placer, rgd.Name, ownerpass.Decisions(p.placement)),
 		Approved: rgd.Annotations[flotillav1.AnnotationApprove], Undo: rgd.Annotations[flotillav1.AnnotationUndo],
-		Guard: guardOf(placer, rgd.Name, p.placement, p.records),
+		Guard: guardOf(placer, rgd.Name, p.placement, nil), // the runner adds the clusters delivered
 		Prune: true, Kinds: []string{render.KindString(crdKind)}, Strategy: strategyOf(placer, rgd.Name),
 		Declared: declaredOf(placer), // what a pull cluster's agent delivers with (pull.go)
 		Clusters: p, KeepFirst: true, ReleaseAtOnce: true,
@@ -88,7 +86,8 @@ func (p *rgdPass) pass() (ownerpass.Pass, error) {
 // Running reads what each chosen cluster serves before anything is compiled: the rollout gate
 // goes by it (servedRunning), and the history keeps what the clusters serve, every revision
 // the APIPropagation pins, and what a cluster that cannot be read may serve (revisionsInUse).
-func (p *rgdPass) Running(ctx context.Context, chosen []string) (map[string]fanout.Running, []string, error) {
+func (p *rgdPass) Running(ctx context.Context, chosen []string, records map[string]*flotillav1.Delivery) (map[string]fanout.Running, []string, error) {
+	p.pull = pullPass{records: records, tenancy: p.placer.Spec.Tenancy}
 	p.reads = make(map[string]clusterRead, len(chosen))
 	for _, c := range chosen {
 		p.reads[c] = p.read(ctx, c)

@@ -83,23 +83,18 @@ func PreviewRGD(ctx context.Context, hub client.Client, name string, spokes Spok
 func Preview(ctx context.Context, hub client.Client, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation,
 	spokes SpokeFunc, owners ledger.Owners) (*plan.Desired, error) {
 	owner := ownerOf(rgd.Name)
-	book := &ledger.Ledger{Hub: hub, Owners: owners}
-	records, err := book.Records(ctx, owner)
-	if err != nil {
-		return nil, err
-	}
 	d := &plan.Desired{Owner: owner, Strategy: strategyOf(placer, rgd.Name), Kinds: []schema.GroupVersionKind{crdKind}, Prune: true}
 	placement, err := ownerpass.PlacementOf(ctx, hub, placementOf(placer))
 	if err != nil {
 		return nil, err
 	}
 	if placement == nil {
-		d.Holds = []string{holds.Check(guardOf(placer, rgd.Name, nil, records)).Message}
+		d.Holds = []string{holds.Check(guardOf(placer, rgd.Name, nil, nil)).Message}
 		return d, nil
 	}
 	// Revisions are read whole, uncached, as the controller reads them; compiles last this plan.
 	r := &Reconciler{Hub: hub, Revisions: &revisions.Store{Reader: hub}, compiles: newCompiles()}
-	p := &rgdPass{r: r, rgd: rgd, placer: placer, placement: placement, records: records, owner: owner,
+	p := &rgdPass{r: r, rgd: rgd, placer: placer, placement: placement, owner: owner,
 		result: func(string) (deliver.Result, bool) { return deliver.Result{}, false }}
 	p.read = func(ctx context.Context, c string) clusterRead {
 		cl, cfg, err := spokes(ctx, c)
@@ -121,7 +116,7 @@ func Preview(ctx context.Context, hub client.Client, rgd *kro.ResourceGraphDefin
 	if err != nil {
 		return nil, err
 	}
-	if err := ownerpass.Plan(ctx, hub, book, pass, d); err != nil {
+	if err := ownerpass.Plan(ctx, hub, &ledger.Ledger{Hub: hub, Owners: owners}, pass, d); err != nil {
 		return nil, err
 	}
 	return d, nil

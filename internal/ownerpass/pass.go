@@ -78,10 +78,11 @@ type Pass struct {
 
 // PerCluster is an owner kind's own per-cluster step (Pass.Clusters).
 type PerCluster interface {
-	// Running reads what each chosen cluster runs of the owner before anything is computed:
-	// the rollout gate goes by it, and the history keeps what it names and keep besides (a
-	// cluster that cannot be read may run any kept revision). err stops the pass.
-	Running(ctx context.Context, chosen []string) (running map[string]fanout.Running, keep []string, err error)
+	// Running reads what each chosen cluster runs of the owner before anything is computed
+	// (records are the owner's Delivery records, as the pass read them): the rollout gate goes
+	// by it, and the history keeps what it names and keep besides (a cluster that cannot be
+	// read may run any kept revision). err stops the pass.
+	Running(ctx context.Context, chosen []string, records map[string]*flotillav1.Delivery) (running map[string]fanout.Running, keep []string, err error)
 	// Compute computes what each chosen cluster gets: the revision in.Pins holds it at, or
 	// the latest (in.LatestName). A cluster whose objects cannot be made is in Failed, with
 	// why, and keeps what it has.

@@ -51,7 +51,7 @@ func Plan(ctx context.Context, hub client.Reader, book *ledger.Ledger, p Pass, d
 	in.Pins = p.Pins
 	running := fanout.RecordedRunning(records, decisions)
 	if p.Clusters != nil {
-		if running, _, err = p.Clusters.Running(ctx, decisions); err != nil {
+		if running, _, err = p.Clusters.Running(ctx, decisions, records); err != nil {
 			return err
 		}
 	}

@@ -115,7 +115,7 @@ func (r *Runner) facts(ctx context.Context, clusters []string) map[string]overri
 // own step reads it (Pass.Clusters), with the revisions that step keeps besides.
 func (r *Runner) running(ctx context.Context, p Pass, records map[string]*flotillav1.Delivery, chosen []string) (map[string]fanout.Running, []string, error) {
 	if p.Clusters != nil {
-		return p.Clusters.Running(ctx, chosen)
+		return p.Clusters.Running(ctx, chosen, records)
 	}
 	return r.Fanout.Running(p.Owner.Owner, records, chosen), nil, nil
 }
