@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/flotilla-dev/flotilla/internal/instances"
 	"github.com/flotilla-dev/flotilla/internal/kro"
@@ -51,13 +52,14 @@ func failedBecause(c client.Client, compiled *kro.Compiled, name, because string
 }
 
 // heavyInstances creates n instances of the heavy API as the spoke user on spoke-1, each with
-// 10,000 items (10⁸ comparisons), and waits until all show ERROR saying because.
-func heavyInstances(t *testing.T, e *env, heavy *kro.Compiled, n int, because string) time.Duration {
+// the given number of items (its square is how many comparisons), and waits until all show
+// ERROR saying because.
+func heavyInstances(t *testing.T, e *env, heavy *kro.Compiled, n, items int, because string) time.Duration {
 	t.Helper()
 	user := e.spokeUser(t, "spoke-1", "team", heavy)
 	start := time.Now()
 	for i := range n {
-		if err := user.Create(context.Background(), newInstance(heavy, "team", fmt.Sprintf("heavy-%d", i), map[string]any{"items": spreadItems(10000)})); err != nil {
+		if err := user.Create(context.Background(), newInstance(heavy, "team", fmt.Sprintf("heavy-%d", i), map[string]any{"items": spreadItems(items)})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,18 +129,49 @@ func noHeavyChild(t *testing.T, e *env, spokes ...string) {
 
 // A spoke user's instances whose input makes the API's CEL pathological (the API served with
 // the default limits and reconcile deadline) fail, each with ERROR naming the expression and
-// the cost limit, so before their deadline, which would otherwise have stopped them saying so,
-// and write nothing; an instance on another spoke becomes ACTIVE in under 2 s meanwhile.
-// Without the limits each pass would run for minutes on the hub.
+// the cost limit, not their deadline, and write nothing; they are not retried (the same input
+// costs the same: spoke-1's queue counts no retry); an instance on another spoke becomes
+// ACTIVE in under 2 s meanwhile. Without the limits each pass would compare 4·10⁶ pairs and
+// write its child.
+//
+// 2,000 items: before it stops an expression at its cost limit, cel-go's cost tracking takes
+// time in proportion to the length of the list a comprehension walks (about 0.5 s here with
+// 2,000 items, 2.2 s with 10,000), which a busy machine multiplies; the test keeps it well
+// under the deadline, which would stop the pass first and say so.
 func TestPathologicalInstanceFailsWithinItsDeadline(t *testing.T) {
 	const deadline = 30 * time.Second // the default
 	e, heavy, limited := heavyEnv(t, kro.DefaultConfig(), deadline)
 	calm := timeToActive(t, e, limited, "calm")
-	if took := heavyInstances(t, e, heavy, 4, "CEL cost limit of 1000000 exceeded"); took > deadline {
-		t.Errorf("the costly instances were stopped %v after their creation, beyond their deadline of %v", took, deadline)
+	before := retries(t, "instances-spoke-1")
+	heavyInstances(t, e, heavy, 4, 2000, "CEL cost limit of 1000000 exceeded")
+	if n := retries(t, "instances-spoke-1") - before; n != 0 {
+		t.Errorf("spoke-1's instances were retried %v times after passes stopped by their cost", n)
 	}
 	activeWithin(t, e, limited, calm)
 	noHeavyChild(t, e, "spoke-1")
+}
+
+// retries is how many times the named workqueue queued an item again after a delay
+// (controller-runtime's workqueue_retries_total), for all the tests of this binary.
+func retries(t *testing.T, queue string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "workqueue_retries_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "name" && l.GetValue() == queue {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // One spoke cannot stall the others even when each of its instances takes the whole reconcile
@@ -152,7 +185,7 @@ func TestCostlyInstancesStallNoOtherSpoke(t *testing.T) {
 	lax.CELCostLimit, lax.CELCostBudget = 1<<62, 1<<62
 	e, heavy, limited := heavyEnv(t, lax, deadline)
 	calm := timeToActive(t, e, limited, "calm")
-	heavyInstances(t, e, heavy, 4, "CEL evaluation stopped: the instance's reconcile deadline of 4s passed")
+	heavyInstances(t, e, heavy, 4, 10000, "CEL evaluation stopped: the instance's reconcile deadline of 4s passed")
 	activeWithin(t, e, limited, calm)
 	noHeavyChild(t, e, "spoke-1")
 }

@@ -75,7 +75,15 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		// back too). The deliverer confirmed it before and would not look again.
 		c.deliverer.Recheck(owner, cluster)
 	}
-	if plan.Err != nil && x.refused == "" {
+	switch {
+	case plan.Err == nil || x.refused != "":
+	case kro.StoppedByCost(plan.Err):
+		// Its status says why. The same input costs the same: a change to the instance, its
+		// graph, its children or its references evaluates it again, and a retry would only
+		// spend the hub's CPU (a spoke user decides how much, with the instance's spec).
+		c.log.V(1).Info("Instance too costly to evaluate; not retried until it or what it reads changes",
+			"instance", req.String(), "error", plan.Err.Error())
+	default:
 		// Its status says why; look again with backoff, as kro does: a read that failed may
 		// succeed later.
 		return fmt.Errorf("the pass stopped: %w", plan.Err)

@@ -63,6 +63,18 @@ func (e *LimitError) Error() string {
 
 func (e *LimitError) Is(target error) bool { return target == ErrCELLimit }
 
+// ByCost says the evaluation was stopped by what its input costs (an expression's cost limit or
+// the evaluation's budget), not by its context: the same input stops it again, at the same
+// place, however often it is evaluated.
+func (e *LimitError) ByCost() bool { return e.Limit > 0 || e.Budget > 0 }
+
+// StoppedByCost says whether err is, or wraps, a LimitError whose evaluation was stopped by
+// what its input costs (LimitError.ByCost).
+func StoppedByCost(err error) bool {
+	var limit *LimitError
+	return errors.As(err, &limit) && limit.ByCost()
+}
+
 // limitedPrograms compiles every expression of g with the cost limit and the interrupt check.
 func limitedPrograms(g *graph.Graph, costLimit uint64) (map[*krocel.Expression]cel.Program, error) {
 	identifiers := []string{graph.SchemaVarName, graph.EachVarName}

@@ -51,7 +51,7 @@ func TestCELCostLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !errors.Is(plan.Err, ErrCELLimit) || plan.State != StateError || len(plan.Children) != 0 || plan.Prune {
+			if !errors.Is(plan.Err, ErrCELLimit) || !StoppedByCost(plan.Err) || plan.State != StateError || len(plan.Children) != 0 || plan.Prune {
 				t.Fatalf("err %v, state %s, %d children, prune %v", plan.Err, plan.State, len(plan.Children), plan.Prune)
 			}
 			msg := readyMessage(plan)
@@ -85,8 +85,8 @@ func TestCELInterruptedByContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(plan.Err, ErrCELLimit) || plan.State != StateError {
-		t.Fatalf("err %v, state %s", plan.Err, plan.State)
+	if !errors.Is(plan.Err, ErrCELLimit) || StoppedByCost(plan.Err) || plan.State != StateError {
+		t.Fatalf("err %v (stopped by its cost: %v), state %s", plan.Err, StoppedByCost(plan.Err), plan.State)
 	}
 	if msg := readyMessage(plan); !strings.Contains(msg, "CEL evaluation stopped: the reconcile's deadline passed") {
 		t.Errorf("ResourcesReady message %q", msg)
@@ -106,7 +106,7 @@ func TestCELCostBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(plan.Err, ErrCELLimit) || plan.State != StateError {
+	if !errors.Is(plan.Err, ErrCELLimit) || !StoppedByCost(plan.Err) || plan.State != StateError {
 		t.Fatalf("err %v, state %s", plan.Err, plan.State)
 	}
 	if msg := readyMessage(plan); !strings.Contains(msg, "CEL cost budget of 1000 for one evaluation of the instance spent") {
