@@ -23,6 +23,7 @@ func (c *Cluster) Changed(owner render.Owner, key string, desired, live *unstruc
 	defer c.mu.Unlock()
 	if live != nil {
 		c.sawLocked(key, live.GetResourceVersion())
+		c.caughtUpLocked(key, live.GetResourceVersion())
 	}
 	v := c.confirmed[owner]
 	if !v.Known(key) {

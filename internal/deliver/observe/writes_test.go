@@ -151,3 +151,81 @@ func TestCacheBehindAWriteByHashAndVersion(t *testing.T) {
 		})
 	}
 }
+
+// aged moves the object's recorded write d into the past.
+func aged(c *Cluster, key string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.writes[key]
+	w.at = w.at.Add(-d)
+	c.writes[key] = w
+}
+
+// Past CacheLag, a write whose version is known still tells a cache copy older than it (or no
+// copy) is behind, until a spoke event or a read shows the write or CatchUpLimit passes: a
+// spoke's cache can stay as it was before an outage for a minute after the spoke answers
+// writes again. The hash no longer decides: the cache may show someone's change since.
+func TestCacheBehindAWriteLongAgoUntilItShowsIt(t *testing.T) {
+	key := "/ConfigMap/team/settings"
+	cached := func(hash, rv string) *unstructured.Unstructured {
+		u := configMap(hash, nil)
+		u.SetResourceVersion(rv)
+		return u
+	}
+	web := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
+	for _, tc := range []struct {
+		name    string
+		wroteRV string
+		age     time.Duration
+		event   *unstructured.Unstructured // a spoke event seen before the read
+		cached  *unstructured.Unstructured
+		behind  bool
+	}{
+		{"an older copy with the written hash", "9", CacheLag + time.Second, nil, cached("h1", "5"), true},
+		{"nothing cached", "9", CacheLag + time.Second, nil, nil, true},
+		{"the write itself", "9", CacheLag + time.Second, nil, cached("h1", "9"), false},
+		{"a later change by someone", "9", CacheLag + time.Second, nil, cached("h0", "12"), false},
+		{"an event showed the write", "9", CacheLag + time.Second, cached("h1", "9"), cached("h1", "5"), false},
+		{"an event of an older version", "9", CacheLag + time.Second, cached("h1", "7"), cached("h1", "5"), true},
+		{"past CatchUpLimit", "9", CatchUpLimit, nil, cached("h1", "5"), false},
+		{"the write's version unknown", "", CacheLag + time.Second, nil, cached("h1", "5"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Cluster{}
+			c.Wrote(key, "h1", web, tc.wroteRV)
+			aged(c, key, tc.age)
+			if tc.event != nil {
+				c.Changed(web, key, configMap("h1", nil), tc.event, false, nil)
+			}
+			if got := c.CacheBehind(key, tc.cached); got != tc.behind {
+				t.Errorf("CacheBehind = %v, want %v", got, tc.behind)
+			}
+		})
+	}
+}
+
+// A sweep keeps, past CacheLag, the writes no cache has shown yet whose version is known, and
+// forgets them once shown or past CatchUpLimit.
+func TestSweepKeepsWritesNoCacheShowed(t *testing.T) {
+	c := &Cluster{}
+	web := render.Owner{Kind: "Propagation", Namespace: "team", Name: "web"}
+	for _, name := range []string{"shown", "unshown", "unknown", "expired"} {
+		rv := "9"
+		if name == "unknown" {
+			rv = ""
+		}
+		key := "/ConfigMap/team/" + name
+		c.Wrote(key, "h1", web, rv)
+		aged(c, key, CacheLag+time.Second)
+	}
+	aged(c, "/ConfigMap/team/expired", CatchUpLimit)
+	shown := configMap("h1", nil)
+	shown.SetResourceVersion("9")
+	c.Changed(web, "/ConfigMap/team/shown", configMap("h1", nil), shown, false, nil)
+	c.sweepWrites()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, kept := c.writes["/ConfigMap/team/unshown"]; !kept || len(c.writes) != 1 {
+		t.Errorf("writes kept after the sweep: %v; want the unshown one only", c.writes)
+	}
+}
