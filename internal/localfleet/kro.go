@@ -78,9 +78,6 @@ func (k *KroController) PID() int { return k.proc.PID() }
 // once it has exited; stopping it again does nothing.
 func (k *KroController) Stop() { k.proc.stop(kroStopGrace) }
 
-// Exited reports whether the controller has ended, stopped or not.
-func (k *KroController) Exited() bool { return k.proc.exited() }
-
 // LogTail returns the last n lines of the controller's log, indented, for an error message.
 func (k *KroController) LogTail(n int) string { return tailFile(k.proc.logPath, n) }
 

@@ -29,9 +29,6 @@ func (p *Program) LogPath() string { return p.proc.logPath }
 // once it has exited; stopping it again does nothing.
 func (p *Program) Stop(grace time.Duration) { p.proc.stop(grace) }
 
-// Exited reports whether the program has ended, stopped or not.
-func (p *Program) Exited() bool { return p.proc.exited() }
-
 // Done is closed once the program has exited.
 func (p *Program) Done() <-chan struct{} { return p.proc.done }
 

@@ -86,13 +86,3 @@ func Render(c *chart.Chart, opts Options) (*Rendering, error) {
 	r.Manifest = out.String()
 	return r, nil
 }
-
-// RenderDefault renders the embedded chart with its default values, in namespace (the default
-// namespace when empty).
-func RenderDefault(namespace string) (*Rendering, error) {
-	c, err := Load()
-	if err != nil {
-		return nil, err
-	}
-	return Render(c, Options{Namespace: namespace})
-}
