@@ -11,11 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"github.com/flotilla-dev/flotilla/internal/deliver"
+	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/owners"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
@@ -136,22 +136,35 @@ func (c *Controller) Notify(owner render.Owner) {
 	}
 }
 
-func (c *Controller) processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[request]) bool {
-	req, shutdown := queue.Get()
+func (c *Controller) processNext(ctx context.Context, s *spoke) bool {
+	req, shutdown := s.queue.Get()
 	if shutdown {
 		return false
 	}
-	defer queue.Done(req)
+	defer s.queue.Done(req)
 	rctx, cancel := context.WithTimeoutCause(ctx, c.opts.ReconcileTimeout,
 		fmt.Errorf("the instance's reconcile deadline of %s passed", c.opts.ReconcileTimeout))
 	err := c.reconcile(rctx, req)
 	cancel()
-	if err != nil && ctx.Err() == nil {
+	switch {
+	case ctx.Err() != nil:
+	case kro.StoppedByCost(err):
+		// The same input costs the same: a change to the instance, its graph, its children or
+		// its references queues it; a retry with backoff would only spend the hub's CPU (a spoke
+		// user decides how much, with the instance's spec). A late look stands in for inputs
+		// whose changes queue nothing.
+		c.log.V(1).Info("Instance too costly to evaluate; looked at again when it or what it reads changes",
+			"instance", req.String(), "error", err.Error())
+		s.queue.Forget(req)
+		s.lookAgainLater(req)
+		return true
+	case err != nil:
 		c.log.V(1).Info("Reconcile failed; retrying", "instance", req.String(), "error", err.Error())
-		queue.AddRateLimited(req)
+		s.queue.AddRateLimited(req)
 		return true
 	}
-	queue.Forget(req)
+	s.queue.Forget(req)
+	s.noLookLater(req.Request)
 	return true
 }
 

@@ -77,9 +77,10 @@
 // internal/kro (a cost per expression, a budget per pass) and the reconcile's deadline
 // (Options.ReconcileTimeout), which interrupts it: an instance whose spec makes its graph too
 // costly shows ERROR, naming the expression and the limit, and its spoke's workers are free
-// again. A pass stopped by its cost (kro.StoppedByCost) is not retried: the same input costs
-// the same, and what could change it (the instance, its graph, its children, its references)
-// queues the instance when it changes. A pass stopped by the deadline is retried.
+// again. A pass stopped by its cost (kro.StoppedByCost) is not retried with backoff: the same
+// input costs the same, and what could change it (the instance, its graph, its children, its
+// references) queues the instance when it changes; a late look after ten minutes stands in for
+// the inputs whose changes queue nothing. A pass stopped by the deadline is retried.
 //
 // Tenancy: an instance is confined to its namespace (its children, by the deliverer's scope
 // rule; its external references, here) unless its Graph is ClusterWide (the API is served with

@@ -46,9 +46,11 @@ func externalKinds(c *kro.Compiled) map[schema.GroupVersionKind]bool {
 	return out
 }
 
-// external returns the synced watch of a kind in a namespace, starting it if none runs. mapping
-// gives the kind's resource.
-func (c *Controller) external(ctx context.Context, s *spoke, key externalKey, resource schema.GroupVersionResource) (*externalWatch, error) {
+// external returns the synced watch of a kind in a namespace for inst, starting it if none
+// runs; resource is the kind's. inst is one of its users from then on, before its pass reads
+// anything (useExternals settles the set after the pass): a change while the pass runs queues
+// it again.
+func (c *Controller) external(ctx context.Context, s *spoke, inst Instance, key externalKey, resource schema.GroupVersionResource) (*externalWatch, error) {
 	s.mu.Lock()
 	w := s.externals[key]
 	if w == nil {
@@ -77,6 +79,12 @@ func (c *Controller) external(ctx context.Context, s *spoke, key externalKey, re
 	if !toolscache.WaitForCacheSync(ctx.Done(), w.informer.HasSynced) {
 		return nil, fmt.Errorf("watch %s in namespace %q on the spoke did not sync", key.kind.Kind, key.namespace)
 	}
+	// A user from the sync on: what the first list holds, the pass reads.
+	s.mu.Lock()
+	if s.externals[key] == w {
+		w.users[inst] = true
+	}
+	s.mu.Unlock()
 	return w, nil
 }
 

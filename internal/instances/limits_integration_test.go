@@ -129,16 +129,17 @@ func noHeavyChild(t *testing.T, e *env, spokes ...string) {
 
 // A spoke user's instances whose input makes the API's CEL pathological (the API served with
 // the default limits and reconcile deadline) fail, each with ERROR naming the expression and
-// the cost limit, not their deadline, and write nothing; they are not retried (the same input
-// costs the same: spoke-1's queue counts no retry); an instance on another spoke becomes
-// ACTIVE in under 2 s meanwhile. Without the limits each pass would compare 4·10⁶ pairs and
-// write its child.
+// the cost limit, not their deadline, and write nothing; they are not retried with backoff
+// (the same input costs the same: spoke-1's queue counts no retry, where passes stopped by the
+// deadline count some, TestCostlyInstancesStallNoOtherSpoke); an instance on another spoke
+// becomes ACTIVE in under 2 s meanwhile. Without the limits each pass would compare 4·10⁶
+// pairs and write its child.
 //
 // 2,000 items: before it stops an expression at its cost limit, cel-go's cost tracking takes
 // time in proportion to the length of the list a comprehension walks (about 0.5 s here with
 // 2,000 items, 2.2 s with 10,000), which a busy machine multiplies; the test keeps it well
 // under the deadline, which would stop the pass first and say so.
-func TestPathologicalInstanceFailsWithinItsDeadline(t *testing.T) {
+func TestPathologicalInstanceStopsAtItsCostLimit(t *testing.T) {
 	const deadline = 30 * time.Second // the default
 	e, heavy, limited := heavyEnv(t, kro.DefaultConfig(), deadline)
 	calm := timeToActive(t, e, limited, "calm")
@@ -185,7 +186,11 @@ func TestCostlyInstancesStallNoOtherSpoke(t *testing.T) {
 	lax.CELCostLimit, lax.CELCostBudget = 1<<62, 1<<62
 	e, heavy, limited := heavyEnv(t, lax, deadline)
 	calm := timeToActive(t, e, limited, "calm")
+	before := retries(t, "instances-spoke-1")
 	heavyInstances(t, e, heavy, 4, 10000, "CEL evaluation stopped: the instance's reconcile deadline of 4s passed")
+	if retries(t, "instances-spoke-1") == before {
+		t.Error("no pass stopped by the deadline was retried on spoke-1")
+	}
 	activeWithin(t, e, limited, calm)
 	noHeavyChild(t, e, "spoke-1")
 }

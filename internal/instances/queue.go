@@ -37,9 +37,44 @@ func (c *Controller) startWorkersLocked(s *spoke) {
 	for range c.opts.Workers {
 		go func() {
 			defer c.workers.Done()
-			for c.processNext(ctx, s.queue) {
+			for c.processNext(ctx, s) {
 			}
 		}()
+	}
+}
+
+// lookLater is how long an instance whose pass its CEL cost stopped waits before it is looked
+// at again if nothing it reads changes first. It is no retry (the same input costs the same)
+// but a backstop for inputs whose changes queue nothing: a child kind the spoke cache cannot
+// watch, the reads of a takeover from kro.
+const lookLater = 10 * time.Minute
+
+// lookAgainLater queues the instance again after lookLater, once per instance at a time; a
+// pass that ends otherwise first calls it off (noLookLater).
+func (s *spoke) lookAgainLater(req request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.later[req.Request]; t != nil {
+		t.Stop()
+	}
+	if s.later == nil {
+		s.later = map[Instance]*time.Timer{}
+	}
+	s.later[req.Request] = time.AfterFunc(lookLater, func() {
+		s.mu.Lock()
+		delete(s.later, req.Request)
+		s.mu.Unlock()
+		s.queue.Add(req) // nothing once the spoke's queue is shut down
+	})
+}
+
+// noLookLater calls off the late look at an instance, if one is due.
+func (s *spoke) noLookLater(inst Instance) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.later[inst]; t != nil {
+		t.Stop()
+		delete(s.later, inst)
 	}
 }
 

@@ -53,7 +53,7 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		externals: externalKinds(g.Compiled), namespaced: namespacedKinds(g.Compiled),
 		takeover: takeoverMark(instance, hasPrevious && !c.recentlySubmitted(owner)), used: map[externalKey]bool{},
 		external: func(ctx context.Context, key externalKey, resource schema.GroupVersionResource) (*externalWatch, error) {
-			return c.external(ctx, s, key, resource)
+			return c.external(ctx, s, req.Request, key, resource)
 		}}
 	plan, err := kro.Evaluate(ctx, g.Compiled, instance, observer)
 	if err != nil {
@@ -75,17 +75,9 @@ func (c *Controller) reconcile(ctx context.Context, req request) error {
 		// back too). The deliverer confirmed it before and would not look again.
 		c.deliverer.Recheck(owner, cluster)
 	}
-	switch {
-	case plan.Err == nil || x.refused != "":
-	case kro.StoppedByCost(plan.Err):
-		// Its status says why. The same input costs the same: a change to the instance, its
-		// graph, its children or its references evaluates it again, and a retry would only
-		// spend the hub's CPU (a spoke user decides how much, with the instance's spec).
-		c.log.V(1).Info("Instance too costly to evaluate; not retried until it or what it reads changes",
-			"instance", req.String(), "error", plan.Err.Error())
-	default:
-		// Its status says why; look again with backoff, as kro does: a read that failed may
-		// succeed later.
+	if plan.Err != nil && x.refused == "" {
+		// Its status says why; look again (processNext says when), as kro does: a read that
+		// failed may succeed later.
 		return fmt.Errorf("the pass stopped: %w", plan.Err)
 	}
 	return nil

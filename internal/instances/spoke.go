@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,6 +38,8 @@ type spoke struct {
 	children map[schema.GroupVersionKind]bool
 	// externals are the shared watches of external references (externals.go).
 	externals map[externalKey]*externalWatch
+	// later are the late looks due at instances whose pass their CEL cost stopped (queue.go).
+	later map[Instance]*time.Timer
 }
 
 // kindWatch is the informer over the instances of one served kind.

@@ -41,7 +41,11 @@ func (c *Cluster) Changed(owner render.Owner, key string, desired, live *unstruc
 		wait, started = c.undoneLocked(key, render.HashOf(desired), time.Now())
 	}
 	c.touchLocked(owner, key)
-	delete(c.writes, key)
+	if w, ok := c.writes[key]; ok && (deleted || live == nil || !newer(w.rv, live.GetResourceVersion())) {
+		// Someone changed the object after the write: the next delivery reads what the cache
+		// shows. An event older than the write (a cache catching up) leaves the write recorded.
+		delete(c.writes, key)
+	}
 	if started {
 		wait = 0
 	}

@@ -39,6 +39,15 @@ func (w write) waitsForCache(now time.Time) bool {
 	return age < CacheLag || (w.rv != "" && !w.caught && age < CatchUpLimit)
 }
 
+// Saw tells that the spoke cache holds version rv of the object: a write it shows (that version
+// or an older one) no longer makes the cache behind after CacheLag. Changed tells it too; Saw
+// is for the events no delivery judges (an object's creation, one no owner delivers now).
+func (c *Cluster) Saw(key, rv string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.caughtUpLocked(key, rv)
+}
+
 // caughtUpLocked marks the object's write as shown by the cache once the cache holds version
 // rv of it, the write's own or a newer one.
 func (c *Cluster) caughtUpLocked(key, rv string) {

@@ -164,7 +164,9 @@ func aged(c *Cluster, key string, d time.Duration) {
 // Past CacheLag, a write whose version is known still tells a cache copy older than it (or no
 // copy) is behind, until a spoke event or a read shows the write or CatchUpLimit passes: a
 // spoke's cache can stay as it was before an outage for a minute after the spoke answers
-// writes again. The hash no longer decides: the cache may show someone's change since.
+// writes again. The hash no longer decides: the cache may show someone's change since. An
+// event older than the write, even one that differs from it, is the cache catching up, not a
+// change after the write.
 func TestCacheBehindAWriteLongAgoUntilItShowsIt(t *testing.T) {
 	key := "/ConfigMap/team/settings"
 	cached := func(hash, rv string) *unstructured.Unstructured {
@@ -187,11 +189,16 @@ func TestCacheBehindAWriteLongAgoUntilItShowsIt(t *testing.T) {
 		{"a later change by someone", "9", CacheLag + time.Second, nil, cached("h0", "12"), false},
 		{"an event showed the write", "9", CacheLag + time.Second, cached("h1", "9"), cached("h1", "5"), false},
 		{"an event of an older version", "9", CacheLag + time.Second, cached("h1", "7"), cached("h1", "5"), true},
+		{"an event of an older version that differs", "9", CacheLag + time.Second, cached("h0", "7"), cached("h0", "7"), true},
+		{"a later change seen", "9", CacheLag + time.Second, cached("h0", "12"), cached("h0", "12"), false},
 		{"past CatchUpLimit", "9", CatchUpLimit, nil, cached("h1", "5"), false},
 		{"the write's version unknown", "", CacheLag + time.Second, nil, cached("h1", "5"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Cluster{}
+			confirmed := NewConfirmed()
+			confirmed.Hashes[key] = "h1"
+			c.Confirm(web, confirmed)
 			c.Wrote(key, "h1", web, tc.wroteRV)
 			aged(c, key, tc.age)
 			if tc.event != nil {
