@@ -112,7 +112,7 @@ dev: tools build ## Start a local hub and 3 spokes (Ctrl-C stops everything). DE
 # The packages whose tests take longest, named first so that go test starts them first: it
 # starts test binaries in the order given, and with these last (import-path order) the
 # end-to-end suite ran alone for its last 18 minutes.
-SLOW_TEST_PACKAGES := ./test/e2e ./internal/propagation ./internal/hub ./internal/instances ./internal/transparent
+SLOW_TEST_PACKAGES := ./test/e2e ./internal/propagation ./test/e2e/fleetapis ./internal/hub ./internal/instances ./internal/transparent
 # How many test binaries run at once. Integration tests spend much of their time waiting for
 # API servers and controllers (a quarter of two cores stayed idle with one binary per core), so
 # one more than the cores keeps them busy.

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -129,13 +128,6 @@ func countConfigMaps(t *testing.T, kubeconfig string) int {
 		return 0
 	}
 	return strings.Count(out, "configmap/")
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // hubProcess is a `flotilla hub` the test may kill.

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -201,45 +200,4 @@ func serviceAccountKubeconfig(t *testing.T, adminKubeconfig, namespace, name str
 		t.Fatal(err)
 	}
 	return path
-}
-
-// runFlotillaHub runs `flotilla hub` against the hub until the test ends, then stops it with
-// SIGTERM (and checks that it stops); its log is shown if the test failed, and returned by the
-// function it returns at any time.
-func runFlotillaHub(t *testing.T, flotilla, hubKubeconfig string, extraArgs ...string) (log func() string) {
-	t.Helper()
-	var buf fleettest.SyncBuffer
-	args := append([]string{"hub", "--hub-kubeconfig", hubKubeconfig, "--leader-elect=false",
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s"}, extraArgs...)
-	proc := exec.Command(flotilla, args...)
-	proc.Stdout, proc.Stderr = &buf, &buf
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- proc.Wait() }()
-	t.Cleanup(func() {
-		_ = proc.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = proc.Process.Kill()
-			<-exited
-			t.Error("flotilla hub did not stop within 15s of SIGTERM")
-		}
-		if t.Failed() {
-			t.Logf("flotilla hub log:\n%s", buf.String())
-		}
-	})
-	return buf.String
-}
-
-// runFlotilla runs a flotilla command against the hub and fails the test if it fails.
-func runFlotilla(t *testing.T, flotilla, hubKubeconfig string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(flotilla, append(args, "--hub-kubeconfig", hubKubeconfig)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("flotilla %v: %v\n%s", args, err, out)
-	}
-	return string(out)
 }

@@ -2,13 +2,10 @@ package e2e
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/flotilla-dev/flotilla/internal/localfleet"
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
 )
 
@@ -69,32 +66,6 @@ func TestPropagationWithKubectl(t *testing.T) {
 	for _, s := range []string{"spoke-1", "spoke-2", "spoke-3"} {
 		assertAbsent(t, kc(s), "crd", "widgets.example.com")
 	}
-}
-
-// eventuallyKubectl waits until kubectl's output (trimmed) equals want.
-func eventuallyKubectl(t *testing.T, kubeconfig, want string, args ...string) {
-	t.Helper()
-	fleettest.Eventually(t, 90*time.Second, fmt.Sprintf("kubectl %s = %q", strings.Join(args, " "), want), func() error {
-		out, err := kubectl(t, kubeconfig, args...)
-		if err != nil {
-			return fmt.Errorf("%v: %s", err, out)
-		}
-		if strings.TrimSpace(out) != want {
-			return fmt.Errorf("got %q", out)
-		}
-		return nil
-	})
-}
-
-func assertAbsent(t *testing.T, kubeconfig string, args ...string) {
-	t.Helper()
-	fleettest.Eventually(t, 60*time.Second, fmt.Sprintf("%v absent", args), func() error {
-		out, err := kubectl(t, kubeconfig, append([]string{"get", "--ignore-not-found", "-o", "name"}, args...)...)
-		if err != nil || strings.TrimSpace(out) != "" {
-			return fmt.Errorf("present: %q %v", out, err)
-		}
-		return nil
-	})
 }
 
 // TestTransparentDeployment: an ordinary Deployment labelled with a Placement runs across the
@@ -163,59 +134,4 @@ func TestTransparentDeployment(t *testing.T) {
 	// Deleting the hub Deployment removes it from the fleet.
 	mustKubectl(t, hubKC, "delete", "deployment", "cart", "-n", "shop", "--timeout=60s")
 	assertAbsent(t, kc("spoke-2"), "deployment", "cart", "-n", "shop")
-}
-
-// startJoinedFleet starts a hub and three full spokes (regions eu-west, us-east, ap-south),
-// installs Flotilla, runs `flotilla hub` and joins the spokes, all with the binaries.
-func startJoinedFleet(t *testing.T) (flotilla string, fleet *localfleet.Fleet) {
-	t.Helper()
-	return startFleet(t, 0, map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"})
-}
-
-// standardPlanes are the planes most tests of this package ask for: the hub and three full,
-// audited spokes. A test that uses fewer spokes joins only those, so that the tests hand one
-// fleet on (fleettest.Main) instead of each starting a shape of its own.
-func standardPlanes() []localfleet.PlaneSpec {
-	specs := []localfleet.PlaneSpec{fleettest.Hub()}
-	for _, name := range []string{"spoke-1", "spoke-2", "spoke-3"} {
-		s := fleettest.FullSpoke(name, nil)
-		s.AuditLog = true
-		specs = append(specs, s)
-	}
-	return specs
-}
-
-// startFleet starts a hub and full spokes, installs and runs Flotilla and joins one spoke per
-// entry of regions (its region label). Without a podReadyDelay, and for spokes all among them,
-// the fleet is standardPlanes; otherwise it is the hub and the spokes of regions alone, whose
-// Pods take podReadyDelay to become Ready.
-func startFleet(t *testing.T, podReadyDelay time.Duration, regions map[string]string) (flotilla string, fleet *localfleet.Fleet) {
-	t.Helper()
-	flotilla = buildFlotilla(t)
-	specs := standardPlanes()
-	if podReadyDelay != 0 || slices.ContainsFunc(slices.Collect(maps.Keys(regions)), func(n string) bool {
-		return !slices.ContainsFunc(specs, func(s localfleet.PlaneSpec) bool { return s.Name == n })
-	}) {
-		specs = []localfleet.PlaneSpec{fleettest.Hub()}
-		for _, name := range slices.Sorted(maps.Keys(regions)) {
-			s := fleettest.FullSpoke(name, nil)
-			s.PodReadyDelay = podReadyDelay
-			specs = append(specs, s)
-		}
-	}
-	fleet = fleettest.Start(t, specs...)
-	hubKC := fleet.Hub().KubeconfigPath()
-	runFlotilla(t, flotilla, hubKC, "install", "--crds-only")
-	runFlotillaHub(t, flotilla, hubKC)
-	// The grant covers the groups of the CRDs the tests deliver before the spokes serve them:
-	// kro.run (fleet APIs), example.com (CRDs delivered by Propagations), test.kro.run (kro's
-	// chainsaw RGDs in the corpus) and the ACK groups whose CRDs the corpus's CRD-group
-	// instances make: removing such a CRD, or a Namespace, first lists what it would take
-	// along, which the grant must allow.
-	groups := "kro.run,example.com,test.kro.run,services.k8s.aws,ec2.services.k8s.aws,ecr.services.k8s.aws," +
-		"ecrpublic.services.k8s.aws,eks.services.k8s.aws,iam.services.k8s.aws,s3.services.k8s.aws,sqs.services.k8s.aws"
-	for name, region := range regions {
-		runFlotilla(t, flotilla, hubKC, "join", name, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region, "--api-groups", groups)
-	}
-	return flotilla, fleet
 }

@@ -1,4 +1,4 @@
-package e2e
+package fleetapis
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func TestTakeOverFromKro(t *testing.T) {
 	spoke := newTakeoverSpoke(t, fleet.Plane("spoke-1"))
 
 	kro := startKro(t, fleet.Plane("spoke-1"))
-	mustKubectl(t, kc, "apply", "-f", writeRGDOf(t, "../../examples/fleet-api.yaml"))
+	mustKubectl(t, kc, "apply", "-f", writeRGDOf(t, "../../../examples/fleet-api.yaml"))
 	eventuallyKubectl(t, kc, "Active", "get", "resourcegraphdefinition", "webservice.kro.run", "-o", "jsonpath={.status.state}")
 	eventuallyKubectl(t, kc, "True", "get", "crd", "webservices.kro.run", "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
 	mustKubectl(t, kc, "create", "namespace", "shop")
@@ -59,7 +59,7 @@ func TestTakeOverFromKro(t *testing.T) {
 	available := fleettest.Low(t, 100*time.Millisecond, 20, spoke.deploymentAvailable)
 	handover := time.Now()
 	kro.Stop()
-	mustKubectl(t, hubKC, "apply", "-f", "../../examples/fleet-api.yaml")
+	mustKubectl(t, hubKC, "apply", "-f", "../../../examples/fleet-api.yaml")
 	eventuallyKubectl(t, hubKC, "2", "get", "apipropagation", "public-apis", "-o", "jsonpath={.status.servingClusters}")
 	fleettest.Eventually(t, 90*time.Second, "the Deployment and Service carry Flotilla's owner label", func() error {
 		for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {

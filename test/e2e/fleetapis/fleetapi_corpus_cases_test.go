@@ -1,4 +1,4 @@
-package e2e
+package fleetapis
 
 // The core-kinds corpus (docs/fleet-apis.md, design section 2.2): kro's own examples and test
 // fixtures that need only built-in Kubernetes kinds, read from the pinned kro module. Each case
