@@ -16,7 +16,7 @@ func TestMain(m *testing.M) {
 
 // What the end-to-end packages share (e2etest), under the names test/e2e's tests use too.
 var (
-	kubectl, mustKubectl         = e2etest.Kubectl, e2etest.MustKubectl
+	mustKubectl                  = e2etest.MustKubectl
 	startFleet, startJoinedFleet = e2etest.StartFleet, e2etest.StartJoinedFleet
 	eventuallyKubectl            = e2etest.EventuallyKubectl
 	assertAbsent                 = e2etest.AssertAbsent
