@@ -56,7 +56,6 @@ func (w *clusterWorker) watch(e *engagement, gvk schema.GroupVersionKind) {
 	var reg toolscache.ResourceEventHandlerRegistration
 	if err == nil {
 		reg, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    w.onSpokeAdd,
 			UpdateFunc: func(_, obj any) { w.onSpokeChange(obj, false) },
 			DeleteFunc: func(obj any) {
 				if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
@@ -108,15 +107,6 @@ func (w *clusterWorker) unwatch(gvk schema.GroupVersionKind) {
 	}
 }
 
-// onSpokeAdd tells observation that the spoke cache holds a new object (one a delivery just
-// created, or the cache's first list): a write of it that the cache had not shown yet is shown.
-// A new object needs no look: the delivery that created it judges it.
-func (w *clusterWorker) onSpokeAdd(obj any) {
-	if live, ok := obj.(*unstructured.Unstructured); ok {
-		w.seen.Saw(render.Key(live), live.GetResourceVersion())
-	}
-}
-
 // onSpokeChange looks at a changed or deleted Flotilla object on the spoke: when observation
 // says it needs another look (it no longer holds what was applied, or its readiness changed),
 // its owner is queued, at once or when the object's correction backoff ends; the delivery then
@@ -126,18 +116,16 @@ func (w *clusterWorker) onSpokeChange(obj any, deleted bool) {
 	if !ok {
 		return
 	}
-	key := render.Key(live)
 	owner, ok := render.ParseOwner(live.GetAnnotations()[flotillav1.AnnotationOwner])
 	if !ok {
-		w.seen.Saw(key, live.GetResourceVersion())
 		return
 	}
+	key := render.Key(live)
 	w.mu.Lock()
 	desired := w.desiredLocked(owner, key)
 	ignore := w.jobs[owner].Ignore
 	w.mu.Unlock()
 	if desired == nil {
-		w.seen.Saw(key, live.GetResourceVersion())
 		return // not delivered, or no longer wanted: the delivery in flight decides
 	}
 	look, wait, drifted := w.seen.Changed(owner, key, desired, live, deleted, decide.IgnoredFields(ignore, desired, live))

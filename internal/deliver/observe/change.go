@@ -23,7 +23,6 @@ func (c *Cluster) Changed(owner render.Owner, key string, desired, live *unstruc
 	defer c.mu.Unlock()
 	if live != nil {
 		c.sawLocked(key, live.GetResourceVersion())
-		c.caughtUpLocked(key, live.GetResourceVersion())
 	}
 	v := c.confirmed[owner]
 	if !v.Known(key) {
@@ -41,11 +40,7 @@ func (c *Cluster) Changed(owner render.Owner, key string, desired, live *unstruc
 		wait, started = c.undoneLocked(key, render.HashOf(desired), time.Now())
 	}
 	c.touchLocked(owner, key)
-	if w, ok := c.writes[key]; ok && (deleted || live == nil || !newer(w.rv, live.GetResourceVersion())) {
-		// Someone changed the object after the write: the next delivery reads what the cache
-		// shows. An event older than the write (a cache catching up) leaves the write recorded.
-		delete(c.writes, key)
-	}
+	delete(c.writes, key)
 	if started {
 		wait = 0
 	}

@@ -6,10 +6,7 @@
 //     which objects spoke events touched since, so a delivery looks again at those only;
 //   - the writes of the last moments, which the spoke cache may not show yet (Wrote): a write
 //     whose object a spoke event showed at a newer resourceVersion while it was under way
-//     (Writing: someone changed it right after) is not trusted over the cache; a cache copy
-//     older than a write is behind it (CacheBehind) until a spoke event shows the write, for
-//     up to CatchUpLimit, however long after the write (a cache whose watch waits out its
-//     backoff after an outage);
+//     (Writing: someone changed it right after) is not trusted over the cache;
 //   - what the cluster stores for Flotilla's apply of an object when admission changes it
 //     (server forms), so a value admission sets is not drift;
 //   - the corrections someone on the cluster keeps undoing (fights), which back off;

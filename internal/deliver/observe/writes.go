@@ -13,48 +13,13 @@ import (
 // events arrive within milliseconds; the margin covers a busy machine.
 const CacheLag = 10 * time.Second
 
-// CatchUpLimit is how long a write whose resourceVersion is known keeps telling, past
-// CacheLag, that a cache showing an older copy is behind it, unless a spoke event showed the
-// write (or anything after it) first. A spoke back from an outage answers writes at once, while
-// its cache's watch waits out client-go's reflector backoff (intervals growing to [30 s, 60 s))
-// and then lists again: until then the cache shows the objects as they were before the outage.
-const CatchUpLimit = 2 * time.Minute
-
 // write is one the deliverer made: the hash written and, when known, the resourceVersion the
-// spoke stored it at; caught: a spoke event showed that version or a newer one, so the cache
-// has caught up with it.
+// spoke stored it at.
 type write struct {
-	hash   string
-	rv     string
-	owner  render.Owner
-	at     time.Time
-	caught bool
-}
-
-// waitsForCache says whether the write still tells of a cache that may be behind it, at now:
-// any write within CacheLag; one with a known resourceVersion until the cache showed it, for
-// CatchUpLimit at most.
-func (w write) waitsForCache(now time.Time) bool {
-	age := now.Sub(w.at)
-	return age < CacheLag || (w.rv != "" && !w.caught && age < CatchUpLimit)
-}
-
-// Saw tells that the spoke cache holds version rv of the object: a write it shows (that version
-// or an older one) no longer makes the cache behind after CacheLag. Changed tells it too; Saw
-// is for the events no delivery judges (an object's creation, one no owner delivers now).
-func (c *Cluster) Saw(key, rv string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.caughtUpLocked(key, rv)
-}
-
-// caughtUpLocked marks the object's write as shown by the cache once the cache holds version
-// rv of it, the write's own or a newer one.
-func (c *Cluster) caughtUpLocked(key, rv string) {
-	if w, ok := c.writes[key]; ok && w.rv != "" && !w.caught && !newer(w.rv, rv) {
-		w.caught = true
-		c.writes[key] = w
-	}
+	hash  string
+	rv    string
+	owner render.Owner
+	at    time.Time
 }
 
 // Writing marks a write of the object under way, until Wrote or WriteFailed: a spoke event of
@@ -142,7 +107,7 @@ func (c *Cluster) Wrote(key, hash string, owner render.Owner, rv string) (other 
 	return other, raced
 }
 
-// recordLocked remembers a write for CacheLag, or as long as waitsForCache says.
+// recordLocked remembers a write for CacheLag.
 func (c *Cluster) recordLocked(key string, w write) {
 	if c.writes == nil {
 		c.writes = map[string]write{}
@@ -166,8 +131,7 @@ func (c *Cluster) Deleted(key string) {
 }
 
 // sweepWrites forgets the writes the cache has certainly caught up with, so memory holds only
-// those of the last CacheLag (and those a cache has not shown yet, for CatchUpLimit at most),
-// and runs again while some remain. A map emptied is let go: Go
+// those of the last CacheLag, and runs again while some remain. A map emptied is let go: Go
 // never shrinks a map, and one that held a bulk delivery's thousand writes per cluster would
 // keep their room for good (about 230 bytes per object and cluster in the heap profile of
 // `make bench --profile`).
@@ -176,7 +140,7 @@ func (c *Cluster) sweepWrites() {
 	defer c.mu.Unlock()
 	now := time.Now()
 	for k, r := range c.writes {
-		if !r.waitsForCache(now) {
+		if now.Sub(r.at) >= CacheLag {
 			delete(c.writes, k)
 		}
 	}
@@ -198,27 +162,19 @@ func (c *Cluster) WroteRecently(key, hash string) bool {
 	return ok && r.hash == hash && time.Since(r.at) < CacheLag
 }
 
-// CacheBehind reports whether the cache has not caught up with the deliverer's last write of
-// the object: within CacheLag of the write, cached (nil when the cache has no such object) has
-// another hash or is older than the write; after it, until the cache shows the write or
-// CatchUpLimit passes, cached is older than the write or missing. The hash alone does not tell:
-// an object written back as it was before a change in between (scaled down and up again around
-// a failover) carries the same hash as the copy a cache that missed both writes still shows (a
-// spoke back from an outage, its watch waiting out the reflector's backoff, for up to a minute),
-// and that copy's status is of its own generation, not of the one written.
+// CacheBehind reports whether the object was written within CacheLag and the cache has not
+// caught up with that write yet: cached (nil when the cache has no such object) has another
+// hash, or is older than the write. The hash alone does not tell: an object written back as it
+// was before a change in between (scaled down and up again around a failover) carries the
+// same hash as the copy a cache that missed both writes still shows (a spoke back from an
+// outage, its watch waiting out the reflector's backoff), and that copy's status is of its
+// own generation, not of the one written.
 func (c *Cluster) CacheBehind(key string, cached *unstructured.Unstructured) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r, ok := c.writes[key]
-	now := time.Now()
-	if !ok || !r.waitsForCache(now) {
+	if !ok || time.Since(r.at) >= CacheLag {
 		return false
-	}
-	if cached != nil {
-		c.caughtUpLocked(key, cached.GetResourceVersion())
-	}
-	if now.Sub(r.at) >= CacheLag {
-		return cached == nil || newer(r.rv, cached.GetResourceVersion())
 	}
 	if cached == nil {
 		return r.hash != ""
