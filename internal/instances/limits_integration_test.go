@@ -86,16 +86,12 @@ func timeToActive(t *testing.T, e *env, limited *kro.Compiled, name string) time
 	if err := spoke2.Create(context.Background(), cheap); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		err := spoke2.Get(context.Background(), client.ObjectKeyFromObject(cheap), cheap)
-		if err == nil && stateIs(cheap, kro.StateActive) == nil {
-			break
+	fleettest.Eventually(t, wait, fmt.Sprintf("the cheap instance %s on spoke-2 ACTIVE", name), func() error {
+		if err := spoke2.Get(context.Background(), client.ObjectKeyFromObject(cheap), cheap); err != nil {
+			return err
 		}
-		if time.Since(start) > wait {
-			t.Fatalf("the cheap instance %s on spoke-2 not ACTIVE after %v (%v)", name, wait, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval
-	}
+		return stateIs(cheap, kro.StateActive)
+	})
 	return time.Since(start)
 }
 
