@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/flotilla-dev/flotilla/internal/localfleet/fleettest"
+	"github.com/flotilla-dev/flotilla/test/e2e/e2etest"
 )
 
 // canary is the Secret value of testdata/teams.yaml; edited is what the test changes it to on
@@ -32,18 +33,18 @@ const (
 // team-a's owners only, and no Secret value in any page or event stream.
 func TestDashboard(t *testing.T) {
 	started := time.Now()
-	flotilla := buildFlotilla(t)
+	flotilla := e2etest.BuildFlotilla(t)
 	fleet := fleettest.Start(t, fleettest.Hub(), fleettest.FullSpoke("spoke-1", nil),
 		fleettest.APIOnlySpoke("spoke-2"), fleettest.APIOnlySpoke("spoke-3"))
 	hubKC := fleet.Hub().KubeconfigPath()
-	run(t, flotilla, "install", "--crds-only", "--hub-kubeconfig", hubKC)
-	hubOut := startProcess(t, flotilla, "hub", "--hub-kubeconfig", hubKC, "--leader-elect=false",
+	e2etest.Run(t, flotilla, "install", "--crds-only", "--hub-kubeconfig", hubKC)
+	hubOut := e2etest.StartProcess(t, flotilla, "hub", "--hub-kubeconfig", hubKC, "--leader-elect=false",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s",
 		"--dashboard-bind-address=127.0.0.1:0")
 	for name, region := range map[string]string{"spoke-1": "eu-west", "spoke-2": "us-east", "spoke-3": "ap-south"} {
-		run(t, flotilla, "join", name, "--hub-kubeconfig", hubKC, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
+		e2etest.Run(t, flotilla, "join", name, "--hub-kubeconfig", hubKC, "--kubeconfig", fleet.Plane(name).KubeconfigPath(), "--label", "region="+region)
 	}
-	local, withKey := dashboardURL(t, startProcess(t, flotilla, "dashboard", "--hub-kubeconfig", hubKC, "--open=false", "--address=127.0.0.1:0"))
+	local, withKey := dashboardURL(t, e2etest.StartProcess(t, flotilla, "dashboard", "--hub-kubeconfig", hubKC, "--open=false", "--address=127.0.0.1:0"))
 	hubDashboard, _ := dashboardURL(t, hubOut)
 	t.Logf("fleet, hub and dashboards up in %s", time.Since(started).Round(time.Second))
 	ctx := browser(t)
@@ -75,7 +76,7 @@ func TestDashboard(t *testing.T) {
 		within(t, ctx, 20*time.Second, "open the owner page", chromedp.Navigate(owner),
 			chromedp.WaitVisible(chromedp.CSS(`main#live`)))
 		value(t, ctx, 5*time.Second, "mark the page", chromedp.Evaluate[bool](`window.notReloaded = true`))
-		kubectl(t, hubKC, "apply", "-f", "../../examples/propagation.yaml")
+		e2etest.MustKubectl(t, hubKC, "apply", "-f", "../../examples/propagation.yaml")
 		within(t, ctx, 90*time.Second, "both cells Ready",
 			chromedp.WaitVisible(chromedp.CSS(cell("configmap web-demo/web-config", "Ready"))),
 			chromedp.WaitVisible(chromedp.CSS(cell("deployment.apps web-demo/web", "Ready"))))
@@ -86,9 +87,9 @@ func TestDashboard(t *testing.T) {
 	})
 
 	t.Run("a drift shows with its diff within 2s", func(t *testing.T) {
-		kubectl(t, hubKC, "patch", "propagation", "web", "-n", "web-demo", "--type=merge", "-p", `{"spec":{"strategy":{"drift":"Report"}}}`)
-		eventuallyKubectl(t, hubKC, "2 2", "get", "propagation", "web", "-n", "web-demo", "-o", "jsonpath={.metadata.generation} {.status.observedGeneration}")
-		kubectl(t, fleet.Plane("spoke-1").KubeconfigPath(), "patch", "configmap", "web-config", "-n", "web-demo", "--type=merge", "-p", `{"data":{"greeting":"changed on the spoke"}}`)
+		e2etest.MustKubectl(t, hubKC, "patch", "propagation", "web", "-n", "web-demo", "--type=merge", "-p", `{"spec":{"strategy":{"drift":"Report"}}}`)
+		e2etest.EventuallyKubectl(t, hubKC, "2 2", "get", "propagation", "web", "-n", "web-demo", "-o", "jsonpath={.metadata.generation} {.status.observedGeneration}")
+		e2etest.MustKubectl(t, fleet.Plane("spoke-1").KubeconfigPath(), "patch", "configmap", "web-config", "-n", "web-demo", "--type=merge", "-p", `{"data":{"greeting":"changed on the spoke"}}`)
 		drifted := time.Now()
 		within(t, ctx, 2*time.Second, "the drifted cell and its diff",
 			chromedp.WaitVisible(chromedp.CSS(cell("configmap web-demo/web-config", "Drifted"))),
@@ -124,10 +125,10 @@ func TestDashboard(t *testing.T) {
 
 	t.Run("a team-a viewer sees team-a only and no Secret value", func(t *testing.T) {
 		spoke1 := fleet.Plane("spoke-1").KubeconfigPath()
-		kubectl(t, hubKC, "apply", "-f", "testdata/teams.yaml")
-		eventuallyKubectl(t, spoke1, base64.StdEncoding.EncodeToString([]byte(canary)), "get", "secret", "db", "-n", "team-a", "-o", "jsonpath={.data.password}")
-		kubectl(t, spoke1, "patch", "secret", "db", "-n", "team-a", "--type=merge", "-p", `{"stringData":{"password":"`+edited+`"}}`)
-		token := strings.TrimSpace(kubectl(t, hubKC, "create", "token", "viewer", "-n", "team-a", "--duration=1h"))
+		e2etest.MustKubectl(t, hubKC, "apply", "-f", "testdata/teams.yaml")
+		e2etest.EventuallyKubectl(t, spoke1, base64.StdEncoding.EncodeToString([]byte(canary)), "get", "secret", "db", "-n", "team-a", "-o", "jsonpath={.data.password}")
+		e2etest.MustKubectl(t, spoke1, "patch", "secret", "db", "-n", "team-a", "--type=merge", "-p", `{"stringData":{"password":"`+edited+`"}}`)
+		token := strings.TrimSpace(e2etest.MustKubectl(t, hubKC, "create", "token", "viewer", "-n", "team-a", "--duration=1h"))
 
 		within(t, ctx, 20*time.Second, "sign in", chromedp.Navigate(hubDashboard+"/login"),
 			chromedp.SendKeys(chromedp.ID("token"), token), chromedp.Submit(chromedp.ID("token")),

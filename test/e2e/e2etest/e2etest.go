@@ -85,45 +85,62 @@ func RemoveBuilt() {
 	built.dir, built.path = "", ""
 }
 
-// RunFlotillaHub runs `flotilla hub` against the hub until the test ends, then stops it with
-// SIGTERM (and checks that it stops); its log is shown if the test failed, and returned by the
-// function it returns at any time.
+// RunFlotillaHub runs `flotilla hub` against the hub until the test ends (StartProcess), with
+// the flags every test wants and extraArgs.
 func RunFlotillaHub(t *testing.T, flotilla, hubKubeconfig string, extraArgs ...string) (log func() string) {
 	t.Helper()
-	var buf fleettest.SyncBuffer
 	args := append([]string{"hub", "--hub-kubeconfig", hubKubeconfig, "--leader-elect=false",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--probe-interval=1s"}, extraArgs...)
-	proc := exec.Command(flotilla, args...)
+	return StartProcess(t, flotilla, args...)
+}
+
+// StartProcess runs a long-lived command until the test ends; then it stops it, by its PID,
+// with SIGTERM (SIGKILL after 15 s, which fails the test). Its output is shown if the test
+// failed, and returned by the function it returns at any time.
+func StartProcess(t *testing.T, bin string, args ...string) (output func() string) {
+	t.Helper()
+	var buf fleettest.SyncBuffer
+	proc := exec.Command(bin, args...)
 	proc.Stdout, proc.Stderr = &buf, &buf
 	if err := proc.Start(); err != nil {
 		t.Fatal(err)
 	}
+	name := filepath.Base(bin) + " " + args[0]
 	exited := make(chan error, 1)
 	go func() { exited <- proc.Wait() }()
 	t.Cleanup(func() {
-		_ = proc.Process.Signal(syscall.SIGTERM)
+		_ = syscall.Kill(proc.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-exited:
 		case <-time.After(15 * time.Second):
-			_ = proc.Process.Kill()
+			_ = syscall.Kill(proc.Process.Pid, syscall.SIGKILL)
 			<-exited
-			t.Error("flotilla hub did not stop within 15s of SIGTERM")
+			t.Errorf("%s did not stop within 15s of SIGTERM", name)
 		}
 		if t.Failed() {
-			t.Logf("flotilla hub log:\n%s", buf.String())
+			t.Logf("%s output:\n%s", name, buf.String())
 		}
 	})
 	return buf.String
 }
 
+// Run runs a command to its end (within 5 minutes) and fails the test if it fails; it returns
+// its output.
+func Run(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
 // RunFlotilla runs a flotilla command against the hub and fails the test if it fails.
 func RunFlotilla(t *testing.T, flotilla, hubKubeconfig string, args ...string) string {
 	t.Helper()
-	out, err := exec.Command(flotilla, append(args, "--hub-kubeconfig", hubKubeconfig)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("flotilla %v: %v\n%s", args, err, out)
-	}
-	return string(out)
+	return Run(t, flotilla, append(args, "--hub-kubeconfig", hubKubeconfig)...)
 }
 
 // StartJoinedFleet starts a hub and three full spokes (regions eu-west, us-east, ap-south),
