@@ -3,6 +3,7 @@ package deliver
 import (
 	"context"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -65,4 +66,18 @@ func (n *Notifier) Notify(owner render.Owner) {
 	if queue != nil {
 		queue.Add(req) // never blocks; a no-op once the queue is shut down
 	}
+}
+
+// NotifyAfter is Notify after d: the notifications of one owner within d are one, d after the
+// first (the queue keeps the earliest of an item's delayed adds). Before the controller starts
+// it is Notify.
+func (n *Notifier) NotifyAfter(owner render.Owner, d time.Duration) {
+	n.mu.Lock()
+	queue := n.queue
+	n.mu.Unlock()
+	if queue == nil {
+		n.Notify(owner)
+		return
+	}
+	queue.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}}, d)
 }

@@ -1,6 +1,7 @@
 package fleetapi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,15 +84,6 @@ type clusterRead struct {
 	// (nil: none).
 	view spokeView
 	crd  *unstructured.Unstructured
-}
-
-// readPlans are the plans so far of read clusters: what each serves.
-func readPlans(reads map[string]clusterRead) map[string]clusterPlan {
-	out := make(map[string]clusterPlan, len(reads))
-	for c, read := range reads {
-		out[c] = read.plan
-	}
-	return out
 }
 
 // readCluster reads what a cluster serves of the RGD: a pull cluster by what its agent
@@ -253,18 +245,19 @@ func (r *Reconciler) refuseUpdate(rgd *kro.ResourceGraphDefinition, served *unst
 	return flotillav1.ReasonApplyFailed, err.Error()
 }
 
+// refusalPhases are the phases of a cluster whose served CRD may not be replaced, by reason;
+// any other refusal is APIFailed.
+var refusalPhases = map[string]flotillav1.APIPhase{flotillav1.ReasonBreakingChange: flotillav1.APIBlocked, flotillav1.ReasonConflict: flotillav1.APIConflict}
+
 func phaseOfRefusal(reason string) flotillav1.APIPhase {
-	switch reason {
-	case flotillav1.ReasonBreakingChange:
-		return flotillav1.APIBlocked
-	case flotillav1.ReasonConflict:
-		return flotillav1.APIConflict
-	}
-	return flotillav1.APIFailed
+	return cmp.Or(refusalPhases[reason], flotillav1.APIFailed)
 }
 
-// compileReason names a compile failure for status.
+// compileReason names a compile failure for status ("" for none).
 func compileReason(err error) string {
+	if err == nil {
+		return ""
+	}
 	var missing *kro.SchemaNotFoundError
 	var target *kro.TargetError
 	var invalid *kro.InvalidGraphError

@@ -1,12 +1,12 @@
 package fleetapi
 
 import (
-	"errors"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/kro"
 )
 
@@ -39,8 +39,6 @@ type compiles struct {
 	mu      sync.Mutex
 	entries map[compileKey]*compileEntry
 	now     func() time.Time
-	// count is how many compiles ran, for tests.
-	count int
 }
 
 type compileEntry struct {
@@ -76,9 +74,6 @@ func (c *compiles) get(key compileKey, compile func() (*kro.Compiled, error)) (*
 	e.compiled, e.err = compile()
 	e.done, e.at = true, c.now()
 	countCompile(e.err)
-	c.mu.Lock()
-	c.count++
-	c.mu.Unlock()
 	return e.compiled, e.err
 }
 
@@ -117,14 +112,10 @@ func (c *compiles) evict(key compileKey) {
 
 // expired says whether a compile's failure is to be retried.
 func (c *compiles) expired(e *compileEntry) bool {
-	var target *kro.TargetError
-	var missing *kro.SchemaNotFoundError
-	switch {
-	case e.err == nil:
-		return false
-	case errors.As(e.err, &target):
+	switch compileReason(e.err) {
+	case flotillav1.ReasonSchemaUnreadable:
 		return true
-	case errors.As(e.err, &missing):
+	case flotillav1.ReasonSchemaNotFound:
 		return c.now().Sub(e.at) >= missingKindRetry
 	}
 	return false

@@ -1,8 +1,10 @@
 package fleetapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -13,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -109,8 +110,6 @@ type Reconciler struct {
 	drift               ownerkinds.DriftEvents
 	status              *statusReconciler
 	settle              fanout.Settle[string] // status writes waiting for deliveries in flight, by RGD
-	// countsChanged coalesces the instance count changes of each APIPropagation.
-	countsChanged *coalescer
 }
 
 // Kro's RGDs are read, and carry Flotilla's finalizer while their CRDs are to be deleted with
@@ -146,10 +145,9 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.compiles = newCompiles()
 	r.states = newStates()
 	r.status = &statusReconciler{hub: r.Hub, ledger: r.Ledger, states: r.states, adminNamespaces: r.AdminNamespaces, counter: r.Instances}
-	r.countsChanged = &coalescer{delay: countsDelay, fire: r.status.notify}
 
-	specChanged := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
-		predicate.AnnotationChangedPredicate{}, deletionChanged())
+	// A deletion bumps the generation of an object with finalizers, so it passes too.
+	specChanged := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("fleetapi-rgd").
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
@@ -166,13 +164,6 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		return err
 	}
 	return r.status.setup(mgr)
-}
-
-// deletionChanged passes an update that starts an object's deletion.
-func deletionChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
-	}}
 }
 
 // Notify asks for a pass over the RGD an owner names, after its deliveries changed. It never
@@ -244,10 +235,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // again. A rollout's changes of phase and its stages are said on the RGD as Events.
 func (p *rgdPass) report(ctx context.Context, res *ownerpass.Result) (reconcile.Result, error) {
 	r, rgd := p.r, p.rgd
-	if res.RolloutChanged && res.Rollout != nil {
-		r.reportRollout(rgd, res.Rollout)
-	}
-	ownerpass.ReportStages(r.drift.Recorder, rgd, res.Stages)
+	ownerpass.ReportRollout(r.drift.Recorder, rgd, res)
 	st := stateOf(rgd, p.placer)
 	st.targets = ownerpass.Decisions(p.placement)
 	if res.Hold != nil {
@@ -300,7 +288,7 @@ func (p *rgdPass) report(ctx context.Context, res *ownerpass.Result) (reconcile.
 		held, reason = out.Refused, flotillav1.ReasonPruneBlocked
 	}
 	strategy := strategyOf(p.placer, rgd.Name)
-	for _, c := range sortedKeys(out.Leaving) {
+	for _, c := range slices.Sorted(maps.Keys(out.Leaving)) {
 		if slices.Contains(out.Kept, c) {
 			st.rows = append(st.rows, removingRow(rgd.Name, c, reason, "kept: "+held))
 		} else {
@@ -315,30 +303,22 @@ func (p *rgdPass) report(ctx context.Context, res *ownerpass.Result) (reconcile.
 	}
 	sort.SliceStable(st.rows, func(i, j int) bool { return st.rows[i].Cluster < st.rows[j].Cluster })
 
-	if r.settling(rgd.Name, st.targets, res.Computed.Want, out.Results, connecting) {
-		return reconcile.Result{RequeueAfter: sooner(time.Second, res.Recheck)}, res.Err
+	wait := time.Second // deliveries in flight: published once they settle
+	if !r.settling(rgd.Name, st.targets, res.Computed.Want, out.Results, connecting) {
+		r.publish(rgd.Name, st)
+		wait = resync
+		if retry || len(out.Leaving) > 0 || len(waiting) > 0 {
+			wait = retryInterval
+		}
 	}
-	r.publish(rgd.Name, st)
-	if retry || len(out.Leaving) > 0 || len(waiting) > 0 {
-		return reconcile.Result{RequeueAfter: sooner(retryInterval, res.Recheck)}, res.Err
+	if res.Recheck > 0 {
+		wait = min(wait, res.Recheck)
 	}
-	return reconcile.Result{RequeueAfter: sooner(resync, res.Recheck)}, res.Err
+	return reconcile.Result{RequeueAfter: wait}, res.Err
 }
 
-// sooner is the sooner of a wait and a recheck (0: none).
-func sooner(wait, recheck time.Duration) time.Duration {
-	if recheck > 0 && recheck < wait {
-		return recheck
-	}
-	return wait
-}
-
-// strategyOf is how an APIPropagation's CRDs are delivered: never taking over a CRD that is not
-// Flotilla's, except one a kro running on the cluster generated for an RGD of the same name
-// (it carries kro's RGD name label), which is taken over as it is: the cluster moves from its
-// own kro to the hub without its instances noticing; and removed as its removal says. A CRD
-// that still has instances is deleted only once the flotilla.dev/confirm-prune annotation
-// confirms it (the deliverer's rule for objects whose deletion takes other data along).
+// strategyOf is how an APIPropagation's CRDs are delivered and removed: a CRD not Flotilla's is
+// never taken over, but one kro generated for an RGD of the same name (AdoptMarked).
 func strategyOf(p *flotillav1.APIPropagation, rgd string) decide.Strategy {
 	return crdStrategy(rgd, p.Spec.Removal, p.Annotations[flotillav1.AnnotationConfirmPrune], "apipropagation "+p.Name)
 }
@@ -346,10 +326,7 @@ func strategyOf(p *flotillav1.APIPropagation, rgd string) decide.Strategy {
 // crdStrategy is strategyOf for an RGD removed as deletion says, a prune confirmed by
 // confirmed on confirmOn (a pull cluster's agent reads no confirmation: "").
 func crdStrategy(rgd string, deletion flotillav1.DeletionPolicy, confirmed, confirmOn string) decide.Strategy {
-	if deletion == "" {
-		deletion = flotillav1.DeletionOrphan
-	}
-	return decide.Strategy{Deletion: deletion, Conflict: flotillav1.ConflictReject, PruneConfirmed: confirmed,
+	return decide.Strategy{Deletion: cmp.Or(deletion, flotillav1.DeletionOrphan), Conflict: flotillav1.ConflictReject, PruneConfirmed: confirmed,
 		ConfirmOn: confirmOn, AdoptMarked: decide.Mark{Key: kro.RGDNameLabel, Value: rgd}}
 }
 
@@ -375,7 +352,7 @@ func removingRow[R ~string](api, cluster string, reason R, message string) floti
 // annotates the APIPropagation. The caller adds the clusters chosen.
 func guardOf(placer *flotillav1.APIPropagation, rgd string, placement *flotillav1.Placement, records map[string]*flotillav1.Delivery) holds.Pass {
 	return holds.Pass{Owner: ownerOf(rgd), ConfirmOn: "apipropagation " + placer.Name, Placement: placement,
-		PlacementName: placementOf(placer).String(), PlacementRef: "spec.placementRef", Delivered: ledger.Clusters(records),
+		PlacementName: PlacementOf(placer).String(), PlacementRef: "spec.placementRef", Delivered: ledger.Clusters(records),
 		Confirmed: placer.Annotations[flotillav1.AnnotationConfirmPrune], Budget: holds.DefaultBudget}
 }
 
@@ -422,13 +399,4 @@ func (r *Reconciler) unpublish(rgd string) {
 	if st, ok := r.states.drop(rgd); ok {
 		r.status.notify(st.placer)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

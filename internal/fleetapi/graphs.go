@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
@@ -16,15 +15,9 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/kro"
 )
 
-// serveGraphs tells Graphs what a pass over an RGD found: a cluster whose CRD is Serving the
-// revision it was to get expands its instances with the graph compiled for it; a cluster that
-// keeps an older CRD (the revision it was to get does not compile there, or is refused)
-// expands them with the graph of the revision it serves, compiled again from the kept spec
-// (after a restart too); clusters that left the Placement are released (releaseGraphs), and
-// those still cleaning up instances before their CRD goes are returned.
-//
-// The APIPropagation's tenancy goes with the graph: Cluster lets the instances reach their
-// whole cluster.
+// serveGraphs tells Graphs what a pass found: a Serving cluster expands its instances with the
+// graph compiled for it, a held one with the graph of the revision it serves (p.held); it
+// returns the clusters still cleaning up instances before their CRD goes (releaseGraphs).
 func (r *Reconciler) serveGraphs(ctx context.Context, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation, targets []string, rows []flotillav1.APIClusterResult, plans map[string]clusterPlan) (waiting []string) {
 	if r.Graphs == nil {
 		return nil
@@ -75,17 +68,8 @@ func (r *Reconciler) crdTerminating(ctx context.Context, cluster, name string) b
 	if err != nil {
 		return !apierrors.IsNotFound(r.Hub.Get(ctx, client.ObjectKey{Name: cluster}, &flotillav1.Cluster{}))
 	}
-	ctx, cancel := context.WithTimeout(ctx, spokeReadTimeout)
-	defer cancel()
-	crd := &metav1.PartialObjectMetadata{}
-	crd.SetGroupVersionKind(crdKind)
-	switch err := engaged.GetAPIReader().Get(ctx, client.ObjectKey{Name: name}, crd); {
-	case apierrors.IsNotFound(err):
-		return false
-	case err != nil:
-		return true
-	}
-	return crd.DeletionTimestamp != nil
+	crd, err := readCRD(ctx, engaged.GetAPIReader(), name)
+	return err != nil || (crd != nil && crd.GetDeletionTimestamp() != nil)
 }
 
 // waitingMessage is the row of a cluster whose CRD is being deleted once its instances are

@@ -1,13 +1,13 @@
 package fleetapi
 
 import (
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/instances"
+	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
 // InstanceCounter says how the instances of a kind on a cluster are doing; ok is false when
@@ -30,36 +30,8 @@ func (r *Reconciler) InstancesChanged(cluster string, kind schema.GroupVersionKi
 		return
 	}
 	for _, placer := range r.states.placersOf(cluster, kind) {
-		r.countsChanged.add(placer)
+		r.status.notifier.NotifyAfter(render.Owner{Name: placer}, countsDelay)
 	}
-}
-
-// coalescer calls fire with a name once, delay after the first of any number of adds of that
-// name in the meantime.
-type coalescer struct {
-	delay time.Duration
-	fire  func(name string)
-
-	mu      sync.Mutex
-	pending map[string]bool
-}
-
-func (c *coalescer) add(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pending[name] {
-		return
-	}
-	if c.pending == nil {
-		c.pending = map[string]bool{}
-	}
-	c.pending[name] = true
-	time.AfterFunc(c.delay, func() {
-		c.mu.Lock()
-		delete(c.pending, name)
-		c.mu.Unlock()
-		c.fire(name)
-	})
 }
 
 // clusterInstances is how the instances of one API on one cluster are doing, as the status

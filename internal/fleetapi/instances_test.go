@@ -2,9 +2,7 @@ package fleetapi
 
 import (
 	"fmt"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,32 +83,6 @@ func resultIn(st flotillav1.APIPropagationStatus, cluster string) flotillav1.API
 		}
 	}
 	return flotillav1.APIClusterResult{}
-}
-
-func TestCoalescerFiresOncePerBurst(t *testing.T) {
-	var fired atomic.Int32
-	done := make(chan string, 10)
-	c := &coalescer{delay: 50 * time.Millisecond, fire: func(name string) { fired.Add(1); done <- name }}
-	for range 100 {
-		c.add("platform")
-	}
-	select {
-	case name := <-done:
-		if name != "platform" {
-			t.Fatalf("fired for %s", name)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("never fired")
-	}
-	c.add("platform") // a change after the firing fires again
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("a later change never fired")
-	}
-	if n := fired.Load(); n != 2 {
-		t.Errorf("fired %d times for two bursts", n)
-	}
 }
 
 func TestPlacersOf(t *testing.T) {

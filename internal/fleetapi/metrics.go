@@ -1,12 +1,10 @@
 package fleetapi
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/flotilla-dev/flotilla/internal/kro"
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 )
 
 // compilesTotal counts the RGD compiles that ran (cache misses): a steady fleet adds none, so a
@@ -16,28 +14,16 @@ var compilesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Compiles of a ResourceGraphDefinition against a cluster's schemas that ran (cached compiles are not counted), by result (ok, schema_not_found, invalid_graph, unreadable, error).",
 }, []string{"result"})
 
+// compileResults are the metric's results, by the compile error's compileReason.
+var compileResults = map[string]string{"": "ok", flotillav1.ReasonSchemaNotFound: "schema_not_found",
+	flotillav1.ReasonInvalidGraph: "invalid_graph", flotillav1.ReasonSchemaUnreadable: "unreadable", flotillav1.ReasonCompileFailed: "error"}
+
 func init() {
 	ctrlmetrics.Registry.MustRegister(compilesTotal)
 	// Every result starts at 0, so that rate() and alerts see its first compile.
-	for _, result := range []string{"ok", "schema_not_found", "invalid_graph", "unreadable", "error"} {
+	for _, result := range compileResults {
 		compilesTotal.WithLabelValues(result)
 	}
 }
 
-func countCompile(err error) {
-	var missing *kro.SchemaNotFoundError
-	var invalid *kro.InvalidGraphError
-	var target *kro.TargetError
-	result := "error"
-	switch {
-	case err == nil:
-		result = "ok"
-	case errors.As(err, &missing):
-		result = "schema_not_found"
-	case errors.As(err, &invalid):
-		result = "invalid_graph"
-	case errors.As(err, &target):
-		result = "unreadable"
-	}
-	compilesTotal.WithLabelValues(result).Inc()
-}
+func countCompile(err error) { compilesTotal.WithLabelValues(compileResults[compileReason(err)]).Inc() }

@@ -2,6 +2,8 @@ package fleetapi
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -14,15 +16,6 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
-
-// The RGD as an owner kind of ownerpass.Runner.Reconcile: the runner forgets an RGD gone from
-// the hub, lets go of one that is deleted or that no APIPropagation serves any more (its CRDs
-// removed as the removal says, then its graphs released), makes sure of the finalizer, and
-// runs the pass (pass.go) whose result report publishes. What differs from the other kinds is
-// said by the hooks: the finalizer only while the APIPropagation's removal is Delete, patched
-// beside kro's (FinalizerPolicy); a release that waits for the instances of a CRD being
-// deleted (Releaser); a per-cluster step of its own (ownerpass.Pass.Clusters), since an RGD is
-// compiled per cluster.
 
 // Load reads the RGD req names and the APIPropagation that serves it (none: it is let go).
 func (r *Reconciler) Load(ctx context.Context, req reconcile.Request) (ownerpass.Owner, error) {
@@ -85,7 +78,7 @@ func (l *loaded) Removing(_ context.Context, pending map[string]deliver.Result) 
 	}
 	strategy := l.Removal()
 	st := l.state()
-	for _, c := range sortedKeys(pending) {
+	for _, c := range slices.Sorted(maps.Keys(pending)) {
 		st.rows = append(st.rows, removingRow(l.rgd.Name, c, strategy.Deletion, removalMessage(strategy, pending[c])))
 	}
 	l.r.publish(l.rgd.Name, st)
@@ -129,7 +122,7 @@ func (l *loaded) Step(ctx context.Context) (ownerpass.Step, error) {
 		r.publish(rgd.Name, st)
 		return ownerpass.Step{}, nil
 	}
-	placement, err := ownerpass.PlacementOf(ctx, r.Hub, placementOf(placer))
+	placement, err := ownerpass.PlacementOf(ctx, r.Hub, PlacementOf(placer))
 	if err != nil {
 		return ownerpass.Step{}, err
 	}

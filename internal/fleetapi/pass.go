@@ -3,6 +3,8 @@ package fleetapi
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -16,13 +18,6 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
 )
-
-// An RGD's pass is every owner's pass (ownerpass.Runner.Run, and ownerpass.Plan for `flotilla
-// plan`) with its own per-cluster step (ownerpass.Pass.Clusters): what each chosen cluster
-// serves is read from the cluster (the CRD Flotilla delivered there, or what a pull cluster's
-// agent reported), and each cluster is compiled for once, with the revision it is to serve,
-// against its own schemas. The runner keeps the revisions, gates the rollout, checks the holds
-// and fans the CRDs out; report (status.go's rows) says what came of it.
 
 // rgdPass is one pass over an RGD served by placer: the RGD's per-cluster step, and what its
 // report needs of it.
@@ -69,35 +64,35 @@ func (p *rgdPass) pass() (ownerpass.Pass, error) {
 		p.newest.name = revisions.Name(p.owner, hash)
 	}
 	rgd, placer := p.rgd, p.placer
+	strategy := strategyOf(placer, rgd.Name)
 	return ownerpass.Pass{
 		Owner: ledger.Owner{Owner: p.owner, APIVersion: kro.GroupVersion.String(), ObjectKind: rgdKind, UID: rgd.UID,
-			Placement: placementOf(placer)},
+			Placement: PlacementOf(placer)},
 		Object: rgd, Placement: p.placement,
 		Objects: []*unstructured.Unstructured{kept}, Revision: hash,
-		Pins:     pinsFor(placer, rgd.Name, ownerpass.Decisions(p.placement)),
+		Pins:     pinsOf(placer, rgd.Name),
 		Approved: rgd.Annotations[flotillav1.AnnotationApprove], Undo: rgd.Annotations[flotillav1.AnnotationUndo],
 		Guard: guardOf(placer, rgd.Name, p.placement, nil), // the runner adds the clusters delivered
-		Prune: true, Kinds: []string{render.KindString(crdKind)}, Strategy: strategyOf(placer, rgd.Name),
-		Declared: declaredOf(placer), // what a pull cluster's agent delivers with (pull.go)
+		Prune: true, Kinds: []string{render.KindString(crdKind)}, Strategy: strategy,
+		Declared: flotillav1.PropagationStrategy{Deletion: strategy.Deletion, Conflict: strategy.Conflict}, // a pull cluster's agent's
 		Clusters: p, KeepFirst: true, ReleaseAtOnce: true,
 	}, nil
 }
 
 // Running reads what each chosen cluster serves before anything is compiled: the rollout gate
-// goes by it (servedRunning), and the history keeps what the clusters serve, every revision
-// the APIPropagation pins, and what a cluster that cannot be read may serve (revisionsInUse).
+// goes by it (servedRunning), and the history keeps it besides the pins (revisionsInUse).
 func (p *rgdPass) Running(ctx context.Context, chosen []string, records map[string]*flotillav1.Delivery) (map[string]fanout.Running, []string, error) {
 	p.pull = pullPass{records: records, tenancy: p.placer.Spec.Tenancy}
 	p.reads = make(map[string]clusterRead, len(chosen))
 	for _, c := range chosen {
 		p.reads[c] = p.read(ctx, c)
 	}
-	keep, err := p.r.revisionsInUse(ctx, p.owner, readPlans(p.reads), pinsOf(p.placer, p.rgd.Name))
+	keep, err := p.r.revisionsInUse(ctx, p.owner, p.reads)
 	if err != nil {
 		return nil, nil, err
 	}
 	carried := func(revision string) (string, bool) { return p.r.carried.get(p.rgd.Name, revision) }
-	return servedRunning(p.reads, carried, p.result), sortedKeys(keep), nil
+	return servedRunning(p.reads, carried, p.result), slices.Sorted(maps.Keys(keep)), nil
 }
 
 // Compute compiles each read cluster once, for the revision it is to serve (planPins): a

@@ -51,9 +51,6 @@ func ServedBy(ctx context.Context, hub client.Reader, rgd metav1.Object) (*floti
 	return placerOf(rgd, props.Items), nil
 }
 
-// PlacementOf is the Placement an APIPropagation uses (spec.placementRef).
-func PlacementOf(p *flotillav1.APIPropagation) client.ObjectKey { return placementOf(p) }
-
 // placerOf returns the APIPropagation that serves an RGD, among all of them: of those that
 // choose it, the one whose name sorts first, and one being deleted only when no other chooses
 // it (so that deleting one of two hands the RGD over instead of removing it). nil when none
@@ -83,15 +80,15 @@ func placerOf(rgd metav1.Object, props []flotillav1.APIPropagation) *flotillav1.
 	return nil
 }
 
-// placementOf is the Placement an APIPropagation names (spec.placementRef).
-func placementOf(p *flotillav1.APIPropagation) client.ObjectKey {
+// PlacementOf is the Placement an APIPropagation names (spec.placementRef).
+func PlacementOf(p *flotillav1.APIPropagation) client.ObjectKey {
 	return client.ObjectKey{Namespace: p.Spec.PlacementRef.Namespace, Name: p.Spec.PlacementRef.Name}
 }
 
 // propagationsOf are the APIPropagations that name placement, from hub.
 func propagationsOf(ctx context.Context, hub client.Reader, placement client.Object) []client.Object {
 	return ownerkinds.PlacementUsers(ctx, hub, placement, &flotillav1.APIPropagationList{}, func(o client.Object) client.ObjectKey {
-		return placementOf(o.(*flotillav1.APIPropagation))
+		return PlacementOf(o.(*flotillav1.APIPropagation))
 	})
 }
 
@@ -130,15 +127,11 @@ func RecordOwner() ledger.OwnerKind {
 	return ledger.OwnerKind{
 		New: func() client.Object { return &kro.ResourceGraphDefinition{} },
 		Placement: func(ctx context.Context, hub client.Reader, rgd client.Object) (client.ObjectKey, error) {
-			var props flotillav1.APIPropagationList
-			if err := hub.List(ctx, &props); err != nil {
+			p, err := ServedBy(ctx, hub, rgd)
+			if p == nil {
 				return client.ObjectKey{}, err
 			}
-			p := placerOf(rgd, props.Items)
-			if p == nil {
-				return client.ObjectKey{}, nil
-			}
-			return placementOf(p), nil
+			return PlacementOf(p), nil
 		},
 	}
 }

@@ -70,21 +70,14 @@ func PreviewRGD(ctx context.Context, hub client.Client, name string, spokes Spok
 	return Preview(ctx, hub, rgd, placer, spokes, owners)
 }
 
-// Preview computes what serving rgd under placer delivers, reading the hub through hub and
-// each chosen cluster through spokes, with the controller's own pass (ownerpass.Plan with the
-// RGD's per-cluster step): its holds, where a rollout under way holds each cluster (as what the
-// clusters' CRDs name says, nothing remembered), and for each chosen cluster the CRD planOn
-// compiles against that cluster's schemas (the revision spec.revisionPins or the rollout holds
-// it at, or the newest); where the controller would deliver nothing (the RGD does not compile
-// there, a breaking change, a conflict, a cluster out of reach), the cluster's Err says why.
-// The fleet controller's admin namespaces are not known here, so a Placement outside them is
-// not refused. owners are the kinds Delivery records may belong to (ledger.Trust). It changes
-// nothing.
+// Preview computes what serving rgd under placer delivers, with the controller's own pass
+// (ownerpass.Plan), reading each chosen cluster through spokes; a cluster the controller would
+// deliver nothing to has its Err say why. Admin namespaces are not known here. It changes nothing.
 func Preview(ctx context.Context, hub client.Client, rgd *kro.ResourceGraphDefinition, placer *flotillav1.APIPropagation,
 	spokes SpokeFunc, owners ledger.Owners) (*plan.Desired, error) {
 	owner := ownerOf(rgd.Name)
 	d := &plan.Desired{Owner: owner, Strategy: strategyOf(placer, rgd.Name), Kinds: []schema.GroupVersionKind{crdKind}, Prune: true}
-	placement, err := ownerpass.PlacementOf(ctx, hub, placementOf(placer))
+	placement, err := ownerpass.PlacementOf(ctx, hub, PlacementOf(placer))
 	if err != nil {
 		return nil, err
 	}

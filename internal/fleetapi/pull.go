@@ -1,6 +1,7 @@
 package fleetapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -12,18 +13,6 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
-
-// A pull cluster (Cluster.spec.mode Pull) is one the hub cannot reach: it reads neither its
-// schemas nor its CRDs, so it compiles nothing for it. The cluster's work (its record's
-// spec.work, served to its agent by package clusterwork) names the RGD revision the cluster
-// must serve: the newest, or the one a pin or the rollout holds it at, chosen as for every
-// cluster, plus one change of the hub's own, AnnotationTenancy on the RGD, which says whether
-// its instances may reach their whole cluster. The agent (package agent) compiles that
-// revision against its own spoke's schemas with this package's compile path (Spoke,
-// spoke.go), delivers the CRD with the engine, expands the instances there, and reports back
-// into the record: the digest it serves once the CRD is complete, or why it does not (a
-// status.reason such as CompileFailed, SchemaNotFound, BreakingChange or Conflict), which the
-// cluster's row shows as a push cluster's would.
 
 // AnnotationTenancy is set by the hub on the RGD of a pull cluster's work: the APIPropagation's
 // tenancy (Namespace or Cluster) the instances are expanded with. The hub always writes it,
@@ -100,26 +89,19 @@ func (r *Reconciler) pullBase(ctx context.Context, owner render.Owner, target, n
 // hash (flotilla.dev/hash) naming the revision and the tenancy, which the work's digest
 // (render.Revision) is made of (pullDigest).
 func pullObjects(base []*unstructured.Unstructured, hash string, tenancy flotillav1.Tenancy) []*unstructured.Unstructured {
-	out := make([]*unstructured.Unstructured, 0, len(base))
+	out, t := make([]*unstructured.Unstructured, 0, len(base)), cmp.Or(tenancy, flotillav1.TenancyNamespace)
 	for _, o := range base {
 		c := o.DeepCopy()
 		a := c.GetAnnotations()
 		if a == nil {
 			a = map[string]string{}
 		}
-		a[AnnotationTenancy] = string(tenancyOrDefault(tenancy))
-		a[flotillav1.AnnotationHash] = hash + "." + strings.ToLower(string(tenancyOrDefault(tenancy)))
+		a[AnnotationTenancy] = string(t)
+		a[flotillav1.AnnotationHash] = hash + "." + strings.ToLower(string(t))
 		c.SetAnnotations(a)
 		out = append(out, c)
 	}
 	return out
-}
-
-func tenancyOrDefault(t flotillav1.Tenancy) flotillav1.Tenancy {
-	if t == "" {
-		return flotillav1.TenancyNamespace
-	}
-	return t
 }
 
 // pullDigest is the digest of a pull cluster's work for the RGD rgd at the revision of that hash
@@ -195,14 +177,4 @@ func pullRow(row flotillav1.APIClusterResult, rec *flotillav1.Delivery) flotilla
 		row.Reason = reason
 	}
 	return row
-}
-
-// declaredOf is the strategy a pull cluster's work records: how its agent delivers and removes
-// the CRD (the APIPropagation's removal; a CRD of another owner is never taken).
-func declaredOf(p *flotillav1.APIPropagation) flotillav1.PropagationStrategy {
-	deletion := p.Spec.Removal
-	if deletion == "" {
-		deletion = flotillav1.DeletionOrphan
-	}
-	return flotillav1.PropagationStrategy{Deletion: deletion, Conflict: flotillav1.ConflictReject}
 }

@@ -13,14 +13,6 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// An RGD's revisions are its distinct specs, kept the way every owner's revisions are kept
-// (package revisions: one ControllerRevision per spec in the admin namespace, owned by the RGD,
-// a bounded history that never drops a revision a cluster serves or a pin names). The CRD
-// compiled from a revision names it (flotilla.dev/api-revision), so what a cluster serves is
-// read from the cluster itself, and a cluster held on an older revision (the newest does not
-// compile there, or would break its CRD) has its instances expanded with that revision's
-// graph, compiled again from the kept spec after a restart.
-
 // rgdRevision is one revision of an RGD: the spec it was, and the name it is kept under ("" when
 // the RGD is served without history).
 type rgdRevision struct {
@@ -48,15 +40,15 @@ func revisionObject(rgd *kro.ResourceGraphDefinition) (*unstructured.Unstructure
 	return &unstructured.Unstructured{Object: obj}, hash, nil
 }
 
-// revisionsInUse are the revisions the history must not prune: those the clusters serve, pins
-// (those the APIPropagation pins), and for a cluster whose CRD cannot be read (it is not connected) the one it was
-// last seen serving, or, not seen since the controller started, every kept one, since it may
+// revisionsInUse are the revisions the history must not prune besides the pins (Pass.Pins): those
+// the clusters serve, and for a cluster whose CRD cannot be read (it is not connected) the one it
+// was last seen serving, or, not seen since the controller started, every kept one, since it may
 // serve any of them and its instances are expanded with what it serves.
-func (r *Reconciler) revisionsInUse(ctx context.Context, owner render.Owner, plans map[string]clusterPlan, pins []string) (map[string]bool, error) {
+func (r *Reconciler) revisionsInUse(ctx context.Context, owner render.Owner, reads map[string]clusterRead) (map[string]bool, error) {
 	keep := map[string]bool{}
 	unread := false
-	for c, p := range plans {
-		served, known := p.served, !p.unread
+	for c, read := range reads {
+		served, known := read.plan.served, !read.plan.unread
 		if known {
 			r.lastServed.set(owner.Name, c, served)
 		} else {
@@ -66,9 +58,6 @@ func (r *Reconciler) revisionsInUse(ctx context.Context, owner render.Owner, pla
 			keep[served] = true
 		}
 		unread = unread || !known
-	}
-	for _, pin := range pins {
-		keep[pin] = true
 	}
 	if unread && r.Revisions != nil {
 		kept, err := r.Revisions.List(ctx, owner)
@@ -153,12 +142,12 @@ func (m *rgdMemo) forget(rgd string) {
 	delete(m.byRGD, rgd)
 }
 
-// pinsOf returns the revisions placer pins rgd's clusters to.
-func pinsOf(placer *flotillav1.APIPropagation, rgd string) []string {
-	var out []string
+// pinsOf are the revisions placer pins rgd's clusters to.
+func pinsOf(placer *flotillav1.APIPropagation, rgd string) []flotillav1.RevisionPin {
+	var out []flotillav1.RevisionPin
 	for _, p := range placer.Spec.RevisionPins {
 		if p.ResourceGraphDefinition == rgd {
-			out = append(out, p.Revision)
+			out = append(out, flotillav1.RevisionPin{Cluster: p.Cluster, Revision: p.Revision})
 		}
 	}
 	return out

@@ -35,29 +35,35 @@ func TestRevisionsInUse(t *testing.T) {
 		}
 		names = append(names, name)
 	}
-	pinned := []string{names[1]}
 	cases := []struct {
 		name   string
 		before map[string]clusterPlan // an earlier pass, if any
 		plans  map[string]clusterPlan
 		want   []string
 	}{
-		{"served and pinned", nil, map[string]clusterPlan{"a": {served: names[0]}, "b": {}}, []string{names[0], names[1]}},
+		{"served", nil, map[string]clusterPlan{"a": {served: names[0]}, "b": {}}, []string{names[0]}},
 		{"a cluster never read", nil, map[string]clusterPlan{"a": {served: names[0]}, "b": {unread: true}}, names},
 		{"a cluster unread, last seen serving one", map[string]clusterPlan{"a": {served: names[0]}, "b": {served: names[2]}},
-			map[string]clusterPlan{"a": {served: names[0]}, "b": {unread: true}}, []string{names[0], names[1], names[2]}},
+			map[string]clusterPlan{"a": {served: names[0]}, "b": {unread: true}}, []string{names[0], names[2]}},
 		{"a cluster unread, last seen serving none", map[string]clusterPlan{"a": {served: names[0]}, "b": {}},
-			map[string]clusterPlan{"a": {served: names[0]}, "b": {unread: true}}, []string{names[0], names[1]}},
+			map[string]clusterPlan{"a": {served: names[0]}, "b": {unread: true}}, []string{names[0]}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Reconciler{Revisions: store}
+			reads := func(plans map[string]clusterPlan) map[string]clusterRead {
+				out := map[string]clusterRead{}
+				for c, p := range plans {
+					out[c] = clusterRead{plan: p}
+				}
+				return out
+			}
 			if tc.before != nil {
-				if _, err := r.revisionsInUse(context.Background(), owner, tc.before, pinned); err != nil {
+				if _, err := r.revisionsInUse(context.Background(), owner, reads(tc.before)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			keep, err := r.revisionsInUse(context.Background(), owner, tc.plans, pinned)
+			keep, err := r.revisionsInUse(context.Background(), owner, reads(tc.plans))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,24 +1,14 @@
 package fleetapi
 
 import (
+	"cmp"
 	"context"
-
-	corev1 "k8s.io/api/core/v1"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/fanout"
-	"github.com/flotilla-dev/flotilla/internal/kro"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
-
-// An RGD's revisions roll out as every owner's do (docs/rollouts.md): when the APIPropagation's
-// Placement has spec.rollout, the rollout gate of the runner's pass (with its memory, undo and
-// pause) says, from what each chosen cluster serves (read before anything is compiled), which
-// may take the newest revision now; the others are planned with the revision they serve as
-// their pin: their CRD stays as it is and their instances keep expanding with the graph of that
-// revision. The rollout's controls, flotilla.dev/approve and flotilla.dev/undo, are read from
-// the RGD alone.
 
 // planPins plans each read cluster once: with the APIPropagation's pin of it (personal), the
 // newest revision (latest) otherwise, unless the pins the gate honours (the person's, then the
@@ -51,29 +41,10 @@ func carriedBy(plans map[string]clusterPlan, latest string) map[string]string {
 	out := map[string]string{}
 	for _, p := range plans {
 		if p.want != nil {
-			out[p.want.Revision] = plannedWith(p, latest)
+			out[p.want.Revision] = cmp.Or(p.pinned, latest)
 		}
 	}
 	return out
-}
-
-// pinsFor are the revisions the APIPropagation pins the RGD's chosen clusters to.
-func pinsFor(placer *flotillav1.APIPropagation, rgd string, targets []string) []flotillav1.RevisionPin {
-	var out []flotillav1.RevisionPin
-	for _, c := range targets {
-		if pin := placer.Spec.PinOf(rgd, c); pin != "" {
-			out = append(out, flotillav1.RevisionPin{Cluster: c, Revision: pin})
-		}
-	}
-	return out
-}
-
-// plannedWith is the revision a cluster was planned with: its pin, or the newest.
-func plannedWith(p clusterPlan, newest string) string {
-	if p.pinned != "" {
-		return p.pinned
-	}
-	return newest
 }
 
 // servedRunning is what each read cluster runs of the RGD, for the rollout gate: the revision
@@ -108,16 +79,4 @@ func servedRunning(reads map[string]clusterRead, carried func(revision string) (
 		out[c] = run
 	}
 	return out
-}
-
-// reportRollout says on the RGD that its rollout's phase or revision changed.
-func (r *Reconciler) reportRollout(rgd *kro.ResourceGraphDefinition, s *flotillav1.RolloutStatus) {
-	if r.drift.Recorder == nil {
-		return
-	}
-	kind := corev1.EventTypeNormal
-	if s.Phase == flotillav1.RolloutHalted {
-		kind = corev1.EventTypeWarning
-	}
-	r.drift.Recorder.Event(rgd, kind, "Rollout"+string(s.Phase), limit("revision "+s.Revision+": "+s.Message))
 }

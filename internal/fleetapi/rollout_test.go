@@ -55,14 +55,14 @@ func TestServedRunning(t *testing.T) {
 
 // TestPinsFor: the APIPropagation's pins of the RGD's chosen clusters, the newest's too (a pin
 // naming the newest is no hold of the gate's, but it is the person's).
-func TestPinsFor(t *testing.T) {
+func TestPinsOf(t *testing.T) {
 	placer := &flotillav1.APIPropagation{Spec: flotillav1.APIPropagationSpec{RevisionPins: []flotillav1.APIRevisionPin{
 		{ResourceGraphDefinition: "webapp", Cluster: "a", Revision: "v1"},
 		{ResourceGraphDefinition: "other", Cluster: "b", Revision: "v9"},
 		{ResourceGraphDefinition: "webapp", Cluster: "gone", Revision: "v1"},
 	}}}
-	got := pinsFor(placer, "webapp", []string{"a", "b"})
-	if len(got) != 1 || got[0] != (flotillav1.RevisionPin{Cluster: "a", Revision: "v1"}) {
-		t.Errorf("pins %v, want a at v1 only", got)
+	got := pinsOf(placer, "webapp")
+	if len(got) != 2 || got[0] != (flotillav1.RevisionPin{Cluster: "a", Revision: "v1"}) || got[1].Cluster != "gone" {
+		t.Errorf("pins %v, want a and gone at v1", got)
 	}
 }

@@ -2,6 +2,7 @@ package fleetapi
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -72,11 +73,8 @@ func (s *states) servingOn(cluster string) []string {
 	defer s.mu.Unlock()
 	var out []string
 	for name, st := range s.byRGD {
-		for _, c := range st.targets {
-			if c == cluster {
-				out = append(out, name)
-				break
-			}
+		if slices.Contains(st.targets, cluster) {
+			out = append(out, name)
 		}
 	}
 	return out
@@ -100,18 +98,11 @@ func (s *states) placedBy(placer string) []string {
 func (s *states) placersOf(cluster string, kind schema.GroupVersionKind) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seen := map[string]bool{}
 	var out []string
 	for _, st := range s.byRGD {
-		if st.kind != kind || seen[st.placer] {
-			continue
-		}
-		for _, row := range st.rows {
-			if row.Cluster == cluster {
-				seen[st.placer] = true
-				out = append(out, st.placer)
-				break
-			}
+		if st.kind == kind && !slices.Contains(out, st.placer) &&
+			slices.ContainsFunc(st.rows, func(row flotillav1.APIClusterResult) bool { return row.Cluster == cluster }) {
+			out = append(out, st.placer)
 		}
 	}
 	return out

@@ -1,8 +1,10 @@
 package fleetapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -52,7 +54,7 @@ type statusReconciler struct {
 func (s *statusReconciler) setup(mgr manager.Manager) error {
 	return ctrl.ControllerManagedBy(mgr).
 		Named("fleetapi-status").
-		For(&flotillav1.APIPropagation{}, ctrl.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionChanged()))).
+		For(&flotillav1.APIPropagation{}, ctrl.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(s.usersOfPlacement)).
 		WatchesRawSource(s.notifier.Source()).
 		Complete(s)
@@ -173,7 +175,7 @@ func (s *statusReconciler) problem(ctx context.Context, p *flotillav1.APIPropaga
 	if msg := placementRefProblem(p, s.adminNamespaces); msg != "" {
 		return &condition{flotillav1.ReasonInvalidSpec, msg}, nil
 	}
-	key := placementOf(p)
+	key := PlacementOf(p)
 	if err := s.hub.Get(ctx, key, &flotillav1.Placement{}); err != nil {
 		if apierrors.IsNotFound(err) {
 			return &condition{flotillav1.ReasonPlacementNotFound,
@@ -304,7 +306,7 @@ func servingCondition(accepted condition, st flotillav1.APIPropagationStatus, ro
 		flotillav1.APIPending, flotillav1.APIDelivering, flotillav1.APIRemoving} {
 		for _, row := range rows {
 			if row.Phase == phase {
-				reason := servingReason(phase)
+				reason := cmp.Or(failedReasons[phase], flotillav1.ReasonProgressing)
 				if row.Reason == flotillav1.ReasonPruneBlocked {
 					reason = row.Reason // kept until a confirmation: the message names it
 				}
@@ -315,37 +317,15 @@ func servingCondition(accepted condition, st flotillav1.APIPropagationStatus, ro
 	return condition{flotillav1.ReasonServing, fmt.Sprintf("%d APIs served on %d clusters", st.APICount, st.ServingClusters)}
 }
 
-func servingReason(phase flotillav1.APIPhase) string {
-	switch phase {
-	case flotillav1.APICompileFailed:
-		return flotillav1.ReasonCompileFailed
-	case flotillav1.APIBlocked:
-		return flotillav1.ReasonBlocked
-	case flotillav1.APIConflict:
-		return flotillav1.ReasonConflict
-	case flotillav1.APIFailed:
-		return flotillav1.ReasonApplyFailed
-	}
-	return flotillav1.ReasonProgressing
-}
+// failedReasons are the Serving reasons of the phases that are failures.
+var failedReasons = map[flotillav1.APIPhase]string{flotillav1.APICompileFailed: flotillav1.ReasonCompileFailed,
+	flotillav1.APIBlocked: flotillav1.ReasonBlocked, flotillav1.APIConflict: flotillav1.ReasonConflict, flotillav1.APIFailed: flotillav1.ReasonApplyFailed}
+
+func failedPhase(p flotillav1.APIPhase) bool { return failedReasons[p] != "" }
 
 func describe(row flotillav1.APIClusterResult) string {
-	parts := []string{string(row.Phase)}
-	if row.Reason != "" {
-		parts = append(parts, row.Reason)
-	}
-	if row.Message != "" {
-		parts = append(parts, row.Message)
-	}
-	return strings.Join(parts, ", ")
-}
-
-func failedPhase(p flotillav1.APIPhase) bool {
-	switch p {
-	case flotillav1.APICompileFailed, flotillav1.APIBlocked, flotillav1.APIConflict, flotillav1.APIFailed:
-		return true
-	}
-	return false
+	parts := []string{string(row.Phase), row.Reason, row.Message}
+	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), ", ")
 }
 
 func setCondition(conditions *[]metav1.Condition, generation int64, typ string, c condition) {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 
+	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
@@ -35,4 +36,20 @@ func ReportStages(rec record.EventRecorder, obj runtime.Object, changes []rollou
 		}
 		rec.Eventf(obj, corev1.EventTypeNormal, ReasonStageStarted, "stage %s started revision %s", c.Stage, c.Revision)
 	}
+}
+
+// ReportRollout says on obj what a pass found of its rollout: an Event when its phase or
+// revision changed (a Warning when it halted), then its stages (ReportStages).
+func ReportRollout(rec record.EventRecorder, obj runtime.Object, res *Result) {
+	if rec == nil {
+		return
+	}
+	if s := res.Rollout; res.RolloutChanged && s != nil {
+		kind := corev1.EventTypeNormal
+		if s.Phase == flotillav1.RolloutHalted {
+			kind = corev1.EventTypeWarning
+		}
+		rec.Event(obj, kind, "Rollout"+string(s.Phase), "revision "+s.Revision+": "+s.Message)
+	}
+	ReportStages(rec, obj, res.Stages)
 }

@@ -114,10 +114,7 @@ func (o *loaded) Step(ctx context.Context) (ownerpass.Step, error) {
 func (o *loaded) report(ctx context.Context, res ownerpass.Result, err error) (reconcile.Result, error) {
 	r, u, owner := o.r, o.u, o.owner
 	// What the gate found is said though the pass failed after it: its memory says it was.
-	if res.RolloutChanged {
-		r.reportRollout(u, res.Rollout)
-	}
-	ownerpass.ReportStages(r.recorder, u, res.Stages)
+	ownerpass.ReportRollout(r.recorder, u, &res)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
