@@ -2,10 +2,8 @@ package fleetapi
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -103,22 +101,10 @@ func selectorProblem(p *flotillav1.APIPropagation) string {
 	return ""
 }
 
-// defaultAdminNamespace is where APIPropagations' Placements live unless the hub is told
-// otherwise, as for ClusterPropagations.
-const defaultAdminNamespace = "flotilla-system"
-
-// placementRefProblem says why an APIPropagation may not use the Placement it names, or "". A
-// served API is a cluster-wide CRD on every chosen cluster: whoever may edit the Placement
-// steers where it goes, or removes it, so only a Placement in an admin namespace will do.
+// placementRefProblem says why an APIPropagation may not use the Placement it names, or "": a
+// served API is a cluster-wide CRD on every chosen cluster.
 func placementRefProblem(p *flotillav1.APIPropagation, admin []string) string {
-	if len(admin) == 0 {
-		admin = []string{defaultAdminNamespace}
-	}
-	if slices.Contains(admin, p.Spec.PlacementRef.Namespace) {
-		return ""
-	}
-	return fmt.Sprintf("placementRef.namespace %q is not an admin namespace (%s): an APIPropagation may use only Placements that cluster administrators control; move the Placement, or start the hub with --admin-namespace=%s if only administrators write there",
-		p.Spec.PlacementRef.Namespace, strings.Join(admin, ", "), p.Spec.PlacementRef.Namespace)
+	return ownerkinds.AdminPlacement("an APIPropagation", p.Spec.PlacementRef.Namespace, admin)
 }
 
 // RecordOwner is the ResourceGraphDefinition as an owner of Delivery records: the Placement it

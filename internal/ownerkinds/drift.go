@@ -84,7 +84,7 @@ func driftEvent(cluster string, d deliver.Drift, leftBecause string) (eventType,
 			msg += " (" + leftBecause + ")"
 		}
 	}
-	return eventType, reason, limit(msg, maxEventMessage)
+	return eventType, reason, Limit(msg, maxEventMessage)
 }
 
 // ObjectOf reads the hub object whose namespace and name are the owner's, into what newObject
@@ -97,8 +97,8 @@ func ObjectOf(hub client.Reader, newObject func(render.Owner) client.Object) fun
 	}
 }
 
-// limit cuts s to at most n characters, marking the cut.
-func limit(s string, n int) string {
+// Limit cuts s to at most n characters, marking the cut.
+func Limit(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/rollout"
 )
 
@@ -38,18 +39,24 @@ func ReportStages(rec record.EventRecorder, obj runtime.Object, changes []rollou
 	}
 }
 
-// ReportRollout says on obj what a pass found of its rollout: an Event when its phase or
-// revision changed (a Warning when it halted), then its stages (ReportStages).
+// ReportRollout says on obj what a pass found of its rollout: RolloutEvent when its phase or
+// revision changed, then its stages (ReportStages).
 func ReportRollout(rec record.EventRecorder, obj runtime.Object, res *Result) {
-	if rec == nil {
-		return
-	}
-	if s := res.Rollout; res.RolloutChanged && s != nil {
-		kind := corev1.EventTypeNormal
-		if s.Phase == flotillav1.RolloutHalted {
-			kind = corev1.EventTypeWarning
-		}
-		rec.Event(obj, kind, "Rollout"+string(s.Phase), "revision "+s.Revision+": "+s.Message)
+	if res.RolloutChanged {
+		RolloutEvent(rec, obj, res.Rollout)
 	}
 	ReportStages(rec, obj, res.Stages)
+}
+
+// RolloutEvent emits the Event of a rollout's new phase on obj: a Warning when it halts, a
+// Normal Event otherwise; every owner kind says it the same way.
+func RolloutEvent(rec record.EventRecorder, obj runtime.Object, s *flotillav1.RolloutStatus) {
+	if rec == nil || s == nil {
+		return
+	}
+	kind := corev1.EventTypeNormal
+	if s.Phase == flotillav1.RolloutHalted {
+		kind = corev1.EventTypeWarning
+	}
+	rec.Event(obj, kind, "Rollout"+string(s.Phase), ownerkinds.Limit("revision "+s.Revision+": "+s.Message, 1024))
 }

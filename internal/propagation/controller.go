@@ -9,16 +9,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -37,6 +36,7 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/render"
 	"github.com/flotilla-dev/flotilla/internal/revisions"
+	"github.com/flotilla-dev/flotilla/internal/sources"
 )
 
 // Reconciler drives Propagations and ClusterPropagations through the pipeline.
@@ -61,8 +61,9 @@ type Reconciler struct {
 	mgr        manager.Manager
 	controller controller.Controller
 	recorder   record.EventRecorder
-	notifier   deliver.Notifier
-	kinds      kindAccess
+	// Notifier takes delivery results back to the queue (Notify: see deliver.Notifier).
+	deliver.Notifier
+	kinds kindAccess
 
 	fanout *fanout.Fanout
 	passes *ownerpass.Runner
@@ -75,8 +76,13 @@ type Reconciler struct {
 	watched map[schema.GroupVersionKind]bool
 	settle  fanout.Settle[render.Owner]        // status writes waiting for deliveries in flight
 	warned  map[render.Owner]map[string]string // the last Warning of each reason, by owner (firstWarning)
-	own     ownWrites                          // recent writes the cache may not show yet
+	// own holds each propagator's status written within cacheLag, by UID: the API server has
+	// it (nothing else writes it) though the cache may not show it yet.
+	own *cache.Expiring
 }
+
+// cacheLag is how long the controller trusts its own status writes over the hub cache.
+const cacheLag = 10 * time.Second
 
 // Every hub write is a merge patch (the finalizer, the status); nothing is updated whole.
 // +kubebuilder:rbac:groups=flotilla.dev,resources=propagations;clusterpropagations,verbs=get;list;watch;patch
@@ -97,10 +103,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.mgr = mgr
 	r.Hub = mgr.GetClient()
 	r.HubReader = mgr.GetAPIReader()
-	// The core/v1 recorder, on purpose: its replacement (events.k8s.io, GetEventRecorder) folds
-	// Events that differ only in their message into one series, which would hide every drift
-	// after the first (which cluster, which field, who changed it).
-	//lint:ignore SA1019 core/v1 Events on purpose, for the reason above.
+	//lint:ignore SA1019 core/v1 Events on purpose (see ownerkinds.DriftEvents).
 	r.recorder = mgr.GetEventRecorderFor("flotilla-propagation")
 	dc, err := discovery.NewDiscoveryClientForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
@@ -112,26 +115,28 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	r.Agents.Hub = r.Hub
 	r.fanout = &fanout.Fanout{Hub: r.Hub, Deliverer: r.Deliverer, Ledger: r.Ledger, Agents: r.Agents}
 	r.warned = map[render.Owner]map[string]string{}
+	r.own = cache.NewExpiring()
 	r.passes = &ownerpass.Runner{Hub: r.Hub, Fanout: r.fanout, Revisions: r.Revisions}
+	specChanged := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagation").
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		WithLogConstructor(logkeys.ForOwners(mgr, "propagation", ownerOf)).
-		For(&flotillav1.Propagation{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
-		Watches(&flotillav1.ClusterPropagation{}, &handler.EnqueueRequestForObject{},
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
+		WithLogConstructor(logkeys.ForOwners(mgr, "propagation", r.OwnerOf)).
+		// A deletion bumps the generation too (the API server does, finalizers pending).
+		For(&flotillav1.Propagation{}, specChanged).
+		Watches(&flotillav1.ClusterPropagation{}, &handler.EnqueueRequestForObject{}, specChanged).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster),
 			builder.WithPredicates(ownerkinds.FactsChanged())).
 		// Secrets carrying manifests are watched as metadata only: their data never sits in
 		// the hub controller's memory; it is read when a Propagation needs it.
-		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.usersOfNamespace), builder.OnlyMetadata).
+		Watches(sources.SecretMetadata(), handler.EnqueueRequestsFromMapFunc(r.usersOfNamespace), builder.OnlyMetadata).
 		// A pinned or unpinned cluster, a record deleted by someone else (written again), or a
 		// pull cluster's record taking its agent's result.
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
 			return o.APIVersion == flotillav1.GroupVersion.String() && IsOwnerKind(o.Kind)
 		})), builder.WithPredicates(predicate.Or(ledger.Changed(), ledger.Pulled(r.Agents)))).
-		WatchesRawSource(r.notifier.Source()).
+		WatchesRawSource(r.Source()).
 		Build(r)
 	if err != nil {
 		return err
@@ -140,28 +145,8 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	return nil
 }
 
-func secretMetadata() *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	return m
-}
-
-// deletionPredicate passes updates that start a deletion (they do not change generation).
-func deletionPredicate() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		return !e.ObjectNew.GetDeletionTimestamp().IsZero()
-	}}
-}
-
 // IsOwnerKind reports whether an owner kind is a Propagation's or a ClusterPropagation's.
 func IsOwnerKind(kind string) bool { return kind == kindPropagation || kind == kindClusterPropagation }
-
-// Notify asks for a status pass of an owner after its delivery results changed. It never
-// blocks the deliver worker that calls it (see deliver.Notifier). A request names a
-// ClusterPropagation by its name alone, a Propagation by namespace and name, as the watches do.
-func (r *Reconciler) Notify(owner render.Owner) {
-	r.notifier.Notify(owner)
-}
 
 // watchHubKind starts watching a kind on the hub the first time a propagator selects it,
 // once the hub is known to be able to list and watch it (kindAccess): a watch of a kind that
@@ -198,19 +183,29 @@ func (r *Reconciler) watchHubKind(ctx context.Context, gvk schema.GroupVersionKi
 // usersOfNamespace maps a hub object to every propagator that might select it: the
 // Propagations of its namespace and every ClusterPropagation.
 func (r *Reconciler) usersOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
-	var reqs []reconcile.Request
-	if obj.GetNamespace() != "" {
-		var props flotillav1.PropagationList
-		if err := r.Hub.List(ctx, &props, client.InNamespace(obj.GetNamespace())); err == nil {
-			for i := range props.Items {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&props.Items[i])})
-			}
+	return r.propagators(ctx, obj.GetNamespace() != "", func(propagator) bool { return true }, client.InNamespace(obj.GetNamespace()))
+}
+
+// propagators are the requests of the propagators match says: the Propagations opts list (when
+// namespaced) and every ClusterPropagation. A failed list maps to none (the next event maps again).
+func (r *Reconciler) propagators(ctx context.Context, namespaced bool, match func(propagator) bool, opts ...client.ListOption) []reconcile.Request {
+	var props flotillav1.PropagationList
+	var cprops flotillav1.ClusterPropagationList
+	var all []propagator
+	if namespaced && r.Hub.List(ctx, &props, opts...) == nil {
+		for i := range props.Items {
+			all = append(all, fromPropagation(&props.Items[i]))
 		}
 	}
-	var cprops flotillav1.ClusterPropagationList
-	if err := r.Hub.List(ctx, &cprops); err == nil {
+	if r.Hub.List(ctx, &cprops) == nil {
 		for i := range cprops.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&cprops.Items[i])})
+			all = append(all, fromClusterPropagation(&cprops.Items[i]))
+		}
+	}
+	var reqs []reconcile.Request
+	for _, p := range all {
+		if match(p) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p.obj)})
 		}
 	}
 	return reqs
@@ -268,10 +263,10 @@ func (r *Reconciler) report(ctx context.Context, p propagator, in statusInput, e
 		return reconcile.Result{}, err
 	}
 	if in.noHistory != "" && r.firstWarning(p.owner(), "NoRevisionHistory", in.revision) {
-		r.recorder.Event(p.obj, corev1.EventTypeWarning, "NoRevisionHistory", limit("revision "+in.revision+" is delivered but not kept: "+in.noHistory+"; clusters cannot be pinned to it", 1024))
+		r.recorder.Event(p.obj, corev1.EventTypeWarning, "NoRevisionHistory", ownerkinds.Limit("revision "+in.revision+" is delivered but not kept: "+in.noHistory+"; clusters cannot be pinned to it", 1024))
 	}
 	if unplaced := strings.Join(in.unplaced, "; "); r.firstWarning(p.owner(), flotillav1.ReasonReplicasNotPlaced, unplaced) && unplaced != "" {
-		r.recorder.Event(p.obj, corev1.EventTypeWarning, flotillav1.ReasonReplicasNotPlaced, limit(unplaced+"; raise the maxima in the Placement's spec.replicas, or lower spec.replicas", 1024))
+		r.recorder.Event(p.obj, corev1.EventTypeWarning, flotillav1.ReasonReplicasNotPlaced, ownerkinds.Limit(unplaced+"; raise the maxima in the Placement's spec.replicas, or lower spec.replicas", 1024))
 	}
 	if in.hold == nil && r.settling(p.owner(), in.revision, in) {
 		return reconcile.Result{RequeueAfter: settleTime}, nil
@@ -284,22 +279,9 @@ func (r *Reconciler) report(ctx context.Context, p propagator, in statusInput, e
 		return reconcile.Result{}, err
 	}
 	if moving := meta.FindStatusCondition(p.status.Conditions, flotillav1.PropagationMoving); isStalled(p.status.Conditions) && !wasStalled {
-		r.recorder.Event(p.obj, corev1.EventTypeWarning, flotillav1.ReasonMoveStalled, limit(moving.Message, 1024))
+		r.recorder.Event(p.obj, corev1.EventTypeWarning, flotillav1.ReasonMoveStalled, ownerkinds.Limit(moving.Message, 1024))
 	}
 	return reconcile.Result{RequeueAfter: in.retryAfter}, in.recordErr
-}
-
-// took adds what a pass did (res) to what the status is made of.
-func (in *statusInput) took(res ownerpass.Result) {
-	in.records, in.noHistory, in.rolloutStages = res.Records, res.NoHistory, res.Stages
-	if h := res.Hold; h != nil {
-		in.hold = &holdReason{h.Reason, h.Message}
-		if h.Reason == flotillav1.ReasonPruneBlocked {
-			in.pruneBlocked = h.Message
-		}
-		return
-	}
-	in.report(res)
 }
 
 // prunes reports whether p's deliveries of rendered prune: selectors that suddenly match

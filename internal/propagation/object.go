@@ -1,13 +1,11 @@
 package propagation
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
+	"github.com/flotilla-dev/flotilla/internal/ledger"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
@@ -50,44 +48,40 @@ func (p propagator) placementKey() client.ObjectKey {
 // PlacementOf is the Placement a Propagation or a ClusterPropagation uses (spec.placementRef);
 // any other object uses none.
 func PlacementOf(obj client.Object) client.ObjectKey {
-	switch o := obj.(type) {
-	case *flotillav1.Propagation:
-		return fromPropagation(o).placementKey()
-	case *flotillav1.ClusterPropagation:
-		return fromClusterPropagation(o).placementKey()
+	if p, ok := asPropagator(obj); ok {
+		return p.placementKey()
 	}
 	return client.ObjectKey{}
 }
 
-func (p propagator) deepCopy() propagator {
-	switch o := p.obj.(type) {
+// asPropagator is obj as a propagator, if it is a *Propagation or a *ClusterPropagation.
+func asPropagator(obj client.Object) (propagator, bool) {
+	switch o := obj.(type) {
 	case *flotillav1.Propagation:
-		return fromPropagation(o.DeepCopy())
+		return fromPropagation(o), true
 	case *flotillav1.ClusterPropagation:
-		return fromClusterPropagation(o.DeepCopy())
+		return fromClusterPropagation(o), true
 	}
-	panic("unknown propagator type")
+	return propagator{}, false
 }
 
-// defaultAdminNamespace is where ClusterPropagations' Placements live unless the hub is told
-// otherwise: the controller's own namespace, which only cluster administrators write to.
-const defaultAdminNamespace = "flotilla-system"
+func (p propagator) deepCopy() propagator {
+	c, _ := asPropagator(p.obj.DeepCopyObject().(client.Object))
+	return c
+}
 
-// placementRefRefused says why a propagator may not use the Placement it names, or "". A
-// ClusterPropagation delivers what only cluster administrators may deliver; whoever may edit
-// its Placement steers where that goes, or empties it, so it may use only a Placement in an
-// admin namespace. A Propagation always uses a Placement of its own namespace.
+// placementRefRefused says why a propagator may not use the Placement it names, or "": a
+// ClusterPropagation only a Placement in an admin namespace, a Propagation always its own
+// namespace's.
 func (r *Reconciler) placementRefRefused(p propagator) string {
 	if p.kind != kindClusterPropagation {
 		return ""
 	}
-	admin := r.AdminNamespaces
-	if len(admin) == 0 {
-		admin = []string{defaultAdminNamespace}
-	}
-	if slices.Contains(admin, p.spec.PlacementRef.Namespace) {
-		return ""
-	}
-	return fmt.Sprintf("placementRef.namespace %q is not an admin namespace (%s): a ClusterPropagation may use only Placements that cluster administrators control; move the Placement, or start the hub with --admin-namespace=%s if only administrators write there",
-		p.spec.PlacementRef.Namespace, strings.Join(admin, ", "), p.spec.PlacementRef.Namespace)
+	return ownerkinds.AdminPlacement("a ClusterPropagation", p.spec.PlacementRef.Namespace, r.AdminNamespaces)
+}
+
+// ledgerOwner is the propagator as the owner of Delivery records.
+func (p propagator) ledgerOwner() ledger.Owner {
+	return ledger.Owner{Owner: p.owner(), APIVersion: flotillav1.GroupVersion.String(), ObjectKind: p.kind, UID: p.obj.GetUID(),
+		Placement: p.placementKey()}
 }

@@ -25,22 +25,5 @@ func (r *Reconciler) usersOfCluster(ctx context.Context, obj client.Object) []re
 			}
 		}
 	}
-	var reqs []reconcile.Request
-	var props flotillav1.PropagationList
-	if err := r.Hub.List(ctx, &props); err == nil {
-		for i := range props.Items {
-			if p := fromPropagation(&props.Items[i]); len(p.spec.Overrides) > 0 || dividing[p.placementKey()] {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&props.Items[i])})
-			}
-		}
-	}
-	var cprops flotillav1.ClusterPropagationList
-	if err := r.Hub.List(ctx, &cprops); err == nil {
-		for i := range cprops.Items {
-			if p := fromClusterPropagation(&cprops.Items[i]); len(p.spec.Overrides) > 0 || dividing[p.placementKey()] {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&cprops.Items[i])})
-			}
-		}
-	}
-	return reqs
+	return r.propagators(ctx, true, func(p propagator) bool { return len(p.spec.Overrides) > 0 || dividing[p.placementKey()] })
 }

@@ -16,13 +16,10 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver/decide"
 	"github.com/flotilla-dev/flotilla/internal/drift"
 	"github.com/flotilla-dev/flotilla/internal/holds"
+	"github.com/flotilla-dev/flotilla/internal/override"
 	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
-
-// The Reconciler is the Propagation and ClusterPropagation kinds' adapter to
-// ownerpass.Runner.Reconcile, which loads, lets go and runs the pass of every owner kind alike;
-// loaded is one propagator as one reconcile sees it.
 
 // Load reads the propagator req names, with the status the controller wrote moments ago
 // should the cache not show it yet.
@@ -31,14 +28,20 @@ func (r *Reconciler) Load(ctx context.Context, req reconcile.Request) (ownerpass
 	if err != nil {
 		return nil, err
 	}
-	if status, ok := r.own.latestStatus(p.obj.GetUID()); ok {
-		*p.status = status
+	if status, ok := r.own.Get(p.obj.GetUID()); ok {
+		*p.status = *status.(*flotillav1.PropagationStatus).DeepCopy()
 	}
 	return &loaded{r: r, p: p}, nil
 }
 
 // OwnerOf names the owner a request is for: a ClusterPropagation has no namespace.
-func (r *Reconciler) OwnerOf(req reconcile.Request) render.Owner { return ownerOf(req) }
+func (r *Reconciler) OwnerOf(req reconcile.Request) render.Owner {
+	kind := kindPropagation
+	if req.Namespace == "" {
+		kind = kindClusterPropagation
+	}
+	return render.Owner{Kind: kind, Namespace: req.Namespace, Name: req.Name}
+}
 
 // Gone drops what the controller holds of an owner that is gone.
 func (r *Reconciler) Gone(owner render.Owner) {
@@ -48,15 +51,6 @@ func (r *Reconciler) Gone(owner render.Owner) {
 	r.settle.Forget(owner)
 	delete(r.warned, owner)
 	r.mu.Unlock()
-}
-
-// ownerOf names the owner a request is for: a ClusterPropagation has no namespace.
-func ownerOf(req reconcile.Request) render.Owner {
-	kind := kindPropagation
-	if req.Namespace == "" {
-		kind = kindClusterPropagation
-	}
-	return render.Owner{Kind: kind, Namespace: req.Namespace, Name: req.Name}
 }
 
 // loaded is a propagator in one reconcile; in gathers what its status is made of, from its
@@ -98,56 +92,62 @@ func (l *loaded) Step(ctx context.Context) (ownerpass.Step, error) {
 		return ownerpass.Step{}, err
 	}
 	in.progressDeadline = progressDeadline(placement)
-	guard := guardOf(p, placement)
 	if placement == nil {
-		h := holds.Check(guard)
+		h := holds.Check(guardOf(p, placement))
 		in.hold = &holdReason{h.Reason, h.Message}
 		return ownerpass.Step{}, nil
 	}
-	hubObjects, sources, err := r.selector().selectObjects(ctx, p)
+	pass, err := r.selector().pass(ctx, r.renders, &r.rules, p, placement)
 	var invalid invalidSpecError
-	if errors.As(err, &invalid) {
+	var unavailable kindUnavailableError
+	switch {
+	case errors.As(err, &invalid):
 		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
 		return ownerpass.Step{}, nil
-	}
-	var unavailable kindUnavailableError
-	if errors.As(err, &unavailable) {
+	case errors.As(err, &unavailable):
 		in.hold = &holdReason{flotillav1.ReasonKindUnavailable, err.Error()}
 		in.retryAfter = kindRetry
 		return ownerpass.Step{}, nil
-	}
-	if err != nil {
+	case err != nil:
 		return ownerpass.Step{}, err
 	}
-	owner := p.owner()
-	rendered, err := r.renders.renderAll(owner, hubObjects)
+	in.selected, in.revision, in.kinds = len(pass.Objects), pass.Revision, pass.Kinds
+	in.targets = ownerpass.Decisions(placement)
+	if !pass.Prune {
+		in.hold = &holdReason{flotillav1.ReasonNothingSelected, nothingSelected}
+	}
+	return ownerpass.Step{Pass: &pass}, nil
+}
+
+// pass selects and renders p's objects (through renders) and says p's pass over placement,
+// which exists: for the controller and for Preview alike. What the spec must fix is an
+// invalidSpecError; a selected kind the hub cannot watch now a kindUnavailableError.
+func (h hubSelector) pass(ctx context.Context, renders *renderCache, rules *override.Cache, p propagator, placement *flotillav1.Placement) (ownerpass.Pass, error) {
+	hubObjects, sources, err := h.selectObjects(ctx, p)
 	if err != nil {
-		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, err.Error()}
-		return ownerpass.Step{}, nil
+		return ownerpass.Pass{}, err
+	}
+	owner := p.owner()
+	rendered, err := renders.renderAll(owner, hubObjects)
+	if err != nil {
+		return ownerpass.Pass{}, invalidSpecError{err.Error()}
 	}
 	revision, kinds := render.Prepare(rendered)
 	ignore, err := drift.NewIgnoreSet(p.spec.Strategy.IgnoreFields)
 	if err != nil {
-		in.hold = &holdReason{flotillav1.ReasonInvalidSpec, "spec.strategy." + err.Error()}
-		return ownerpass.Step{}, nil
+		return ownerpass.Pass{}, invalidSpecError{"spec.strategy." + err.Error()}
 	}
-	in.selected, in.revision, in.kinds = len(rendered), revision, kinds
-	in.targets = ownerpass.Decisions(placement)
-	prune := prunes(p, rendered)
-	if !prune {
-		in.hold = &holdReason{flotillav1.ReasonNothingSelected, nothingSelected}
-	}
-	return ownerpass.Step{Pass: &ownerpass.Pass{Owner: p.ledgerOwner(), Object: p.obj, Placement: placement, Objects: rendered, Revision: in.revision,
-		Sources: sources, Pins: p.spec.RevisionPins, Approved: p.obj.GetAnnotations()[flotillav1.AnnotationApprove], Undo: p.obj.GetAnnotations()[flotillav1.AnnotationUndo],
-		Rules: r.rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides), Guard: guard,
-		Prune: prune, Kinds: in.kinds, Strategy: strategyOf(p, in.revision), Ignore: ignore, Declared: p.spec.Strategy}}, nil
+	annotations := p.obj.GetAnnotations()
+	return ownerpass.Pass{Owner: p.ledgerOwner(), Object: p.obj, Placement: placement, Objects: rendered, Revision: revision,
+		Sources: sources, Pins: p.spec.RevisionPins, Approved: annotations[flotillav1.AnnotationApprove], Undo: annotations[flotillav1.AnnotationUndo],
+		Rules: rules.Get(owner.String(), p.obj.GetGeneration(), p.spec.Overrides), Guard: guardOf(p, placement),
+		Prune: prunes(p, rendered), Kinds: kinds, Strategy: strategyOf(p, revision), Ignore: ignore, Declared: p.spec.Strategy}, nil
 }
 
 func (l *loaded) Report(ctx context.Context, res *ownerpass.Result, err error) (reconcile.Result, error) {
 	if res != nil {
-		if err != nil {
-			l.in.records, l.in.noHistory, l.in.rolloutStages = res.Records, res.NoHistory, res.Stages
-		} else {
+		l.in.records, l.in.noHistory, l.in.rolloutStages = res.Records, res.NoHistory, res.Stages
+		if err == nil {
 			l.in.took(*res)
 		}
 	}

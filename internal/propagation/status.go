@@ -1,8 +1,11 @@
 package propagation
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -18,6 +21,8 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/deliver"
 	"github.com/flotilla-dev/flotilla/internal/division"
 	"github.com/flotilla-dev/flotilla/internal/drift"
+	"github.com/flotilla-dev/flotilla/internal/ownerkinds"
+	"github.com/flotilla-dev/flotilla/internal/ownerpass"
 	"github.com/flotilla-dev/flotilla/internal/rollout"
 	"github.com/flotilla-dev/flotilla/internal/statusconds"
 )
@@ -90,20 +95,6 @@ func (in *statusInput) revisionOf(cluster string) string {
 	return in.revision
 }
 
-func (in *statusInput) clusterRevision(cluster, revision string) {
-	if in.revisions == nil {
-		in.revisions = map[string]string{}
-	}
-	in.revisions[cluster] = revision
-}
-
-func (in *statusInput) clusterFailed(cluster, message string) {
-	if in.clusterErrors == nil {
-		in.clusterErrors = map[string]string{}
-	}
-	in.clusterErrors[cluster] = message
-}
-
 // fromRecord is a cluster's entry as its Delivery record has it.
 func fromRecord(cluster string, st flotillav1.DeliveryStatus) flotillav1.ClusterResult {
 	return flotillav1.ClusterResult{Cluster: cluster, Revision: st.Revision, Applied: st.Applied, Ready: st.Ready,
@@ -142,7 +133,7 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 		revision := in.revisionOf(c)
 		switch {
 		case in.clusterErrors[c] != "":
-			entry.Message = limit(in.clusterErrors[c]+" (the cluster keeps its last good version)", 512)
+			entry.Message = ownerkinds.Limit(in.clusterErrors[c]+" (the cluster keeps its last good version)", 512)
 			entry.Failed = int32(in.selected)
 			out.FailedClusters++
 			if firstFailure == "" {
@@ -159,9 +150,9 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 		case !ok:
 			entry.Message = "delivery pending"
 		case res.Disconnected:
-			entry.Message = limit(res.Message, 512)
+			entry.Message = ownerkinds.Limit(res.Message, 512)
 		default:
-			entry.Applied, entry.Failed, entry.Message = int32(res.Applied), int32(res.Failed), limit(res.Message, 512)
+			entry.Applied, entry.Failed, entry.Message = int32(res.Applied), int32(res.Failed), ownerkinds.Limit(res.Message, 512)
 			entry.Ready = int32(res.Ready)
 			entry.Drifted, entry.DriftedObjects = int32(res.Drifted), driftedObjects(res.DriftedObjects)
 			entry.Fighting, entry.FightingObjects = int32(res.Fighting), driftedObjects(res.FightingObjects)
@@ -194,7 +185,7 @@ func computeStatus(in statusInput) flotillav1.PropagationStatus {
 		entries = append(entries, entry)
 	}
 	for c, res := range in.dropped {
-		entries = append(entries, flotillav1.ClusterResult{Cluster: c, Applied: int32(res.Applied), Message: orDefault(res.Message, "removing objects: the cluster left the placement")})
+		entries = append(entries, flotillav1.ClusterResult{Cluster: c, Applied: int32(res.Applied), Message: cmp.Or(res.Message, "removing objects: the cluster left the placement")})
 	}
 	sort.Slice(entries, func(i, j int) bool {
 		fi, fj := entries[i].Revision == "", entries[j].Revision == ""
@@ -272,17 +263,12 @@ func replicasPlacedCondition(in statusInput) (c metav1.Condition, divides bool) 
 	rank := map[string]int{flotillav1.ReasonPlaced: 0, flotillav1.ReasonInsufficientCapacity: 1,
 		flotillav1.ReasonSpreadUnsatisfiable: 2, flotillav1.ReasonLimitsExceeded: 3}
 	reason := flotillav1.ReasonPlaced
-	workloads := make([]string, 0, len(in.divisions))
-	for w, r := range in.divisions {
-		workloads = append(workloads, w)
-		if rank[r.Reason] > rank[reason] {
-			reason = r.Reason
-		}
-	}
-	sort.Strings(workloads)
-	msgs := make([]string, 0, len(workloads))
-	for _, w := range workloads {
+	var msgs []string
+	for _, w := range slices.Sorted(maps.Keys(in.divisions)) {
 		msgs = append(msgs, w+": "+in.divisions[w].Message)
+		if r := in.divisions[w].Reason; rank[r] > rank[reason] {
+			reason = r
+		}
 	}
 	c = metav1.Condition{Type: flotillav1.PropagationReplicasPlaced, Status: metav1.ConditionFalse, Reason: reason,
 		ObservedGeneration: in.generation, Message: truncate(strings.Join(msgs, "; "))}
@@ -356,9 +342,9 @@ func driftedObjects(ds []deliver.Drift) []flotillav1.DriftedObject {
 	for _, d := range ds {
 		fields := make([]string, 0, len(d.Fields))
 		for _, f := range d.Fields {
-			fields = append(fields, limit(f, 256))
+			fields = append(fields, ownerkinds.Limit(f, 256))
 		}
-		out = append(out, flotillav1.DriftedObject{Object: limit(d.Object, 600), Fields: fields, Manager: limit(d.Manager, 256), Deleted: d.Deleted})
+		out = append(out, flotillav1.DriftedObject{Object: ownerkinds.Limit(d.Object, 600), Fields: fields, Manager: ownerkinds.Limit(d.Manager, 256), Deleted: d.Deleted})
 	}
 	return out
 }
@@ -396,9 +382,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, p propagator, in statusInp
 	if err := r.Hub.Status().Patch(ctx, p.obj, client.MergeFrom(base.obj)); err != nil {
 		return fmt.Errorf("update status of %s: %w", p.owner(), err)
 	}
-	r.own.wroteStatus(p.obj.GetUID(), want)
+	r.own.Set(p.obj.GetUID(), want.DeepCopy(), cacheLag)
 	r.recordTransition(p.obj, before.status.Conditions, want.Conditions)
-	r.reportRollout(p, before.status.Rollout, want.Rollout)
+	if old := before.status.Rollout; want.Rollout != nil && (old == nil || old.Phase != want.Rollout.Phase || old.Revision != want.Rollout.Revision) {
+		ownerpass.RolloutEvent(r.recorder, p.obj, want.Rollout)
+	}
 	return nil
 }
 
@@ -419,23 +407,7 @@ func (r *Reconciler) recordTransition(obj client.Object, before, after []metav1.
 	}
 }
 
-func truncate(s string) string { return limit(s, 1024) }
-
-// limit cuts s to at most n characters, marking the cut.
-func limit(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
+func truncate(s string) string { return ownerkinds.Limit(s, 1024) }
 
 // movingCondition is True while a move waits (in.moveStalled), with reason MoveStalled once it
 // has waited longer than the progress deadline (from the condition's lastTransitionTime to

@@ -62,7 +62,7 @@ func (s *clusterAPI) setup(mgr manager.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("import-cluster-api").
 		For(s.object(), allowed).
-		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(capiClusterOfSecret), builder.OnlyMetadata, allowed).
+		Watches(SecretMetadata(), handler.EnqueueRequestsFromMapFunc(capiClusterOfSecret), builder.OnlyMetadata, allowed).
 		Watches(&flotillav1.Cluster{}, s.imp.clusterEvents(flotillav1.SourceClusterAPI), builder.WithPredicates(clusterChanged)).
 		Complete(s)
 }

@@ -67,7 +67,7 @@ func (s *clusterProfiles) setup(mgr manager.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("import-cluster-profiles").
 		For(clusterProfile()).
-		Watches(secretMetadata(), handler.EnqueueRequestsFromMapFunc(profileOfSecret), builder.OnlyMetadata).
+		Watches(SecretMetadata(), handler.EnqueueRequestsFromMapFunc(profileOfSecret), builder.OnlyMetadata).
 		Watches(namespaceMetadata(), handler.EnqueueRequestsFromMapFunc(s.profilesInNamespace), builder.OnlyMetadata).
 		Watches(&flotillav1.Cluster{}, s.imp.clusterEvents(flotillav1.SourceClusterProfile), builder.WithPredicates(clusterChanged)).
 		Complete(s)

@@ -37,14 +37,14 @@ func (s *secretSource) setup(mgr manager.Manager) error {
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == s.namespace })
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(s.controller).
-		For(secretMetadata(), builder.OnlyMetadata, builder.WithPredicates(inNamespace)).
+		For(SecretMetadata(), builder.OnlyMetadata, builder.WithPredicates(inNamespace)).
 		Watches(&flotillav1.Cluster{}, s.imp.clusterEvents(s.source), builder.WithPredicates(clusterChanged)).
 		Complete(s)
 }
 
 func (s *secretSource) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ref := req.Namespace + "/" + req.Name
-	meta := secretMetadata()
+	meta := SecretMetadata()
 	err := s.imp.hub.Get(ctx, req.NamespacedName, meta)
 	if apierrors.IsNotFound(err) || (err == nil && (!s.marked(meta.Labels) || !meta.DeletionTimestamp.IsZero())) {
 		return reconcile.Result{}, s.imp.remove(ctx, s.source, ref)
@@ -67,8 +67,8 @@ func (s *secretSource) Reconcile(ctx context.Context, req reconcile.Request) (re
 	return s.imp.apply(ctx, imp)
 }
 
-// secretMetadata is a Secret as the hub cache holds it: metadata only.
-func secretMetadata() *metav1.PartialObjectMetadata {
+// SecretMetadata is a Secret as the hub cache holds it: metadata only.
+func SecretMetadata() *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return m

@@ -3,28 +3,22 @@ package transparent
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	flotillav1 "github.com/flotilla-dev/flotilla/api/v1alpha1"
 	"github.com/flotilla-dev/flotilla/internal/division"
-	"github.com/flotilla-dev/flotilla/internal/percluster"
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// In transparent mode each hub object is delivered by itself, so a workload and the HPA that
-// scales it, labelled for the same Placement, meet here: the workload's pass is made with the
-// HPAs that scale it (its copies then carry the share annotation, which hands their replicas
-// over to the clusters' HPAs), and the HPA's bounds are divided by the shares the workload's
-// Delivery records hold (what Flotilla wrote on each cluster), the HPA going only where the
-// workload has a share. Each side watches the other: an HPA's changes pass its workload, and a
-// workload's records pass its HPAs.
+// A workload and the HPAs that scale it, labelled for the same Placement, meet here: the
+// workload's pass carries its HPAs (gather.go), an HPA's bounds are divided by the shares the
+// workload's records hold, and each side's changes pass the other.
 
 // hpaKind is the HorizontalPodAutoscaler kind transparent mode carries.
 var hpaKind = schema.GroupVersionKind{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}
@@ -57,7 +51,7 @@ func (r *Reconciler) autoscalersOf(ctx context.Context, u *unstructured.Unstruct
 // no shares, and the HPA waits for it.
 func (r *Reconciler) scaling(ctx context.Context, u *unstructured.Unstructured, placement *flotillav1.Placement, decisions []string) (division.Pass, error) {
 	gvk, name, ok := division.ScaleTarget(u)
-	if !ok || !carried(gvk) || !division.Divisible(gvk.GroupKind()) || !division.Divides(placement.Spec.Replicas, true) {
+	if !ok || !slices.Contains(Kinds, gvk) || !division.Divisible(gvk.GroupKind()) || !division.Divides(placement.Spec.Replicas, true) {
 		return division.Pass{}, nil
 	}
 	target := &unstructured.Unstructured{}
@@ -79,24 +73,8 @@ func (r *Reconciler) scaling(ctx context.Context, u *unstructured.Unstructured, 
 	if err != nil {
 		return division.Pass{}, err
 	}
-	recorded := percluster.RecordedShares(records, key)
-	shares := make(map[string]int64, len(decisions))
-	for _, c := range decisions {
-		if n, ok := recorded[c]; ok {
-			shares[c] = n
-		}
-	}
+	shares, _ := recordedShares(key, decisions, records)
 	return division.NewPass([]*unstructured.Unstructured{u}, division.Replicas{key: shares}), nil
-}
-
-// carried reports whether transparent mode carries a kind.
-func carried(gvk schema.GroupVersionKind) bool {
-	for _, k := range Kinds {
-		if k == gvk {
-			return true
-		}
-	}
-	return false
 }
 
 // scaledWorkload maps a hub HPA to the workload of r's kind it scales.
@@ -135,15 +113,4 @@ func (r *Reconciler) autoscalersOfRecord(ctx context.Context, o client.Object) [
 		}
 	}
 	return reqs
-}
-
-// recordsWritten passes a record's creation, a change of its spec (the shares among it) and
-// its deletion.
-func recordsWritten() predicate.Predicate {
-	return predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return true },
-		UpdateFunc:  func(e event.UpdateEvent) bool { return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() },
-		DeleteFunc:  func(event.DeleteEvent) bool { return true },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
 }

@@ -62,7 +62,8 @@ type Reconciler struct {
 	// as what the cluster runs with its changes (spec.work); nil keeps none.
 	Revisions *revisions.Store
 
-	notifier deliver.Notifier
+	// Notifier takes delivery results back to the queue (Notify: see deliver.Notifier).
+	deliver.Notifier
 	recorder record.EventRecorder
 
 	rules  override.Cache // compiled overrides of each Placement
@@ -95,9 +96,7 @@ const spokeReadTimeout = 5 * time.Second
 
 // SetupWithManager registers the controller for r.GVK.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
-	// The core/v1 recorder, on purpose, as for Propagations: events.k8s.io folds Events that differ
-	// only in their message, which would hide every drift after the first.
-	//lint:ignore SA1019 core/v1 Events on purpose (see above).
+	//lint:ignore SA1019 core/v1 Events on purpose (see ownerkinds.DriftEvents).
 	r.recorder = mgr.GetEventRecorderFor("flotilla-transparent")
 	r.reported = map[render.Owner]report{}
 	r.Agents.Hub = r.Hub
@@ -107,9 +106,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("transparent-"+strings.ToLower(ownerKind(r.GVK))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		WithLogConstructor(logkeys.ForOwners(mgr, "transparent-"+strings.ToLower(ownerKind(r.GVK)), func(req reconcile.Request) render.Owner {
-			return render.Owner{Kind: r.OwnerKind(), Namespace: req.Namespace, Name: req.Name}
-		})).
+		WithLogConstructor(logkeys.ForOwners(mgr, "transparent-"+strings.ToLower(ownerKind(r.GVK)), r.OwnerOf)).
 		For(r.newObject(), builder.WithPredicates(labelled)).
 		Watches(&flotillav1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&flotillav1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.usersOfCluster), builder.WithPredicates(ownerkinds.FactsChanged())).
@@ -118,7 +115,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(ledger.OwnerRequests(func(o flotillav1.DeliveryOwner) bool {
 			return o.Kind == r.GVK.Kind && o.APIVersion == r.GVK.GroupVersion().String()
 		})), builder.WithPredicates(predicate.Or(ledger.Changed(), ledger.Pulled(r.Agents)))).
-		WatchesRawSource(r.notifier.Source())
+		WatchesRawSource(r.Source())
 	// A workload and the HPAs that scale it follow each other (autoscale.go).
 	switch {
 	case division.Divisible(r.GVK.GroupKind()):
@@ -126,7 +123,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		hpa.SetGroupVersionKind(hpaKind)
 		b = b.Watches(hpa, handler.EnqueueRequestsFromMapFunc(r.scaledWorkload), builder.WithPredicates(labelled))
 	case r.GVK == hpaKind:
-		b = b.Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(r.autoscalersOfRecord), builder.WithPredicates(recordsWritten()))
+		b = b.Watches(&flotillav1.Delivery{}, handler.EnqueueRequestsFromMapFunc(r.autoscalersOfRecord), builder.WithPredicates(predicate.GenerationChangedPredicate{}) /* a record written, its shares changed, or gone */)
 	}
 	return b.Complete(r)
 }
@@ -135,12 +132,6 @@ func (r *Reconciler) newObject() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(r.GVK)
 	return u
-}
-
-// Notify asks for a pass over the object an owner names, after its deliveries changed. It
-// never blocks the deliver worker that calls it (see deliver.Notifier).
-func (r *Reconciler) Notify(owner render.Owner) {
-	r.notifier.Notify(owner)
 }
 
 // OwnerKind is the owner kind of r's objects.

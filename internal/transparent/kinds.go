@@ -1,6 +1,8 @@
 package transparent
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -47,10 +49,5 @@ func ownerKind(gvk schema.GroupVersionKind) string { return render.OwnerKind(gvk
 
 // IsOwnerKind reports whether an owner kind belongs to transparent mode.
 func IsOwnerKind(kind string) bool {
-	for _, gvk := range Kinds {
-		if ownerKind(gvk) == kind {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(Kinds, func(gvk schema.GroupVersionKind) bool { return ownerKind(gvk) == kind })
 }

@@ -16,10 +16,6 @@ import (
 	"github.com/flotilla-dev/flotilla/internal/render"
 )
 
-// The Reconciler is its kind's adapter to ownerpass.Runner.Reconcile, which loads, lets go and
-// runs the pass of every owner kind alike; loaded is one labelled object as one reconcile
-// sees it.
-
 // Load reads the object req names.
 func (r *Reconciler) Load(ctx context.Context, req reconcile.Request) (ownerpass.Owner, error) {
 	u := r.newObject()

@@ -3,6 +3,7 @@ package transparent
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,7 +26,7 @@ import (
 // are the kinds Delivery records may belong to (ledger.Trust). It changes nothing.
 func Preview(ctx context.Context, hub client.Client, u *unstructured.Unstructured, owners ledger.Owners) (*plan.Desired, error) {
 	r := &Reconciler{GVK: u.GroupVersionKind(), Hub: hub, Ledger: &ledger.Ledger{Hub: hub, Owners: owners}}
-	if !carried(r.GVK) {
+	if !slices.Contains(Kinds, r.GVK) {
 		return nil, fmt.Errorf("transparent mode does not carry %s", r.GVK.Kind)
 	}
 	owner := render.Owner{Kind: ownerKind(r.GVK), Namespace: u.GetNamespace(), Name: u.GetName()}

@@ -1,6 +1,7 @@
 package transparent
 
 import (
+	"maps"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -83,10 +84,7 @@ func aggregate(copies []spokeCopy, hubGeneration int64, previous map[string]any,
 			if m["status"] != "True" {
 				cc.all = false
 				if cc.other == nil {
-					o := map[string]any{}
-					for k, v := range m {
-						o[k] = v
-					}
+					o := maps.Clone(m)
 					if msg, _ := o["message"].(string); msg != "" {
 						o["message"] = c.cluster + ": " + msg
 					}
