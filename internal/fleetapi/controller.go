@@ -348,11 +348,11 @@ func removingRow[R ~string](api, cluster string, reason R, message string) floti
 }
 
 // guardOf is what the holds of package holds see of an RGD's pass under placer: its
-// Placement (nil when it does not exist) and the clusters its records name. A confirmation
-// annotates the APIPropagation. The caller adds the clusters chosen.
-func guardOf(placer *flotillav1.APIPropagation, rgd string, placement *flotillav1.Placement, records map[string]*flotillav1.Delivery) holds.Pass {
+// Placement (nil when it does not exist). A confirmation annotates the APIPropagation. The
+// runner adds the clusters chosen and delivered.
+func guardOf(placer *flotillav1.APIPropagation, rgd string, placement *flotillav1.Placement) holds.Pass {
 	return holds.Pass{Owner: ownerOf(rgd), ConfirmOn: "apipropagation " + placer.Name, Placement: placement,
-		PlacementName: PlacementOf(placer).String(), PlacementRef: "spec.placementRef", Delivered: ledger.Clusters(records),
+		PlacementName: PlacementOf(placer).String(), PlacementRef: "spec.placementRef",
 		Confirmed: placer.Annotations[flotillav1.AnnotationConfirmPrune], Budget: holds.DefaultBudget}
 }
 

@@ -129,7 +129,7 @@ func (l *loaded) Step(ctx context.Context) (ownerpass.Step, error) {
 	if placement == nil {
 		// Nothing is delivered or removed while the Placement is missing; its creation
 		// brings the RGD back.
-		st.held = holds.Check(guardOf(placer, rgd.Name, nil, nil)).Message
+		st.held = holds.Check(guardOf(placer, rgd.Name, nil)).Message
 		r.publish(rgd.Name, st)
 		return ownerpass.Step{}, nil
 	}

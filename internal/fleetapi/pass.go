@@ -72,7 +72,7 @@ func (p *rgdPass) pass() (ownerpass.Pass, error) {
 		Objects: []*unstructured.Unstructured{kept}, Revision: hash,
 		Pins:     pinsOf(placer, rgd.Name),
 		Approved: rgd.Annotations[flotillav1.AnnotationApprove], Undo: rgd.Annotations[flotillav1.AnnotationUndo],
-		Guard: guardOf(placer, rgd.Name, p.placement, nil), // the runner adds the clusters delivered
+		Guard: guardOf(placer, rgd.Name, p.placement),
 		Prune: true, Kinds: []string{render.KindString(crdKind)}, Strategy: strategy,
 		Declared: flotillav1.PropagationStrategy{Deletion: strategy.Deletion, Conflict: strategy.Conflict}, // a pull cluster's agent's
 		Clusters: p, KeepFirst: true, ReleaseAtOnce: true,

@@ -82,7 +82,7 @@ func Preview(ctx context.Context, hub client.Client, rgd *kro.ResourceGraphDefin
 		return nil, err
 	}
 	if placement == nil {
-		d.Holds = []string{holds.Check(guardOf(placer, rgd.Name, nil, nil)).Message}
+		d.Holds = []string{holds.Check(guardOf(placer, rgd.Name, nil)).Message}
 		return d, nil
 	}
 	// Revisions are read whole, uncached, as the controller reads them; compiles last this plan.
