@@ -3,7 +3,9 @@ package drift
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -66,7 +68,7 @@ func (c *comparer) value(path []string, desired, live any, present bool) {
 	if !present || live == nil {
 		if m, ok := desired.(map[string]any); ok {
 			// Report the missing fields themselves, so ignored ones stay out of it.
-			for _, k := range sortedKeys(m) {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				c.value(append(path[:len(path):len(path)], k), m[k], nil, false)
 			}
 			return
@@ -83,7 +85,7 @@ func (c *comparer) value(path []string, desired, live any, present bool) {
 			c.differs(path)
 			return
 		}
-		for _, k := range sortedKeys(d) {
+		for _, k := range slices.Sorted(maps.Keys(d)) {
 			lv, ok := l[k]
 			c.value(append(path[:len(path):len(path)], k), d[k], lv, ok)
 		}

@@ -1,7 +1,9 @@
 package drift
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 )
 
@@ -47,18 +49,14 @@ func (d *differ) walk(path []string, a, b any, hasA, hasB bool) {
 	am, aMap := a.(map[string]any)
 	bm, bMap := b.(map[string]any)
 	if aMap && bMap {
-		keys := map[string]bool{}
-		for k := range am {
-			keys[k] = true
-		}
+		keys := slices.Collect(maps.Keys(am))
 		for k := range bm {
-			keys[k] = true
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
+			}
 		}
-		sorted := make(map[string]any, len(keys))
-		for k := range keys {
-			sorted[k] = nil
-		}
-		for _, k := range sortedKeys(sorted) {
+		slices.Sort(keys)
+		for _, k := range keys {
 			av, okA := am[k]
 			bv, okB := bm[k]
 			d.walk(append(path[:len(path):len(path)], k), av, bv, okA, okB)

@@ -94,7 +94,7 @@ const cacheLag = 10 * time.Second
 // workers is how many owners are reconciled at once: one owner whose reconcile is slow (a
 // kind whose hub cache is syncing, a slow hub) must not hold up the others. Reconciles of one
 // owner never overlap (the queue sees to it); what they share is guarded by r.mu or by
-// locks of its own (renderCache, ownWrites, override.Cache, the Deliverer).
+// locks of its own (renderCache, own (an Expiring cache), override.Cache, the Deliverer).
 const workers = 4
 
 // SetupWithManager registers the controller on the hub manager. r.Deliverer must be set, and
