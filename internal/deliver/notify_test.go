@@ -3,9 +3,11 @@ package deliver
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -93,4 +95,47 @@ func TestNotifyAfterTheControllerStopped(t *testing.T) {
 			notifier.Notify(o)
 		}
 	})
+}
+
+// recordingQueue records the delayed adds a Notifier makes.
+type recordingQueue struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	mu    sync.Mutex
+	after map[reconcile.Request][]time.Duration
+}
+
+func (q *recordingQueue) AddAfter(req reconcile.Request, d time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.after[req] = append(q.after[req], d)
+}
+
+// NotifyAfter hands the request and its delay to the controller's queue, which keeps one
+// pending request per owner, at the earliest of the delays asked for (client-go's delaying
+// queue): a burst of changes is one pass, d after the first. Before the controller starts it
+// is Notify (kept, queued at start).
+func TestNotifyAfterDelaysInTheQueue(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var notifier Notifier
+	early, later := owners(2)[0], owners(2)[1]
+	notifier.NotifyAfter(early, time.Minute)
+	queue := &recordingQueue{TypedRateLimitingInterface: newQueue(), after: map[reconcile.Request][]time.Duration{}}
+	defer queue.ShutDown()
+	if err := notifier.Source().Start(ctx, queue); err != nil {
+		t.Fatal(err)
+	}
+	if n := queue.Len(); n != 1 {
+		t.Fatalf("%d requests queued at start, want the one notified before", n)
+	}
+	for range 3 {
+		notifier.NotifyAfter(later, 5*time.Second)
+	}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: later.Namespace, Name: later.Name}}
+	if got := queue.after[req]; len(got) != 3 || got[0] != 5*time.Second {
+		t.Fatalf("delayed adds of %v: %v, want three of 5s", req, got)
+	}
+	if len(queue.after) != 1 {
+		t.Fatalf("delayed adds %v, want %v's only", queue.after, later)
+	}
 }
