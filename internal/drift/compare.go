@@ -3,9 +3,7 @@ package drift
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -68,7 +66,7 @@ func (c *comparer) value(path []string, desired, live any, present bool) {
 	if !present || live == nil {
 		if m, ok := desired.(map[string]any); ok {
 			// Report the missing fields themselves, so ignored ones stay out of it.
-			for _, k := range slices.Sorted(maps.Keys(m)) {
+			for _, k := range sortedKeys(m) {
 				c.value(append(path[:len(path):len(path)], k), m[k], nil, false)
 			}
 			return
@@ -85,7 +83,7 @@ func (c *comparer) value(path []string, desired, live any, present bool) {
 			c.differs(path)
 			return
 		}
-		for _, k := range slices.Sorted(maps.Keys(d)) {
+		for _, k := range sortedKeys(d) {
 			lv, ok := l[k]
 			c.value(append(path[:len(path):len(path)], k), d[k], lv, ok)
 		}
