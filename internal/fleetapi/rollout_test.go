@@ -53,7 +53,8 @@ func TestServedRunning(t *testing.T) {
 	}
 }
 
-// TestPinsFor: the APIPropagation's pins of the RGD's chosen clusters, the newest's too (a pin
+// TestPinsOf: every pin the APIPropagation sets for the RGD, of a chosen cluster or not (the
+// runner keeps their revisions; the gate looks at the chosen ones), the newest's too (a pin
 // naming the newest is no hold of the gate's, but it is the person's).
 func TestPinsOf(t *testing.T) {
 	placer := &flotillav1.APIPropagation{Spec: flotillav1.APIPropagationSpec{RevisionPins: []flotillav1.APIRevisionPin{

@@ -42,6 +42,9 @@ func ReportStages(rec record.EventRecorder, obj runtime.Object, changes []rollou
 // ReportRollout says on obj what a pass found of its rollout: RolloutEvent when its phase or
 // revision changed, then its stages (ReportStages).
 func ReportRollout(rec record.EventRecorder, obj runtime.Object, res *Result) {
+	if res == nil {
+		return
+	}
 	if res.RolloutChanged {
 		RolloutEvent(rec, obj, res.Rollout)
 	}

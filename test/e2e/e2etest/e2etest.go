@@ -105,15 +105,15 @@ func StartProcess(t *testing.T, bin string, args ...string) (output func() strin
 	if err := proc.Start(); err != nil {
 		t.Fatal(err)
 	}
-	name := filepath.Base(bin) + " " + args[0]
+	name := strings.Join(append([]string{filepath.Base(bin)}, args[:min(len(args), 1)]...), " ")
 	exited := make(chan error, 1)
 	go func() { exited <- proc.Wait() }()
 	t.Cleanup(func() {
-		_ = syscall.Kill(proc.Process.Pid, syscall.SIGTERM)
+		_ = proc.Process.Signal(syscall.SIGTERM) // by its PID, while it is known to be ours
 		select {
 		case <-exited:
 		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(proc.Process.Pid, syscall.SIGKILL)
+			_ = proc.Process.Kill()
 			<-exited
 			t.Errorf("%s did not stop within 15s of SIGTERM", name)
 		}
