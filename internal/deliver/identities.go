@@ -47,12 +47,9 @@ func (j Job) identities() *Identities {
 	return j.withIdentities().Identities.made()
 }
 
-// of reports whether these are the identities of objs: the same slice.
+// of reports whether these are the identities of objs: the same slice (render.SliceID).
 func (i *Identities) of(objs []*unstructured.Unstructured) bool {
-	if i == nil || len(i.objs) != len(objs) {
-		return false
-	}
-	return len(objs) == 0 || &i.objs[0] == &objs[0]
+	return i != nil && render.IDOf(i.objs) == render.IDOf(objs)
 }
 
 // made returns the identities, making them on first use.

@@ -186,14 +186,7 @@ func (f *Fanout) Sync(ctx context.Context, pass Pass) Outcome {
 // no division and no overrides of their own all get the latest revision's objects, one slice,
 // and walking a thousand objects once per cluster to learn the same cost a pass most of its
 // CPU in a bulk owner's edit.
-type objectFacts map[objectsID]objectFactsOf
-
-// objectsID identifies a slice by its backing array and length: two slices with the same hold
-// the same objects (a pass's slices are not changed once made).
-type objectsID struct {
-	first **unstructured.Unstructured
-	n     int
-}
+type objectFacts map[render.SliceID]objectFactsOf
 
 type objectFactsOf struct {
 	kinds  []string
@@ -210,7 +203,7 @@ func (f objectFacts) of(objs []*unstructured.Unstructured) objectFactsOf {
 	if len(objs) == 0 {
 		return objectFactsOf{kinds: render.Kinds(objs), placed: division.UsageOf(objs).ResourceList()}
 	}
-	id := objectsID{first: &objs[0], n: len(objs)}
+	id := render.IDOf(objs)
 	if got, ok := f[id]; ok {
 		return got
 	}
