@@ -74,7 +74,7 @@ func TestFailoverExample(t *testing.T) {
 		available(spoke, n)
 	}
 	if low := stop(); low < 8 {
-		t.Errorf("the fleet had %d available replicas at one point after spoke-3 came back, want never fewer than 8", low)
+		t.Errorf("the fleet had %d available replicas at one point after spoke-3 came back (%s), want never fewer than 8", low, s.lowestAt)
 	}
 	if got := mustKubectl(t, kc("spoke-3"), "get", "deployment", "payments", "-n", "payments", "-o", "jsonpath={.metadata.uid}"); got != uid {
 		t.Errorf("spoke-3's copy was replaced (uid %s, was %s): failover deleted it", got, uid)

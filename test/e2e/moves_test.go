@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +50,7 @@ func TestMovesKeepTheWorkloadAvailable(t *testing.T) {
 	s.waitAvailable(map[string]int32{"spoke-3": 6})
 
 	if low := stop(); low < 6 {
-		t.Errorf("the fleet had %d available replicas at one point, want never fewer than 6", low)
+		t.Errorf("the fleet had %d available replicas at one point (%s), want never fewer than 6", low, s.lowestAt)
 	}
 
 	// Uncordoned, spoke-2 is in the region again and takes its share back.
@@ -72,6 +74,12 @@ type sampler struct {
 	t      *testing.T
 	key    client.ObjectKey
 	spokes map[string]client.Client
+
+	// last is fleetAvailable's previous reading; lowest the lowest sum it returned, and what
+	// each spoke counted then (for the failure message). Only the sampling goroutine uses them.
+	last     map[string]int32
+	lowest   int64
+	lowestAt string
 }
 
 func newSampler(t *testing.T, fleet *localfleet.Fleet, key client.ObjectKey, names ...string) *sampler {
@@ -126,12 +134,32 @@ func (s *sampler) waitAvailable(want map[string]int32) {
 	})
 }
 
-// fleetAvailable sums the available replicas of the Deployment over the spokes.
+// fleetAvailable sums the available replicas of the Deployment over the spokes, each spoke
+// counted at the larger of this reading and the previous one. The spokes are read one after
+// the other, so one reading may catch a cluster that gains replicas before it gained them and
+// one that loses them after it lost them: a sum lower than the fleet ever had. Two readings in
+// a row both bracket the moment between them, so within a move (each cluster's count only
+// rising, or only falling) each spoke's larger count is at least what it had at that moment,
+// and a sum below spec.replicas is a real dip.
 func (s *sampler) fleetAvailable() (int64, error) {
 	got, err := s.available()
-	var sum int64
-	for _, n := range got {
-		sum += int64(n)
+	if err != nil {
+		return 0, err
 	}
-	return sum, err
+	last := s.last
+	s.last = got
+	if last == nil {
+		return 0, fmt.Errorf("a first reading only")
+	}
+	var sum int64
+	var each []string
+	for _, name := range slices.Sorted(maps.Keys(s.spokes)) {
+		n := max(got[name], last[name])
+		sum += int64(n)
+		each = append(each, fmt.Sprintf("%s %d (read %d, before %d)", name, n, got[name], last[name]))
+	}
+	if s.lowestAt == "" || sum < s.lowest {
+		s.lowest, s.lowestAt = sum, strings.Join(each, ", ")
+	}
+	return sum, nil
 }
